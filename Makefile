@@ -1,0 +1,39 @@
+# cronhook — the commands in the README. Every target installs what it needs itself.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+STAGE ?= dev
+export AWS_DEFAULT_REGION ?= us-east-1
+
+.PHONY: run test lint unit bench package deploy clean
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements-dev.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python -m chalicelib.local.stack
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy chalicelib/domain
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run
+
+package: $(STAMP)
+	$(BIN)/python -m infra.package --stage $(STAGE)
+
+deploy: package
+	$(BIN)/python -m infra.deploy --stage $(STAGE)
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .ruff_cache .mypy_cache

@@ -1,0 +1,116 @@
+"""cronhook: Chalice wiring only. Routes, the heartbeat schedule, the SQS runner."""
+
+from __future__ import annotations
+
+from chalice import Chalice, Rate, Response
+
+from chalicelib import wiring
+from chalicelib.services import triggers
+from chalicelib.settings import RUNNER_MAX_CONCURRENCY
+from chalicelib.wiring import api, caller, json_body, now_utc
+
+app = Chalice(app_name="cronhook")
+app.api.cors = False
+
+
+def _params() -> dict:
+    return dict(app.current_request.query_params or {})
+
+
+@app.route("/healthz", methods=["GET"])
+@api
+def healthz():
+    return {"ok": True}
+
+
+@app.route("/v1/triggers", methods=["POST"])
+@api
+def create_trigger():
+    request = app.current_request
+    body = triggers.create_trigger(caller(request, "operator"), json_body(request), now=now_utc())
+    return Response(body=body, status_code=201)
+
+
+@app.route("/v1/triggers", methods=["GET"])
+@api
+def list_triggers():
+    return triggers.list_triggers(caller(app.current_request), _params())
+
+
+@app.route("/v1/triggers/{trigger_id}", methods=["GET"])
+@api
+def get_trigger(trigger_id):
+    return triggers.get_trigger_view(caller(app.current_request), trigger_id)
+
+
+@app.route("/v1/triggers/{trigger_id}", methods=["DELETE"])
+@api
+def delete_trigger(trigger_id):
+    triggers.delete_trigger(caller(app.current_request, "operator"), trigger_id, now=now_utc())
+    return Response(body="", status_code=204)
+
+
+@app.route("/v1/triggers/{trigger_id}/fire", methods=["POST"])
+@api
+def fire_trigger(trigger_id):
+    principal = caller(app.current_request, "operator")
+    return Response(body=triggers.fire_now(principal, trigger_id, now=now_utc()), status_code=202)
+
+
+@app.route("/v1/triggers/{trigger_id}/enable", methods=["POST"])
+@api
+def enable_trigger(trigger_id):
+    principal = caller(app.current_request, "operator")
+    return triggers.set_enabled(principal, trigger_id, enabled=True, now=now_utc())
+
+
+@app.route("/v1/triggers/{trigger_id}/disable", methods=["POST"])
+@api
+def disable_trigger(trigger_id):
+    principal = caller(app.current_request, "operator")
+    return triggers.set_enabled(principal, trigger_id, enabled=False, now=now_utc())
+
+
+@app.route("/v1/triggers/{trigger_id}/preview", methods=["GET"])
+@api
+def preview_trigger(trigger_id):
+    principal = caller(app.current_request)
+    return triggers.preview_trigger(principal, trigger_id, _params(), now=now_utc())
+
+
+@app.route("/v1/schedules/preview", methods=["POST"])
+@api
+def preview_schedule():
+    request = app.current_request
+    caller(request)
+    return triggers.preview_schedule(json_body(request), now=now_utc())
+
+
+@app.route("/v1/triggers/{trigger_id}/runs", methods=["GET"])
+@api
+def list_trigger_runs(trigger_id):
+    return triggers.list_trigger_runs(caller(app.current_request), trigger_id, _params())
+
+
+@app.route("/v1/runs", methods=["GET"])
+@api
+def list_runs():
+    return triggers.list_runs(caller(app.current_request), _params())
+
+
+@app.route("/v1/runs/{run_id}", methods=["GET"])
+@api
+def get_run(run_id):
+    return triggers.get_run_view(caller(app.current_request), run_id)
+
+
+@app.schedule(Rate(1, unit=Rate.MINUTES), name="heartbeat")
+def heartbeat(event):
+    wiring.heartbeat_once()
+
+
+@app.on_sqs_message(
+    queue="cronhook-fires", batch_size=10, name="runner", maximum_concurrency=RUNNER_MAX_CONCURRENCY
+)
+def runner(event):
+    return wiring.handle_sqs_batch(event.to_dict(), event.context)

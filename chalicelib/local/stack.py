@@ -1,0 +1,385 @@
+"""The local stack behind ``make run``: embedded AWS, the API, a heartbeat timer, a runner pool.
+
+- AWS is moto's ``ThreadedMotoServer`` on a private port; tables, queue (+DLQ), bucket
+  and KMS key are created from the same definitions as production.
+- The Chalice app is served over HTTP through Chalice's own local gateway, with a
+  request handler that also reads chunked bodies (``chalice local`` drops them).
+- The heartbeat is called every ``CRONHOOK_HEARTBEAT_S``, on the period's boundary.
+- ``CRONHOOK_MAX_CONCURRENCY`` runner threads poll SQS like Lambda's event source
+  mapping: batches of 10, a visibility timeout, partial batch failures.
+- Triggers survive a restart: the tables are saved to ``$CRONHOOK_DATA_DIR/tables.json``
+  after every tick and on exit, and loaded on start. Queued messages do not survive;
+  claims that were in flight are released (not started) or recorded ``lost`` (started).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = ["LocalStack", "main"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class StackConfig:
+    port: int = 8000
+    host: str = "127.0.0.1"
+    heartbeat_s: int = 60
+    max_concurrency: int = 5
+    min_interval_s: int = 60
+    data_dir: Path = Path(".cronhook")
+    api_key: str | None = None
+    persist: bool = True
+
+    @classmethod
+    def from_env(cls) -> StackConfig:
+        env = os.environ.get
+        return cls(
+            port=int(env("CRONHOOK_PORT") or 8000),
+            heartbeat_s=int(env("CRONHOOK_HEARTBEAT_S") or 60),
+            max_concurrency=int(env("CRONHOOK_MAX_CONCURRENCY") or 5),
+            min_interval_s=int(env("CRONHOOK_MIN_INTERVAL_S") or 60),
+            data_dir=Path(env("CRONHOOK_DATA_DIR") or ".cronhook"),
+            api_key=env("CRONHOOK_API_KEY") or None,
+        )
+
+
+class LocalStack:
+    """Everything ``make run`` starts, as one object with ``start`` and ``stop``."""
+
+    def __init__(self, config: StackConfig):
+        self.config = config
+        self.stop_event = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.moto: Any = None
+        self.http: Any = None
+        self.api_key = ""
+        self.queue_url = ""
+        self.dlq_url = ""
+        self._save_lock = threading.Lock()
+
+    # -- embedded AWS -------------------------------------------------------------
+
+    def _start_aws(self) -> None:
+        from moto.server import ThreadedMotoServer
+
+        port = _free_port()
+        self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        self.moto.start()
+        endpoint = f"http://127.0.0.1:{port}"
+        os.environ.update(
+            {
+                "AWS_ACCESS_KEY_ID": "local",
+                "AWS_SECRET_ACCESS_KEY": "local",
+                "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+                "CRONHOOK_AWS_ENDPOINT": endpoint,
+                "CRONHOOK_STAGE": "local",
+                "CRONHOOK_TABLE_PREFIX": "cronhook-local-",
+                "CRONHOOK_PUBLIC_URL": f"http://{self.config.host}:{self.config.port}",
+                "CRONHOOK_MIN_INTERVAL_S": str(self.config.min_interval_s),
+                "CRONHOOK_MAX_CONCURRENCY": str(self.config.max_concurrency),
+                "CRONHOOK_HEARTBEAT_S": str(self.config.heartbeat_s),
+                "CRONHOOK_LOOKAHEAD_S": str(self.config.heartbeat_s),
+            }
+        )
+        os.environ.pop("AWS_PROFILE", None)
+        from chalicelib.settings import reset_settings
+        from chalicelib.store.aws import client, reset_clients
+
+        reset_settings()
+        reset_clients()
+        sqs = client("sqs")
+        self.dlq_url = sqs.create_queue(QueueName="cronhook-fires-dlq")["QueueUrl"]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=self.dlq_url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
+        self.queue_url = sqs.create_queue(
+            QueueName="cronhook-fires",
+            Attributes={
+                "VisibilityTimeout": "360",
+                "RedrivePolicy": json.dumps(
+                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "5"}
+                ),
+            },
+        )["QueueUrl"]
+        client("s3").create_bucket(Bucket="cronhook-local-payloads")
+        key_id = client("kms").create_key(Description="cronhook local secrets")["KeyMetadata"][
+            "KeyId"
+        ]
+        os.environ.update(
+            {
+                "CRONHOOK_QUEUE_URL": self.queue_url,
+                "CRONHOOK_BUCKET": "cronhook-local-payloads",
+                "CRONHOOK_KMS_KEY_ID": key_id,
+            }
+        )
+        self._ensure_api_key()
+        reset_settings()
+        from chalicelib import wiring
+        from chalicelib.store.models import create_tables
+
+        wiring.ready()
+        create_tables(wait=False)
+        self._load()
+
+    def _ensure_api_key(self) -> None:
+        key = self.config.api_key
+        key_file = self.config.data_dir / "api_key"
+        if not key:
+            if key_file.exists():
+                key = key_file.read_text().strip()
+            else:
+                key = "chr_" + secrets.token_urlsafe(24)
+                self.config.data_dir.mkdir(parents=True, exist_ok=True)
+                key_file.write_text(key + "\n")
+                key_file.chmod(0o600)
+        self.api_key = key
+        os.environ["CRONHOOK_API_KEY"] = key
+
+    # -- persistence ------------------------------------------------------------------
+
+    def _state_file(self) -> Path:
+        return self.config.data_dir / "tables.json"
+
+    def save(self) -> None:
+        """Write every table to the data dir (atomic rename)."""
+        if not self.config.persist:
+            return
+        from chalicelib.store.aws import client
+        from chalicelib.store.models import ALL_MODELS
+
+        ddb = client("dynamodb")
+        dump: dict[str, list] = {}
+        with self._save_lock:
+            for model in ALL_MODELS:
+                name = model.Meta.table_name
+                items: list = []
+                kwargs: dict = {"TableName": name}
+                while True:
+                    page = ddb.scan(**kwargs)
+                    items.extend(page.get("Items", []))
+                    if "LastEvaluatedKey" not in page:
+                        break
+                    kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+                dump[name] = items
+            self.config.data_dir.mkdir(parents=True, exist_ok=True)
+            tmp = self._state_file().with_suffix(".tmp")
+            tmp.write_text(json.dumps({"saved_at": datetime.now(UTC).isoformat(), "tables": dump}))
+            tmp.replace(self._state_file())
+
+    def _load(self) -> None:
+        if not self.config.persist or not self._state_file().exists():
+            return
+        from chalicelib.store.aws import client
+
+        ddb = client("dynamodb")
+        data = json.loads(self._state_file().read_text())
+        for name, items in data.get("tables", {}).items():
+            for start in range(0, len(items), 25):
+                chunk = [{"PutRequest": {"Item": it}} for it in items[start : start + 25]]
+                ddb.batch_write_item(RequestItems={name: chunk})
+        self._recover_claims()
+
+    def _recover_claims(self) -> None:
+        """After a restart the queue is empty: release unstarted claims, reap started ones."""
+        from chalicelib.services.heartbeat import reap_expired, refresh_due
+        from chalicelib.store import dynamo
+        from chalicelib.store.models import TriggerModel
+
+        now = datetime.now(UTC)
+        for item in TriggerModel.scan():
+            in_flight = dynamo.in_flight_of(item)
+            if not in_flight:
+                continue
+            for run_id, entry in in_flight.items():
+                if not int(entry.get("s", 0)):
+                    slot = entry.get("t") if entry.get("k", "s") == "s" else None
+                    dynamo.release_claim(
+                        item.id,
+                        run_id=run_id,
+                        slot_ms=int(slot) if slot is not None else None,
+                        shard=dynamo.shard_of(item.id, 4),
+                    )
+            fresh = dynamo.get_trigger(item.id)
+            if fresh is not None:
+                # Every run that had started died with the old process.
+                reap_expired(fresh, now=now, reap_all=True)
+                refresh_due(dynamo.get_trigger(item.id), now=now)
+
+    # -- the API ---------------------------------------------------------------------
+
+    def _start_http(self) -> None:
+        from chalicelib.local.http import serve
+
+        self.http = serve(self.config.host, self.config.port)
+        thread = threading.Thread(target=self.http.serve_forever, name="http", daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+    # -- heartbeat and runners ---------------------------------------------------------
+
+    def _heartbeat_loop(self) -> None:
+        from chalicelib import wiring
+
+        period = max(1, self.config.heartbeat_s)
+        while not self.stop_event.is_set():
+            # Tick on the period's boundary (on the minute for 60 s), like EventBridge.
+            wait = period - (time.time() % period)
+            if self.stop_event.wait(wait):
+                break
+            try:
+                wiring.heartbeat_once()
+            except Exception as exc:  # keep ticking; the next tick retries
+                print(f"heartbeat failed: {exc!r}", file=sys.stderr)
+            try:
+                self.save()
+            except Exception as exc:
+                print(f"saving tables failed: {exc!r}", file=sys.stderr)
+
+    def _runner_loop(self) -> None:
+        from chalicelib import wiring
+        from chalicelib.settings import get_settings
+        from chalicelib.store.aws import client
+
+        sqs = client("sqs")
+        visibility = get_settings().runner_timeout_s + 60
+        while not self.stop_event.is_set():
+            try:
+                answer = sqs.receive_message(
+                    QueueUrl=self.queue_url,
+                    MaxNumberOfMessages=10,
+                    WaitTimeSeconds=1,
+                    VisibilityTimeout=visibility,
+                    AttributeNames=["All"],
+                )
+            except Exception as exc:
+                if self.stop_event.is_set():
+                    break
+                print(f"receive failed: {exc!r}", file=sys.stderr)
+                time.sleep(1)
+                continue
+            messages = answer.get("Messages", [])
+            if not messages:
+                continue
+            event = {"Records": [_lambda_record(m, self.queue_url) for m in messages]}
+            try:
+                result = wiring.handle_sqs_batch(event)
+                failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+            except Exception as exc:
+                print(f"runner batch failed: {exc!r}", file=sys.stderr)
+                failed = {m["MessageId"] for m in messages}
+            done = [m for m in messages if m["MessageId"] not in failed]
+            for start in range(0, len(done), 10):
+                sqs.delete_message_batch(
+                    QueueUrl=self.queue_url,
+                    Entries=[
+                        {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
+                        for i, m in enumerate(done[start : start + 10])
+                    ],
+                )
+
+    def start(self) -> None:
+        """Start AWS, the API, the heartbeat timer and the runner pool."""
+        self._start_aws()
+        self._start_http()
+        beat = threading.Thread(target=self._heartbeat_loop, name="heartbeat", daemon=True)
+        beat.start()
+        self.threads.append(beat)
+        for n in range(self.config.max_concurrency):
+            worker = threading.Thread(target=self._runner_loop, name=f"runner-{n}", daemon=True)
+            worker.start()
+            self.threads.append(worker)
+
+    def stop(self) -> None:
+        """Stop everything and save the tables."""
+        self.stop_event.set()
+        if self.http is not None:
+            self.http.shutdown()
+            self.http.server_close()
+        for thread in self.threads:
+            if thread.name.startswith(("runner", "heartbeat")):
+                thread.join(timeout=10)
+        try:
+            self.save()
+        finally:
+            if self.moto is not None:
+                self.moto.stop()
+
+
+def _lambda_record(message: dict, queue_url: str) -> dict:
+    """An SQS message in the shape Lambda's event source mapping delivers it."""
+    attributes = message.get("Attributes", {})
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": {
+            "ApproximateReceiveCount": attributes.get("ApproximateReceiveCount", "1"),
+            "SentTimestamp": attributes.get("SentTimestamp", "0"),
+            "SenderId": attributes.get("SenderId", "local"),
+            "ApproximateFirstReceiveTimestamp": attributes.get(
+                "ApproximateFirstReceiveTimestamp", "0"
+            ),
+        },
+        "messageAttributes": {},
+        "md5OfBody": message.get("MD5OfBody", ""),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:" + queue_url.rsplit("/", 1)[-1],
+        "awsRegion": "us-east-1",
+    }
+
+
+def main() -> None:
+    """``make run``: start the stack, print the key and a curl example, run until Ctrl-C."""
+    config = StackConfig.from_env()
+    stack = LocalStack(config)
+    stack.start()
+    base = f"http://{config.host}:{config.port}"
+    print(
+        f"""
+cronhook is running on {base}
+  API key (root, tenant 'local'): {stack.api_key}
+  data: {config.data_dir}/   heartbeat: every {config.heartbeat_s}s   runners: {config.max_concurrency}
+
+Try it:
+  export CRONHOOK_API_KEY={stack.api_key}
+  curl -s -X POST {base}/v1/triggers -H "Authorization: Bearer $CRONHOOK_API_KEY" \\
+       -H 'Content-Type: application/json' \\
+       -d '{{"workflow": "echo", "schedule": {{"interval_s": 60}}, "state": {{"count": 0}}}}'
+  curl -s {base}/v1/runs -H "Authorization: Bearer $CRONHOOK_API_KEY"
+
+Ctrl-C stops it; triggers are kept in {config.data_dir}/tables.json.
+""",
+        flush=True,
+    )
+    done = threading.Event()
+
+    def _stop(signum: int, frame: Any) -> None:
+        done.set()
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    done.wait()
+    print("stopping...", flush=True)
+    stack.stop()
+    print("stopped; state saved.", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,317 @@
+"""The runner: start fence, run the workflow, settle — always settle.
+
+1. **Start.** The first write accepts the run only if ``in_flight[run_id]`` is still
+   ours and not started. SQS delivers at least once: a duplicate, or a message for a
+   reaped claim, is acknowledged and dropped (and counted), never run.
+2. **Check.** What can change between fires is checked again: trigger active,
+   workflow still exists, and every registered guard (creator, budget...). A refusal
+   disables the trigger with a reason; it is not retried.
+3. **Run.** The workflow gets payload, state, secrets, fire id and scheduled time.
+4. **Settle** (in ``finally``): state written back if the run produced any (also a
+   failed run that raised ``WorkflowFailed(state=...)``), the claim cleared, failures
+   counted, a returned ``next_fire_at`` applied (clamped to at least 1 s ahead), the
+   disable rules applied, and the run recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from chalicelib.domain import schedule
+from chalicelib.domain.settle import Limits, clip_text, disable_reason_after_run, lateness_ms
+from chalicelib.observability import logger, record_metric
+from chalicelib.services.runs import new_run_record
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo
+from chalicelib.store.models import TriggerModel
+from chalicelib.store.sqs import FireMessage
+from chalicelib.workflows import (
+    DestructiveRefused,
+    Fire,
+    Policy,
+    Result,
+    WorkflowFailed,
+    is_known_target,
+)
+from chalicelib.workflows.targets import invoke
+
+__all__ = ["Refusal", "RunContext", "Runner", "guards", "finish_hooks", "fire_extras"]
+
+OUTPUT_LIMIT_BYTES = 4096
+
+
+@dataclass
+class Refusal:
+    """A reason not to run: the run is recorded with ``status``; ``reason`` disables the trigger."""
+
+    status: str  # refused | budget_exceeded | skipped
+    message: str
+    reason: str | None = None
+    defer: bool = False  # wait and try again later (e.g. serialize_key held); not a failure
+
+
+@dataclass
+class RunContext:
+    """What a guard or hook sees of the run."""
+
+    item: TriggerModel
+    spec: dict
+    message: FireMessage
+    now: datetime
+    fire: Fire | None = None
+    result: Result | None = None
+    status: str | None = None
+    event: Any = None
+
+
+# Guards run after the start fence, before the workflow: return a Refusal to stop it.
+guards: list[Callable[[RunContext], Refusal | None]] = []
+# Hooks run after settle: budget reconcile, event bookkeeping, next pending event.
+finish_hooks: list[Callable[[RunContext], None]] = []
+# Providers of extra Fire fields (secrets, triggers client): ctx -> dict of Fire kwargs.
+fire_extras: list[Callable[[RunContext], dict]] = []
+
+
+def _ms(at: datetime) -> int:
+    return int(round(at.timestamp() * 1000))
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _dt(ms: int | None) -> datetime | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+class Runner:
+    """Runs fire messages. ``clock`` is read at start and at finish, nowhere else."""
+
+    def __init__(self, *, clock: Callable[[], datetime] = _utcnow):
+        self.clock = clock
+
+    def handle(self, message: FireMessage) -> str:
+        """Run one message; returns the run's status, or ``dropped``."""
+        settings = get_settings()
+        now = self.clock()
+        lease_ms = _ms(now) + (settings.runner_timeout_s + 60) * 1000
+        event = None
+        if message.surface == "event":
+            from chalicelib.services import events
+
+            started = events.start_event_run(message, lease_ms=lease_ms, now=now)
+            if started is None:
+                record_metric("RunsDropped", surface="event")
+                return "dropped"
+            item, event = started
+        else:
+            item = dynamo.start_run(message.trigger_id, run_id=message.run_id, lease_ms=lease_ms)
+            if item is None:
+                record_metric("RunsDropped", surface=message.surface)
+                logger.info(
+                    "duplicate or reaped fire dropped at the start fence",
+                    extra={"trigger_id": message.trigger_id, "run_id": message.run_id},
+                )
+                return "dropped"
+        spec = json.loads(item.spec or "{}")
+        ctx = RunContext(item=item, spec=spec, message=message, now=now, event=event)
+        return self._run(ctx)
+
+    def _run(self, ctx: RunContext) -> str:
+        item, message, now = ctx.item, ctx.message, ctx.now
+        run = new_run_record(
+            item,
+            run_id=message.run_id,
+            surface=message.surface,
+            scheduled_ms=message.scheduled_ms,
+            now=now,
+            event_id=message.event_id,
+        )
+        run.started_at = _ms(now)
+        run.lateness_ms = (
+            lateness_ms(_dt(message.scheduled_ms), now) if message.surface == "schedule" else None
+        )
+        if ctx.event is not None:
+            run.attempt = int(ctx.event.attempt or 1)
+        status = "failed"
+        error: str | None = None
+        result: Result | None = None
+        state_out: dict | None = None
+        disable_reason: str | None = None
+        state_version = 0
+        deferred = False
+        try:
+            refusal = self._check(ctx)
+            if refusal is not None:
+                status, error, disable_reason = refusal.status, refusal.message, refusal.reason
+                deferred = refusal.defer
+            else:
+                state, state_version = dynamo.get_state(item.id)
+                extras: dict = {}
+                for provide in fire_extras:
+                    extras.update(provide(ctx))
+                fire = Fire(
+                    trigger_id=item.id,
+                    fire_id=message.run_id,
+                    scheduled_for=_dt(message.scheduled_ms),
+                    surface=message.surface,
+                    payload=extras.pop("payload", ctx.spec.get("payload")),
+                    state=state,
+                    attempt=int(run.attempt or 1),
+                    event_id=message.event_id,
+                    policy=Policy(allow_destructive=bool(ctx.spec.get("allow_destructive"))),
+                    **extras,
+                )
+                ctx.fire = fire
+                result = invoke(item.workflow, fire)
+                ctx.result = result
+                state_out = result.state
+                status = "succeeded"
+        except WorkflowFailed as exc:
+            error, state_out = str(exc) or "WorkflowFailed", exc.state
+        except DestructiveRefused as exc:
+            status, error, disable_reason = "refused", str(exc), "refused"
+        except Exception as exc:  # the workflow's own failure: recorded, never propagated
+            error = f"{type(exc).__name__}: {exc}"
+        finally:
+            ctx.status = status
+            self._settle(
+                ctx,
+                run,
+                status=status,
+                error=error,
+                result=result,
+                state_out=state_out,
+                state_version=state_version,
+                disable_reason=disable_reason,
+                deferred=deferred,
+            )
+        return status
+
+    def _check(self, ctx: RunContext) -> Refusal | None:
+        item = ctx.item
+        if item.status != "active":
+            return Refusal("skipped", f"trigger is disabled ({item.disabled_reason or 'manual'})")
+        if not is_known_target(item.workflow):
+            return Refusal(
+                "refused", f"workflow {item.workflow!r} is not registered", "workflow_missing"
+            )
+        for guard in guards:
+            refusal = guard(ctx)
+            if refusal is not None:
+                return refusal
+        return None
+
+    def _settle(
+        self,
+        ctx: RunContext,
+        run: Any,
+        *,
+        status: str,
+        error: str | None,
+        result: Result | None,
+        state_out: dict | None,
+        state_version: int,
+        disable_reason: str | None,
+        deferred: bool,
+    ) -> None:
+        item, message = ctx.item, ctx.message
+        settings = get_settings()
+        finished = self.clock()
+        finished_ms = _ms(finished)
+        try:
+            if state_out is not None and isinstance(state_out, dict):
+                if not dynamo.write_state(item.id, state_out, expected_version=state_version):
+                    status, error = "failed", "state conflict: another run wrote the state first"
+        except Exception as exc:
+            status, error = "failed", f"state not saved: {type(exc).__name__}: {exc}"
+        override_ms = None
+        if result is not None and result.next_fire_at is not None and item.kind != "event":
+            requested = result.next_fire_at
+            if requested.tzinfo is None:
+                requested = requested.replace(tzinfo=UTC)
+            clamped, was_clamped = schedule.clamp_next_fire(requested, now=finished)
+            if was_clamped:
+                logger.info(
+                    "next_fire_at clamped to 1 s ahead",
+                    extra={"trigger_id": item.id, "run_id": message.run_id},
+                )
+            override_ms = _ms(clamped)
+        succeeded: bool | None = status == "succeeded"
+        if status in ("refused", "budget_exceeded", "skipped") or deferred:
+            succeeded = None
+        last_run = {
+            "id": message.run_id,
+            "status": status,
+            "finished_at": finished_ms,
+            "error": clip_text(error, max_bytes=1000) if error else None,
+        }
+        settled = dynamo.settle_run(
+            item.id,
+            run_id=message.run_id,
+            succeeded=succeeded,
+            last_run=last_run,
+            next_fire_override_ms=override_ms,
+            shard=dynamo.shard_of(item.id, settings.due_shards),
+        )
+        if settled is None:
+            logger.warning(
+                "settle fenced out: the claim was reaped",
+                extra={"trigger_id": item.id, "run_id": message.run_id},
+            )
+            record_metric("SettleFencedOut")
+            return
+        if not deferred:
+            run.status = status
+            run.error = clip_text(error, max_bytes=4000) if error else None
+            run.finished_at = finished_ms
+            if result is not None:
+                run.cost_usd = float(result.cost_usd or 0)
+                if result.output is not None:
+                    run.output = clip_text(
+                        json.dumps(result.output, default=str), max_bytes=OUTPUT_LIMIT_BYTES
+                    )
+            dynamo.put_run(run)
+            record_metric("Runs", status=status, surface=message.surface)
+            if run.lateness_ms is not None:
+                record_metric("Lateness", float(run.lateness_ms), unit="Milliseconds")
+        limits = ctx.spec.get("limits") or {}
+        reason = disable_reason or disable_reason_after_run(
+            kind=settled.kind,
+            succeeded=bool(succeeded) if succeeded is not None else True,
+            consecutive_failures=int(settled.consecutive_failures or 0),
+            run_count=int(settled.run_count or 0),
+            limits=Limits(
+                max_runs=limits.get("max_runs"),
+                expires_at=_parse_iso(limits.get("expires_at")),
+                max_failures=int(limits.get("max_failures") or 5),
+            ),
+            next_fire_at=_dt(int(settled.next_fire_at))
+            if settled.next_fire_at is not None
+            else None,
+            now=finished,
+        )
+        if reason is not None and settled.status == "active":
+            if dynamo.disable_trigger(item.id, reason=reason, now_ms=finished_ms) is not None:
+                record_metric("Disables", reason=reason)
+                logger.warning(
+                    "trigger disabled",
+                    extra={"trigger_id": item.id, "run_id": message.run_id, "reason": reason},
+                )
+        for hook in finish_hooks:
+            try:
+                hook(ctx)
+            except Exception:
+                logger.exception(
+                    "finish hook failed", extra={"trigger_id": item.id, "run_id": message.run_id}
+                )
+
+
+def _parse_iso(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))

@@ -1,0 +1,76 @@
+"""Run records: building them, and how they look through the API."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from chalicelib.domain.ids import run_sort_key
+from chalicelib.settings import get_settings
+from chalicelib.store.models import RunModel, TriggerModel
+
+__all__ = ["new_run_record", "run_view", "iso_ms", "lost_hooks"]
+
+# Called as hook(item=, run_id=, entry=, now=) after a run is reaped as lost
+# (the event service uses it to retry or fail the event).
+lost_hooks: list = []
+
+
+def iso_ms(ms: float | int | None) -> str | None:
+    """Epoch milliseconds as ISO-8601 UTC with ``Z``."""
+    if ms is None:
+        return None
+    at = datetime.fromtimestamp(float(ms) / 1000, tz=UTC)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+
+
+def new_run_record(
+    item: TriggerModel,
+    *,
+    run_id: str,
+    surface: str,
+    scheduled_ms: int | None,
+    now: datetime,
+    event_id: str | None = None,
+) -> RunModel:
+    """A run record for ``run_id`` of ``item`` (not yet saved)."""
+    now_ms = int(now.timestamp() * 1000)
+    retention_s = get_settings().run_retention_days * 86400
+    return RunModel(
+        item.id,
+        run_id,
+        tenant=item.tenant,
+        sort_key=run_sort_key(scheduled_ms or now_ms, run_id),
+        surface=surface,
+        status="queued",
+        workflow=item.workflow,
+        scheduled_for=scheduled_ms,
+        event_id=event_id,
+        expires=int(now.timestamp()) + retention_s,
+    )
+
+
+def run_view(run: RunModel) -> dict:
+    """A run as the API shows it."""
+    output = None
+    if run.output:
+        try:
+            output = json.loads(run.output)
+        except ValueError:
+            output = run.output
+    return {
+        "id": run.run_id,
+        "trigger_id": run.trigger_id,
+        "surface": run.surface,
+        "status": run.status,
+        "workflow": run.workflow,
+        "scheduled_for": iso_ms(run.scheduled_for),
+        "started_at": iso_ms(run.started_at),
+        "finished_at": iso_ms(run.finished_at),
+        "lateness_ms": int(run.lateness_ms) if run.lateness_ms is not None else None,
+        "error": run.error,
+        "cost_usd": float(run.cost_usd or 0),
+        "event_id": run.event_id,
+        "attempt": int(run.attempt or 1),
+        "output": output,
+    }

@@ -1,0 +1,87 @@
+"""The one reader of environment variables.
+
+Settings are built lazily and cached: ``chalice.test.Client`` sets config env vars only
+during each call, so nothing here may run at import time.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+__all__ = ["Settings", "get_settings", "reset_settings"]
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw not in (None, "") else default
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything cronhook reads from its environment."""
+
+    stage: str = "local"
+    region: str = "us-east-1"
+    endpoint_url: str | None = None
+    table_prefix: str = "cronhook-local-"
+    queue_url: str | None = None
+    bucket: str | None = None
+    kms_key_id: str | None = None
+    root_key: str | None = None
+    root_key_param: str | None = None
+    switch_param: str | None = None
+    public_url: str = "http://127.0.0.1:8000"
+    min_interval_s: int = 60
+    max_concurrency: int = 5
+    heartbeat_s: int = 60
+    lookahead_s: int = 60
+    runner_timeout_s: int = 300
+    due_shards: int = 4
+    run_retention_days: int = 30
+    event_retention_days: int = 7
+    inline_body_limit: int = 100_000
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def lease_s(self) -> int:
+        """How long a claim is owned: the longest a message may wait plus the runner's timeout."""
+        return self.lookahead_s + self.runner_timeout_s + 60
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Read the environment once (per process, or until ``reset_settings``)."""
+    env = os.environ.get
+    return Settings(
+        stage=env("CRONHOOK_STAGE", "local"),
+        region=env("AWS_REGION") or env("AWS_DEFAULT_REGION") or "us-east-1",
+        endpoint_url=env("CRONHOOK_AWS_ENDPOINT") or None,
+        table_prefix=env("CRONHOOK_TABLE_PREFIX", "cronhook-local-"),
+        queue_url=env("CRONHOOK_QUEUE_URL") or None,
+        bucket=env("CRONHOOK_BUCKET") or None,
+        kms_key_id=env("CRONHOOK_KMS_KEY_ID") or None,
+        root_key=env("CRONHOOK_API_KEY") or None,
+        root_key_param=env("CRONHOOK_ROOT_KEY_PARAM") or None,
+        switch_param=env("CRONHOOK_SWITCH_PARAM") or None,
+        public_url=env("CRONHOOK_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/"),
+        min_interval_s=_int("CRONHOOK_MIN_INTERVAL_S", 60),
+        max_concurrency=_int("CRONHOOK_MAX_CONCURRENCY", 5),
+        heartbeat_s=_int("CRONHOOK_HEARTBEAT_S", 60),
+        lookahead_s=_int("CRONHOOK_LOOKAHEAD_S", 60),
+        runner_timeout_s=_int("CRONHOOK_RUNNER_TIMEOUT_S", 300),
+        due_shards=_int("CRONHOOK_DUE_SHARDS", 4),
+        run_retention_days=_int("CRONHOOK_RUN_RETENTION_DAYS", 30),
+        event_retention_days=_int("CRONHOOK_EVENT_RETENTION_DAYS", 7),
+    )
+
+
+def reset_settings() -> None:
+    """Forget the cached settings (tests, and the local stack after it sets endpoints)."""
+    get_settings.cache_clear()
+
+
+# Read when app.py is imported by `chalice package`: the runner's event source mapping
+# gets it as ScalingConfig.MaximumConcurrency (the job ceiling). AWS's minimum is 2.
+RUNNER_MAX_CONCURRENCY = max(2, int(os.environ.get("CRONHOOK_MAX_CONCURRENCY") or 5))

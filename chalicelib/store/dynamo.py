@@ -1,0 +1,397 @@
+"""The fenced writes of the claim → start → settle protocol, and the reads around them.
+
+Every change of who owns a trigger is one conditional UpdateItem, fenced by the run id.
+``in_flight`` is a map ``run_id → {l: lease_ms, s: started 0|1, k: surface, t: slot_ms}``;
+its size is the number of runs that own the trigger now.
+
+The due index is keyed ``(due_shard, due_at)``. ``due_at`` is the earliest instant the
+heartbeat must look at the trigger: its next slot, or the lease of a run in flight when
+that comes first (so a crashed run is reaped on time, even for a weekly cron).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.expressions.condition import Condition, size
+
+from chalicelib.store.models import RunModel, StateModel, TriggerModel
+
+__all__ = [
+    "DueRow",
+    "ClaimResult",
+    "shard_of",
+    "query_due",
+    "get_trigger",
+    "claim_slot",
+    "advance_slot",
+    "release_claim",
+    "start_run",
+    "claim_and_start",
+    "settle_run",
+    "reap_run",
+    "set_due",
+    "disable_trigger",
+    "get_state",
+    "write_state",
+    "put_run",
+    "get_run",
+    "entry_lease",
+]
+
+
+@dataclass(frozen=True)
+class DueRow:
+    """One row of the due index: all the heartbeat needs to claim."""
+
+    trigger_id: str
+    due_at: int
+    next_fire_at: int | None
+    sched: str | None
+
+
+class ClaimResult:
+    CLAIMED = "claimed"
+    LOST = "lost"  # another worker got there first, or the trigger changed
+    BUSY = "busy"  # runs in flight fill its capacity
+
+
+def shard_of(trigger_id: str, shards: int) -> str:
+    """The due-index shard of a trigger (stable)."""
+    return str(zlib.crc32(trigger_id.encode()) % max(1, shards))
+
+
+def _conditional_failed(exc: Exception) -> bool:
+    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
+
+
+def query_due(shard: str, *, until_ms: int, limit: int = 1000) -> list[DueRow]:
+    """Rows of one shard whose ``due_at`` is at or before ``until_ms``, earliest first."""
+    rows = []
+    for item in TriggerModel.due.query(
+        shard, TriggerModel.due_at <= until_ms, limit=limit, page_size=min(limit, 500)
+    ):
+        rows.append(
+            DueRow(
+                trigger_id=item.id,
+                due_at=int(item.due_at),
+                next_fire_at=int(item.next_fire_at) if item.next_fire_at is not None else None,
+                sched=item.sched,
+            )
+        )
+    return rows
+
+
+def get_trigger(trigger_id: str, *, consistent: bool = True) -> TriggerModel | None:
+    """The trigger item, or None."""
+    try:
+        return TriggerModel.get(trigger_id, consistent_read=consistent)
+    except DoesNotExist:
+        return None
+
+
+def entry_lease(entry: Any) -> int:
+    """The lease (epoch ms) of an ``in_flight`` entry."""
+    return int(entry.get("l", 0)) if isinstance(entry, dict) else 0
+
+
+def _in_flight(item: TriggerModel) -> dict:
+    raw = item.in_flight
+    return raw.as_dict() if hasattr(raw, "as_dict") else dict(raw or {})
+
+
+def claim_slot(
+    trigger_id: str,
+    *,
+    due_at: int,
+    slot_ms: int,
+    next_slot_ms: int | None,
+    run_id: str,
+    lease_ms: int,
+    capacity: int,
+    shard: str,
+) -> str:
+    """Claim the slot ``slot_ms`` for ``run_id``: one conditional update.
+
+    The condition is that the index row we read is still current (``due_at`` and
+    ``next_fire_at`` unchanged), the trigger is active and has room. The same write
+    advances ``next_fire_at`` to the next slot after now, so after downtime a trigger
+    fires once, not once per missed slot.
+    """
+    t = TriggerModel
+    entry = {"l": lease_ms, "s": 0, "k": "s", "t": slot_ms}
+    actions = [t.in_flight[run_id].set(entry)]
+    if next_slot_ms is None:
+        actions += [t.next_fire_at.remove(), t.due_at.set(lease_ms), t.due_shard.set(shard)]
+    else:
+        actions += [
+            t.next_fire_at.set(next_slot_ms),
+            t.due_at.set(min(next_slot_ms, lease_ms)),
+            t.due_shard.set(shard),
+        ]
+    condition: Condition = (
+        (t.due_at == due_at)
+        & (t.next_fire_at == slot_ms)
+        & (t.status == "active")
+        & (size(t.in_flight) < capacity)
+        & t.in_flight[run_id].does_not_exist()
+    )
+    try:
+        TriggerModel(trigger_id).update(actions=actions, condition=condition)
+    except UpdateError as exc:
+        if _conditional_failed(exc):
+            return ClaimResult.LOST
+        raise
+    return ClaimResult.CLAIMED
+
+
+def advance_slot(
+    trigger_id: str, *, slot_ms: int, next_slot_ms: int | None, due_at: int | None, shard: str
+) -> bool:
+    """Move past a slot without claiming it (overlap ``skip``), fenced on the slot."""
+    t = TriggerModel
+    actions = []
+    if next_slot_ms is None:
+        actions.append(t.next_fire_at.remove())
+    else:
+        actions.append(t.next_fire_at.set(next_slot_ms))
+    if due_at is None:
+        actions += [t.due_at.remove(), t.due_shard.remove()]
+    else:
+        actions += [t.due_at.set(due_at), t.due_shard.set(shard)]
+    try:
+        TriggerModel(trigger_id).update(actions=actions, condition=t.next_fire_at == slot_ms)
+    except UpdateError as exc:
+        if _conditional_failed(exc):
+            return False
+        raise
+    return True
+
+
+def release_claim(trigger_id: str, *, run_id: str, slot_ms: int | None, shard: str = "0") -> bool:
+    """Undo a claim whose message could not be sent, so the next tick retries the slot.
+
+    Fenced on the run id: only the claimer releases, and only if nobody started it.
+    """
+    t = TriggerModel
+    actions = [t.in_flight[run_id].remove()]
+    if slot_ms is not None:
+        actions += [t.next_fire_at.set(slot_ms), t.due_at.set(slot_ms), t.due_shard.set(shard)]
+    try:
+        TriggerModel(trigger_id).update(actions=actions, condition=t.in_flight[run_id]["s"] == 0)
+    except UpdateError as exc:
+        if _conditional_failed(exc):
+            return False
+        raise
+    return True
+
+
+def start_run(trigger_id: str, *, run_id: str, lease_ms: int) -> TriggerModel | None:
+    """The runner's first write: accept the run only if it is still ours and not started.
+
+    None means fenced out: a duplicate delivery, or a claim that was reaped or released.
+    """
+    t = TriggerModel
+    item = TriggerModel(trigger_id)
+    try:
+        item.update(
+            actions=[t.in_flight[run_id]["s"].set(1), t.in_flight[run_id]["l"].set(lease_ms)],
+            condition=t.in_flight[run_id]["s"] == 0,
+        )
+    except UpdateError as exc:
+        if _conditional_failed(exc) or "document path" in str(exc).lower():
+            return None
+        raise
+    return item
+
+
+def claim_and_start(
+    trigger_id: str,
+    *,
+    run_id: str,
+    surface: str,
+    lease_ms: int,
+    capacity: int,
+    shard: str,
+    slot_ms: int | None = None,
+    started: bool = True,
+) -> tuple[str, TriggerModel | None]:
+    """Claim a slot for an event or manual run (and start it in the same write if ``started``)."""
+    t = TriggerModel
+    entry = {"l": lease_ms, "s": 1 if started else 0, "k": surface[0]}
+    if slot_ms is not None:
+        entry["t"] = slot_ms
+    item = TriggerModel(trigger_id)
+    try:
+        item.update(
+            actions=[
+                t.in_flight[run_id].set(entry),
+                t.due_at.set(t.due_at | lease_ms),
+                t.due_shard.set(t.due_shard | shard),
+            ],
+            condition=(t.status == "active")
+            & (size(t.in_flight) < capacity)
+            & t.in_flight[run_id].does_not_exist(),
+        )
+    except UpdateError as exc:
+        if _conditional_failed(exc):
+            return ClaimResult.BUSY, None
+        raise
+    return ClaimResult.CLAIMED, item
+
+
+def settle_run(
+    trigger_id: str,
+    *,
+    run_id: str,
+    succeeded: bool | None,
+    last_run: dict,
+    next_fire_override_ms: int | None = None,
+    shard: str,
+) -> TriggerModel | None:
+    """Release the claim and count the run: fenced on ``in_flight[run_id]``.
+
+    Always called, on success and on failure: a claim leaked here is a trigger stuck
+    forever. None means the claim was no longer ours (reaped).
+    """
+    t = TriggerModel
+    actions = [
+        t.in_flight[run_id].remove(),
+        t.run_count.add(1),
+        t.last_run.set(last_run),
+    ]
+    if succeeded is True:
+        actions.append(t.consecutive_failures.set(0))
+    elif succeeded is False:
+        actions.append(t.consecutive_failures.add(1))
+    if next_fire_override_ms is not None:
+        actions += [
+            t.next_fire_at.set(next_fire_override_ms),
+            t.due_at.set(next_fire_override_ms),
+            t.due_shard.set(shard),
+        ]
+    item = TriggerModel(trigger_id)
+    try:
+        item.update(actions=actions, condition=t.in_flight[run_id].exists())
+    except UpdateError as exc:
+        if _conditional_failed(exc):
+            return None
+        raise
+    return item
+
+
+def reap_run(trigger_id: str, *, run_id: str, lease_ms: int, last_run: dict) -> bool:
+    """Release a claim whose lease expired, fenced on the run id and that very lease.
+
+    A live run is never reaped: leases come from the runner's timeout, and a run that
+    started refreshed its lease at start.
+    """
+    t = TriggerModel
+    try:
+        TriggerModel(trigger_id).update(
+            actions=[
+                t.in_flight[run_id].remove(),
+                t.consecutive_failures.add(1),
+                t.run_count.add(1),
+                t.last_run.set(last_run),
+            ],
+            condition=t.in_flight[run_id]["l"] == lease_ms,
+        )
+    except UpdateError as exc:
+        if _conditional_failed(exc):
+            return False
+        raise
+    return True
+
+
+def set_due(
+    trigger_id: str, *, expected_due_at: int | None, due_at: int | None, shard: str
+) -> bool:
+    """Re-key the trigger in the due index (after reaping, or when only a lease put it there)."""
+    t = TriggerModel
+    actions = (
+        [t.due_at.remove(), t.due_shard.remove()]
+        if due_at is None
+        else [t.due_at.set(due_at), t.due_shard.set(shard)]
+    )
+    condition = (
+        t.due_at.does_not_exist() if expected_due_at is None else t.due_at == expected_due_at
+    )
+    try:
+        TriggerModel(trigger_id).update(actions=actions, condition=condition)
+    except UpdateError as exc:
+        if _conditional_failed(exc):
+            return False
+        raise
+    return True
+
+
+def disable_trigger(trigger_id: str, *, reason: str, now_ms: int) -> TriggerModel | None:
+    """Disable an active trigger with a visible reason (no-op if already disabled)."""
+    t = TriggerModel
+    item = TriggerModel(trigger_id)
+    try:
+        item.update(
+            actions=[
+                t.status.set("disabled"),
+                t.disabled_reason.set(reason),
+                t.updated_ms.set(now_ms),
+                t.version.add(1),
+            ],
+            condition=t.status == "active",
+        )
+    except UpdateError as exc:
+        if _conditional_failed(exc):
+            return None
+        raise
+    return item
+
+
+def get_state(trigger_id: str) -> tuple[dict, int]:
+    """The trigger's state and its version (0 when never written)."""
+    try:
+        item = StateModel.get(trigger_id, consistent_read=True)
+    except DoesNotExist:
+        return {}, 0
+    return json.loads(item.state or "{}"), int(item.version)
+
+
+def write_state(trigger_id: str, state: dict, *, expected_version: int) -> bool:
+    """Compare-and-set the state on its version: concurrent runs never overwrite each other."""
+    item = StateModel(
+        trigger_id, state=json.dumps(state, separators=(",", ":")), version=expected_version + 1
+    )
+    condition = (
+        StateModel.trigger_id.does_not_exist()
+        if expected_version == 0
+        else StateModel.version == expected_version
+    )
+    try:
+        item.save(condition=condition)
+    except PutError as exc:
+        if _conditional_failed(exc):
+            return False
+        raise
+    return True
+
+
+def put_run(run: RunModel) -> None:
+    """Write a run record (its final state, or a terminal status like ``lost``)."""
+    run.save()
+
+
+def get_run(trigger_id: str, run_id: str) -> RunModel | None:
+    """One run record, or None."""
+    try:
+        return RunModel.get(trigger_id, run_id)
+    except DoesNotExist:
+        return None
+
+
+def in_flight_of(item: TriggerModel) -> dict:
+    """The ``in_flight`` map of an item as a plain dict."""
+    return _in_flight(item)

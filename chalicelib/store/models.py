@@ -1,0 +1,336 @@
+"""Table and index definitions: the one place they exist.
+
+The AWS template (``infra/``) and the local stack are both checked against these models
+by a test. Instants are stored as epoch milliseconds (``*_ms`` numbers) so that index
+ranges compare numerically; the API turns them into ISO-8601 UTC.
+
+Cost rule from DESIGN.md: the trigger item that the heartbeat and runner rewrite on every
+fire stays well under 1 KB. ``state`` lives in its own table, written only when it
+changes; indexes are KEYS_ONLY or project a few small attributes.
+"""
+
+from __future__ import annotations
+
+from pynamodb.attributes import (
+    BooleanAttribute,
+    MapAttribute,
+    NumberAttribute,
+    UnicodeAttribute,
+)
+from pynamodb.indexes import (
+    AllProjection,
+    GlobalSecondaryIndex,
+    IncludeProjection,
+    KeysOnlyProjection,
+)
+from pynamodb.models import Model
+
+from chalicelib.settings import Settings
+
+__all__ = [
+    "TriggerModel",
+    "StateModel",
+    "RunModel",
+    "EventModel",
+    "LedgerModel",
+    "AuditModel",
+    "KeyModel",
+    "LockModel",
+    "ALL_MODELS",
+    "TTL_ATTRIBUTES",
+    "configure_models",
+]
+
+
+class _Base(Model):
+    class Meta:
+        abstract = True
+        region = "us-east-1"
+        billing_mode = "PAY_PER_REQUEST"
+        max_retry_attempts = 3
+
+
+class DueIndex(GlobalSecondaryIndex):
+    """Sparse, sharded: only triggers with something to look at (a slot or a lease)."""
+
+    class Meta:
+        index_name = "due"
+        projection = IncludeProjection(["next_fire_at", "sched"])
+
+    due_shard = UnicodeAttribute(hash_key=True)
+    due_at = NumberAttribute(range_key=True)
+
+
+class TriggersByTenant(GlobalSecondaryIndex):
+    class Meta:
+        index_name = "by_tenant"
+        projection = KeysOnlyProjection()
+
+    tenant = UnicodeAttribute(hash_key=True)
+    created_ms = NumberAttribute(range_key=True)
+
+
+class TriggerModel(_Base):
+    """The hot item: claimed, started and settled on every fire."""
+
+    class Meta(_Base.Meta):
+        table_name = "triggers"
+
+    id = UnicodeAttribute(hash_key=True)
+    tenant = UnicodeAttribute()
+    workflow = UnicodeAttribute()
+    kind = UnicodeAttribute()
+    spec = UnicodeAttribute()  # compact JSON of the user's settings (never secrets)
+    sched = UnicodeAttribute(null=True)  # compact JSON of the schedule, projected into `due`
+    status = UnicodeAttribute(default="active")
+    disabled_reason = UnicodeAttribute(null=True)
+    due_shard = UnicodeAttribute(null=True)
+    due_at = NumberAttribute(null=True)
+    next_fire_at = NumberAttribute(null=True)
+    in_flight = MapAttribute(default=dict)
+    consecutive_failures = NumberAttribute(default=0)
+    run_count = NumberAttribute(default=0)
+    last_run = MapAttribute(null=True)
+    created_by = UnicodeAttribute(null=True)
+    created_ms = NumberAttribute()
+    updated_ms = NumberAttribute()
+    version = NumberAttribute(default=1)
+    webhook_token = UnicodeAttribute(null=True)
+    secret_sealed = UnicodeAttribute(null=True)
+    secret_prev_sealed = UnicodeAttribute(null=True)
+    secret_prev_until = NumberAttribute(null=True)
+    outbound_secret_sealed = UnicodeAttribute(null=True)
+
+    due = DueIndex()
+    by_tenant = TriggersByTenant()
+
+
+class StateModel(_Base):
+    """A trigger's JSON state, compare-and-set on ``version``."""
+
+    class Meta(_Base.Meta):
+        table_name = "states"
+
+    trigger_id = UnicodeAttribute(hash_key=True)
+    state = UnicodeAttribute(default="{}")
+    version = NumberAttribute(default=0)
+
+
+class RunsByTenant(GlobalSecondaryIndex):
+    class Meta:
+        index_name = "by_tenant"
+        projection = AllProjection()
+
+    tenant = UnicodeAttribute(hash_key=True)
+    sort_key = UnicodeAttribute(range_key=True)
+
+
+class RunModel(_Base):
+    """One fire's record; run ids are time-ordered within a trigger."""
+
+    class Meta(_Base.Meta):
+        table_name = "runs"
+
+    trigger_id = UnicodeAttribute(hash_key=True)
+    run_id = UnicodeAttribute(range_key=True)
+    tenant = UnicodeAttribute()
+    sort_key = UnicodeAttribute()
+    surface = UnicodeAttribute()
+    status = UnicodeAttribute()
+    workflow = UnicodeAttribute(null=True)
+    scheduled_for = NumberAttribute(null=True)
+    started_at = NumberAttribute(null=True)
+    finished_at = NumberAttribute(null=True)
+    lateness_ms = NumberAttribute(null=True)
+    error = UnicodeAttribute(null=True)
+    cost_usd = NumberAttribute(default=0)
+    event_id = UnicodeAttribute(null=True)
+    attempt = NumberAttribute(default=1)
+    output = UnicodeAttribute(null=True)
+    expires = NumberAttribute(null=True)
+
+    by_tenant = RunsByTenant()
+
+
+class EventsByTrigger(GlobalSecondaryIndex):
+    class Meta:
+        index_name = "by_trigger"
+        projection = KeysOnlyProjection()
+
+    trigger_id = UnicodeAttribute(hash_key=True)
+    received_sk = UnicodeAttribute(range_key=True)
+
+
+class PendingByTrigger(GlobalSecondaryIndex):
+    """Sparse: events of one trigger still waiting for a run slot, oldest first."""
+
+    class Meta:
+        index_name = "pending_by_trigger"
+        projection = KeysOnlyProjection()
+
+    pending_trigger = UnicodeAttribute(hash_key=True)
+    received_sk = UnicodeAttribute(range_key=True)
+
+
+class PendingAll(GlobalSecondaryIndex):
+    """Sparse, sharded: every pending event, for the heartbeat's safety sweep."""
+
+    class Meta:
+        index_name = "pending_all"
+        projection = KeysOnlyProjection()
+
+    pending_shard = UnicodeAttribute(hash_key=True)
+    received_sk = UnicodeAttribute(range_key=True)
+
+
+class EventModel(_Base):
+    """A received webhook; its id is derived from the dedupe key, so the put is the dedupe."""
+
+    class Meta(_Base.Meta):
+        table_name = "events"
+
+    id = UnicodeAttribute(hash_key=True)
+    trigger_id = UnicodeAttribute()
+    tenant = UnicodeAttribute()
+    received_ms = NumberAttribute()
+    received_sk = UnicodeAttribute()
+    status = UnicodeAttribute(default="pending")
+    run_id = UnicodeAttribute()
+    attempt = NumberAttribute(default=0)
+    source = UnicodeAttribute()
+    event_type = UnicodeAttribute(null=True)
+    dedupe_key = UnicodeAttribute(null=True)
+    body = UnicodeAttribute(null=True)
+    body_s3_key = UnicodeAttribute(null=True)
+    body_size = NumberAttribute(default=0)
+    headers = UnicodeAttribute(default="{}")
+    pending_trigger = UnicodeAttribute(null=True)
+    pending_shard = UnicodeAttribute(null=True)
+    retry_at = NumberAttribute(null=True)
+    expires = NumberAttribute(null=True)
+    surface = UnicodeAttribute(default="event")
+
+    by_trigger = EventsByTrigger()
+    pending_by_trigger = PendingByTrigger()
+    pending_all = PendingAll()
+
+
+class LedgerModel(_Base):
+    """Spend per trigger per budget period: atomic ADD, reserve then reconcile."""
+
+    class Meta(_Base.Meta):
+        table_name = "ledger"
+
+    trigger_id = UnicodeAttribute(hash_key=True)
+    period = UnicodeAttribute(range_key=True)
+    spent_usd = NumberAttribute(default=0)
+    reserved_usd = NumberAttribute(default=0)
+    expires = NumberAttribute(null=True)
+
+
+class AuditModel(_Base):
+    """Who changed what; never secrets."""
+
+    class Meta(_Base.Meta):
+        table_name = "audit"
+
+    tenant = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+    at_ms = NumberAttribute()
+    actor = UnicodeAttribute()
+    action = UnicodeAttribute()
+    trigger_id = UnicodeAttribute(null=True)
+    detail = UnicodeAttribute(default="{}")
+    expires = NumberAttribute(null=True)
+
+
+class KeysByTenant(GlobalSecondaryIndex):
+    class Meta:
+        index_name = "by_tenant"
+        projection = AllProjection()
+
+    tenant = UnicodeAttribute(hash_key=True)
+    created_ms = NumberAttribute(range_key=True)
+
+
+class KeyModel(_Base):
+    """An API key: only its SHA-256 is stored; the id is part of the key itself."""
+
+    class Meta(_Base.Meta):
+        table_name = "keys"
+
+    id = UnicodeAttribute(hash_key=True)
+    tenant = UnicodeAttribute()
+    role = UnicodeAttribute()
+    key_hash = UnicodeAttribute()
+    created_ms = NumberAttribute()
+    created_by = UnicodeAttribute(null=True)
+    revoked = BooleanAttribute(default=False)
+
+    by_tenant = KeysByTenant()
+
+
+class LockModel(_Base):
+    """A fenced lease on a serialize_key: one run at a time across triggers."""
+
+    class Meta(_Base.Meta):
+        table_name = "locks"
+
+    key = UnicodeAttribute(hash_key=True)
+    owner = UnicodeAttribute(null=True)
+    lease_until = NumberAttribute(null=True)
+    waiters = MapAttribute(default=dict)
+
+
+ALL_MODELS: tuple[type[Model], ...] = (
+    TriggerModel,
+    StateModel,
+    RunModel,
+    EventModel,
+    LedgerModel,
+    AuditModel,
+    KeyModel,
+    LockModel,
+)
+
+# Tables whose items expire, and the attribute DynamoDB's TTL reads.
+TTL_ATTRIBUTES: dict[str, str] = {
+    "runs": "expires",
+    "events": "expires",
+    "ledger": "expires",
+    "audit": "expires",
+}
+
+_BASE_NAMES = {m: m.Meta.table_name for m in ALL_MODELS}
+
+
+def base_name(model: type[Model]) -> str:
+    """The table's name without the stage prefix (``triggers``, ``runs``...)."""
+    return _BASE_NAMES[model]
+
+
+def configure_models(settings: Settings) -> None:
+    """Point every model at its table (prefix), region and endpoint; drop cached connections."""
+    for model in ALL_MODELS:
+        model.Meta.table_name = settings.table_prefix + _BASE_NAMES[model]
+        model.Meta.region = settings.region
+        model.Meta.host = settings.endpoint_url
+        model._connection = None
+
+
+def create_tables(*, wait: bool = False) -> None:
+    """Create every table that does not exist yet, with TTL where items expire (local stack, tests)."""
+    import boto3
+
+    for model in ALL_MODELS:
+        if not model.exists():
+            model.create_table(wait=wait, billing_mode="PAY_PER_REQUEST")
+        ttl_attr = TTL_ATTRIBUTES.get(_BASE_NAMES[model])
+        if ttl_attr:
+            client = boto3.client(
+                "dynamodb", region_name=model.Meta.region, endpoint_url=model.Meta.host
+            )
+            client.update_time_to_live(
+                TableName=model.Meta.table_name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl_attr},
+            )

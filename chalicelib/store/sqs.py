@@ -1,0 +1,74 @@
+"""The fire queue: messages carry ids, never objects."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from chalicelib.settings import get_settings
+from chalicelib.store.aws import client
+
+__all__ = ["FireMessage", "send_fires", "MAX_DELAY_S"]
+
+MAX_DELAY_S = 900  # SQS's limit on DelaySeconds
+
+
+@dataclass(frozen=True)
+class FireMessage:
+    """What the runner needs to find a claimed run: ids and the slot, nothing else."""
+
+    run_id: str
+    trigger_id: str
+    surface: str  # schedule | event | manual
+    scheduled_ms: int | None = None
+    event_id: str | None = None
+    delay_s: int = 0
+
+    def body(self) -> str:
+        data = {"r": self.run_id, "t": self.trigger_id, "k": self.surface}
+        if self.scheduled_ms is not None:
+            data["at"] = self.scheduled_ms
+        if self.event_id is not None:
+            data["e"] = self.event_id
+        return json.dumps(data, separators=(",", ":"))
+
+    @classmethod
+    def parse(cls, body: str) -> FireMessage:
+        data = json.loads(body)
+        return cls(
+            run_id=data["r"],
+            trigger_id=data["t"],
+            surface=data["k"],
+            scheduled_ms=data.get("at"),
+            event_id=data.get("e"),
+        )
+
+
+def send_fires(messages: list[FireMessage]) -> list[FireMessage]:
+    """Send in batches of 10; return the messages that could not be sent.
+
+    One failure never drops the rest: a failed batch call fails only its ten, and a
+    partially failed batch reports exactly which entries failed.
+    """
+    queue_url = get_settings().queue_url
+    failed: list[FireMessage] = []
+    sqs = client("sqs")
+    for start in range(0, len(messages), 10):
+        batch = messages[start : start + 10]
+        entries = [
+            {
+                "Id": str(i),
+                "MessageBody": m.body(),
+                "DelaySeconds": max(0, min(MAX_DELAY_S, int(m.delay_s))),
+            }
+            for i, m in enumerate(batch)
+        ]
+        try:
+            answer = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
+        except (ClientError, BotoCoreError):
+            failed.extend(batch)
+            continue
+        failed.extend(batch[int(f["Id"])] for f in answer.get("Failed", []))
+    return failed

@@ -1,0 +1,155 @@
+"""Glue between Chalice and the services: lazy setup, auth, JSON bodies, error mapping."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from chalice import Response
+
+from chalicelib.domain.errors import BadRequest, CronhookError, UnsupportedMediaType
+from chalicelib.observability import logger
+from chalicelib.services.auth import Principal, authenticate, require
+from chalicelib.settings import Settings, get_settings
+
+__all__ = [
+    "ready",
+    "api",
+    "json_body",
+    "caller",
+    "now_utc",
+    "heartbeat_once",
+    "handle_sqs_batch",
+    "error_response",
+]
+
+_ready_for: Settings | None = None
+_ready_lock = threading.Lock()
+
+
+def ready() -> Settings:
+    """Point the models at this environment's tables and load the services (once per settings)."""
+    global _ready_for
+    settings = get_settings()
+    if _ready_for is settings:
+        return settings
+    with _ready_lock:
+        if _ready_for is not settings:
+            from chalicelib.store.models import configure_models
+
+            configure_models(settings)
+            import chalicelib.services.plugins  # noqa: F401  (registers hooks and guards)
+
+            _ready_for = settings
+    return settings
+
+
+def now_utc() -> datetime:
+    """The clock: read once per entry point."""
+    return datetime.now(UTC)
+
+
+def error_response(exc: CronhookError) -> Response:
+    """The contract's error body with the error's status code."""
+    return Response(
+        body=exc.to_body(),
+        status_code=exc.STATUS_CODE,
+        headers={"Content-Type": "application/json"},
+    )
+
+
+def api(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a route: set up, map ``CronhookError`` to its status; never a 500 for client input."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            ready()
+            return func(*args, **kwargs)
+        except CronhookError as exc:
+            return error_response(exc)
+        except Exception:
+            logger.exception("unhandled error")
+            return Response(
+                body={
+                    "error": {"code": "internal", "message": "internal error; it has been logged"}
+                },
+                status_code=500,
+                headers={"Content-Type": "application/json"},
+            )
+
+    return wrapper
+
+
+def _reject_constant(value: str) -> Any:
+    raise ValueError(f"{value} is not valid JSON")
+
+
+def json_body(request: Any, *, required: bool = True) -> Any:
+    """The request's JSON body; 400 if malformed, 415 if not JSON."""
+    raw = request.raw_body or b""
+    if not raw.strip():
+        if required:
+            raise BadRequest("the body must be a JSON object")
+        return {}
+    content_type = (request.headers.get("content-type") or "application/json").lower()
+    if "json" not in content_type:
+        raise UnsupportedMediaType("send the body as application/json")
+    try:
+        return json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(f"malformed JSON: {exc}") from None
+
+
+def caller(request: Any, role: str = "viewer") -> Principal:
+    """The authenticated principal, with at least ``role``."""
+    principal = authenticate(request.headers.get("authorization"))
+    require(principal, role)
+    return principal
+
+
+def is_finite(value: float) -> bool:
+    """True for a finite float."""
+    return math.isfinite(value)
+
+
+def heartbeat_once(now: datetime | None = None) -> Any:
+    """One heartbeat tick (the switch and the clock are read here)."""
+    ready()
+    from chalicelib.services import heartbeat, switch
+
+    now = now or now_utc()
+    if not switch.triggers_enabled(now=now):
+        logger.info("triggers are switched off; heartbeat does nothing")
+        return None
+    return heartbeat.tick(now=now)
+
+
+_processor = BatchProcessor(event_type=EventType.SQS)
+
+
+def handle_sqs_batch(event: dict, context: Any = None, *, runner: Any = None) -> dict:
+    """Run a batch of fire messages with partial batch failures (powertools' batch utility)."""
+    ready()
+    from chalicelib.services.runner import Runner
+    from chalicelib.store.sqs import FireMessage
+
+    runner = runner or Runner()
+
+    def record_handler(record: Any) -> str:
+        return runner.handle(FireMessage.parse(record.body))
+
+    processor = BatchProcessor(event_type=EventType.SQS)
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )

@@ -1,0 +1,59 @@
+"""Calling a workflow target: a registered Python function, ``lambda:`` or ``http:``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.workflows import Fire, Result, WorkflowFailed, get_workflow
+
+__all__ = ["invoke", "to_result", "target_kind"]
+
+
+def target_kind(target: str) -> str:
+    """``python``, ``lambda`` or ``http``."""
+    if target.startswith("lambda:"):
+        return "lambda"
+    if target.startswith("http:"):
+        return "http"
+    return "python"
+
+
+def to_result(value: Any) -> Result:
+    """Normalise what a target answered into a ``Result``."""
+    if value is None:
+        return Result()
+    if isinstance(value, Result):
+        return value
+    if isinstance(value, dict):
+        from datetime import datetime
+
+        if value.get("error"):
+            raise WorkflowFailed(str(value["error"])[:1000], state=value.get("state"))
+        next_fire_at = value.get("next_fire_at")
+        if isinstance(next_fire_at, str):
+            next_fire_at = datetime.fromisoformat(next_fire_at.replace("Z", "+00:00"))
+        cost = value.get("cost_usd") or 0.0
+        return Result(
+            state=value.get("state"),
+            next_fire_at=next_fire_at,
+            cost_usd=float(cost) if isinstance(cost, int | float) else 0.0,
+            output=value.get("output"),
+        )
+    return Result(output=value)
+
+
+def invoke(target: str, fire: Fire) -> Result:
+    """Run ``target`` with ``fire``; raises on failure."""
+    kind = target_kind(target)
+    if kind == "lambda":
+        from chalicelib.workflows.remote import invoke_lambda
+
+        return to_result(invoke_lambda(target[len("lambda:") :], fire))
+    if kind == "http":
+        from chalicelib.workflows.remote import invoke_http
+
+        return to_result(invoke_http(target[len("http:") :], fire))
+    registered = get_workflow(target)
+    if registered is None:
+        raise LookupError(f"workflow {target!r} is not registered")
+    return to_result(registered.func(fire))

@@ -1,0 +1,177 @@
+"""Shared fixtures: the moto **server** (thread-safe, unlike in-process mock_aws) and helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.pop("AWS_PROFILE", None)
+
+ROOT_KEY = "chr_test_root_key"
+T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[str]:
+    """One moto server for the session; each test resets it."""
+    from moto.server import ThreadedMotoServer
+
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield f"http://127.0.0.1:{port}"
+    server.stop()
+
+
+@dataclass
+class Aws:
+    """The AWS resources of one test, on the moto server."""
+
+    endpoint: str
+    queue_url: str
+    dlq_url: str
+    bucket: str
+    kms_key_id: str
+    sent: list = field(default_factory=list)
+
+    def sqs(self) -> Any:
+        from chalicelib.store.aws import client
+
+        return client("sqs")
+
+    def receive(self, *, max_messages: int = 10, visibility: int = 600) -> list[dict]:
+        """Receive up to 10 messages (ignores DelaySeconds: tests drive time explicitly)."""
+        answer = self.sqs().receive_message(
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=max_messages,
+            VisibilityTimeout=visibility,
+            AttributeNames=["All"],
+        )
+        return answer.get("Messages", [])
+
+    def delete(self, messages: list[dict]) -> None:
+        for m in messages:
+            self.sqs().delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])
+
+    def purge_delays(self) -> None:
+        """Make delayed messages visible now: moto honours DelaySeconds in real time."""
+        from moto.sqs.models import sqs_backends
+
+        # The server runs in this process, so its backend is reachable directly.
+        for backend in sqs_backends.values():
+            for region_backend in backend.values():
+                for queue in region_backend.queues.values():
+                    for message in queue._messages:
+                        message.delayed_until = 0
+
+    def drain(self, runner: Any, *, rounds: int = 50) -> list[str]:
+        """Run every queued message through ``runner``; returns the statuses."""
+        from chalicelib.store.sqs import FireMessage
+
+        statuses = []
+        for _ in range(rounds):
+            self.purge_delays()
+            messages = self.receive()
+            if not messages:
+                break
+            for m in messages:
+                statuses.append(runner.handle(FireMessage.parse(m["Body"])))
+            self.delete(messages)
+        return statuses
+
+
+@pytest.fixture
+def aws(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Aws]:
+    """Fresh tables, queue, bucket and key on the moto server, and settings pointing at them."""
+    import requests
+
+    requests.post(f"{moto_server}/moto-api/reset", timeout=10)
+    monkeypatch.setenv("CRONHOOK_AWS_ENDPOINT", moto_server)
+    monkeypatch.setenv("CRONHOOK_STAGE", "test")
+    monkeypatch.setenv("CRONHOOK_TABLE_PREFIX", "cronhook-test-")
+    monkeypatch.setenv("CRONHOOK_API_KEY", ROOT_KEY)
+    monkeypatch.setenv("CRONHOOK_MIN_INTERVAL_S", "60")
+    monkeypatch.setenv("CRONHOOK_PUBLIC_URL", "http://127.0.0.1:8000")
+    from chalicelib.settings import reset_settings
+    from chalicelib.store.aws import client, reset_clients
+
+    reset_settings()
+    reset_clients()
+    sqs = client("sqs")
+    dlq = sqs.create_queue(QueueName="cronhook-fires-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    queue = sqs.create_queue(
+        QueueName="cronhook-fires",
+        Attributes={
+            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "5"})
+        },
+    )["QueueUrl"]
+    client("s3").create_bucket(Bucket="cronhook-test-payloads")
+    key_id = client("kms").create_key(Description="test")["KeyMetadata"]["KeyId"]
+    monkeypatch.setenv("CRONHOOK_QUEUE_URL", queue)
+    monkeypatch.setenv("CRONHOOK_BUCKET", "cronhook-test-payloads")
+    monkeypatch.setenv("CRONHOOK_KMS_KEY_ID", key_id)
+    reset_settings()
+    from chalicelib import wiring
+    from chalicelib.observability import reset_metric_counts
+    from chalicelib.store.models import create_tables
+
+    wiring.ready()
+    create_tables()
+    reset_metric_counts()
+    yield Aws(
+        endpoint=moto_server,
+        queue_url=queue,
+        dlq_url=dlq,
+        bucket="cronhook-test-payloads",
+        kms_key_id=key_id,
+    )
+    reset_settings()
+    reset_clients()
+
+
+class Clock:
+    """A clock tests move by hand."""
+
+    def __init__(self, at: datetime = T0):
+        self.at = at
+
+    def __call__(self) -> datetime:
+        return self.at
+
+    def advance(self, seconds: float) -> datetime:
+        from datetime import timedelta
+
+        self.at = self.at + timedelta(seconds=seconds)
+        return self.at
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def root():
+    """The root principal (admin of tenant ``local``)."""
+    from chalicelib.services.auth import Principal
+
+    return Principal("root", "local", "admin")
