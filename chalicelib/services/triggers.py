@@ -47,6 +47,7 @@ __all__ = [
     "encode_cursor",
     "decode_cursor",
     "event_hooks",
+    "view_hooks",
     "audit",
 ]
 
@@ -59,9 +60,14 @@ SOURCE_NAMES = {
     "shopify": "Shopify",
 }
 
-# Set by the event service: prepare(item, event_in, now) -> dict shown once on create;
-# view(item) -> dict merged into the trigger view.
+# Extension points filled by other services when they load (see services/plugins.py):
+# - "prepare": events — prepare(item, event_in, now=) -> dict shown once on create
+# - "audit": audit — audit(principal, action, tenant=, trigger_id=, now=, detail=)
+# - "validate_state": guardrails — validate_state(workflow|None, TriggerIn, state) -> state
 event_hooks: dict[str, Any] = {}
+# Each view hook is view(item, spec, state|None) -> dict merged into the trigger view
+# (events add webhook_url; guardrails add warnings).
+view_hooks: list[Any] = []
 
 
 def audit(
@@ -199,8 +205,7 @@ def trigger_view(
     }
     if state is not None:
         view["state"] = state
-    view_hook = event_hooks.get("view")
-    if view_hook is not None:
+    for view_hook in view_hooks:
         view.update(view_hook(item, spec, state))
     if extra:
         view.update(extra)
