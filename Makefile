@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/mypy chalicelib/domain
 
 test: $(STAMP) lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run

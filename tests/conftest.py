@@ -17,6 +17,10 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.pop("AWS_PROFILE", None)
 
+import logging
+
+logging.getLogger("werkzeug").setLevel(logging.WARNING)
+
 ROOT_KEY = "chr_test_root_key"
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
@@ -32,6 +36,9 @@ def moto_server() -> Iterator[str]:
     """One moto server for the session; each test resets it."""
     from moto.server import ThreadedMotoServer
 
+    from chalicelib.local.moto_atomic import make_dynamodb_atomic
+
+    make_dynamodb_atomic()
     port = _free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()

@@ -79,6 +79,9 @@ class LocalStack:
     def _start_aws(self) -> None:
         from moto.server import ThreadedMotoServer
 
+        from chalicelib.local.moto_atomic import make_dynamodb_atomic
+
+        make_dynamodb_atomic()
         port = _free_port()
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self.moto.start()

@@ -11,13 +11,19 @@
    failed run that raised ``WorkflowFailed(state=...)``), the claim cleared, failures
    counted, a returned ``next_fire_at`` applied (clamped to at least 1 s ahead), the
    disable rules applied, and the run recorded.
+
+A guard may instead ask the run to **wait** (``Refusal(defer=True)``, e.g. its
+serialize_key is held): nothing is recorded or counted. A schedule or manual run keeps
+its claim, un-started, and its message is sent again with a delay; an event run gives
+its claim back and the event service queues the event again. A guard that defers must
+come before guards that acquire something (serialize lease, budget hold).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,7 +34,7 @@ from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.models import TriggerModel
-from chalicelib.store.sqs import FireMessage
+from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
 from chalicelib.workflows import (
     DestructiveRefused,
     Fire,
@@ -39,7 +45,15 @@ from chalicelib.workflows import (
 )
 from chalicelib.workflows.targets import invoke
 
-__all__ = ["Refusal", "RunContext", "Runner", "guards", "finish_hooks", "fire_extras"]
+__all__ = [
+    "Refusal",
+    "RunContext",
+    "Runner",
+    "guards",
+    "finish_hooks",
+    "fire_extras",
+    "redactors",
+]
 
 OUTPUT_LIMIT_BYTES = 4096
 
@@ -52,6 +66,7 @@ class Refusal:
     message: str
     reason: str | None = None
     defer: bool = False  # wait and try again later (e.g. serialize_key held); not a failure
+    delay_s: int = 5  # how long a deferred schedule/manual run waits before it tries again
 
 
 @dataclass
@@ -66,6 +81,9 @@ class RunContext:
     result: Result | None = None
     status: str | None = None
     event: Any = None
+    deferred: bool = False  # a guard asked to wait (e.g. serialize_key held): not an attempt
+    defer_s: int = 0  # how long the guard asked it to wait (Refusal.delay_s)
+    notes: dict = field(default_factory=dict)  # guards' and hooks' own bookkeeping for this run
 
 
 # Guards run after the start fence, before the workflow: return a Refusal to stop it.
@@ -74,6 +92,9 @@ guards: list[Callable[[RunContext], Refusal | None]] = []
 finish_hooks: list[Callable[[RunContext], None]] = []
 # Providers of extra Fire fields (secrets, triggers client): ctx -> dict of Fire kwargs.
 fire_extras: list[Callable[[RunContext], dict]] = []
+# Applied to a run's error and output before they are stored: (ctx, text) -> text
+# (the secrets service masks the values a workflow read).
+redactors: list[Callable[[RunContext, str], str]] = []
 
 
 def _ms(at: datetime) -> int:
@@ -108,6 +129,9 @@ class Runner:
                 record_metric("RunsDropped", surface="event")
                 return "dropped"
             item, event = started
+            # The run starts when the claim is won, not when the message arrived: read the
+            # clock again, so that started_at never precedes the settle of the run before it.
+            now = self.clock()
         else:
             item = dynamo.start_run(message.trigger_id, run_id=message.run_id, lease_ms=lease_ms)
             if item is None:
@@ -144,11 +168,12 @@ class Runner:
         disable_reason: str | None = None
         state_version = 0
         deferred = False
+        defer_s = 0
         try:
             refusal = self._check(ctx)
             if refusal is not None:
                 status, error, disable_reason = refusal.status, refusal.message, refusal.reason
-                deferred = refusal.defer
+                deferred, defer_s = refusal.defer, refusal.delay_s
             else:
                 state, state_version = dynamo.get_state(item.id)
                 extras: dict = {}
@@ -179,17 +204,20 @@ class Runner:
             error = f"{type(exc).__name__}: {exc}"
         finally:
             ctx.status = status
-            self._settle(
-                ctx,
-                run,
-                status=status,
-                error=error,
-                result=result,
-                state_out=state_out,
-                state_version=state_version,
-                disable_reason=disable_reason,
-                deferred=deferred,
-            )
+            ctx.deferred = deferred
+            if deferred:
+                status = self._defer(ctx, delay_s=defer_s)
+            else:
+                status = self._settle(
+                    ctx,
+                    run,
+                    status=status,
+                    error=error,
+                    result=result,
+                    state_out=state_out,
+                    state_version=state_version,
+                    disable_reason=disable_reason,
+                )
         return status
 
     def _check(self, ctx: RunContext) -> Refusal | None:
@@ -217,12 +245,13 @@ class Runner:
         state_out: dict | None,
         state_version: int,
         disable_reason: str | None,
-        deferred: bool,
-    ) -> None:
+    ) -> str:
+        """Settle the run; returns its final status (a state write can still fail it)."""
         item, message = ctx.item, ctx.message
         settings = get_settings()
         finished = self.clock()
         finished_ms = _ms(finished)
+        error = _redact(ctx, error) if error else error
         try:
             if state_out is not None and isinstance(state_out, dict):
                 if not dynamo.write_state(item.id, state_out, expected_version=state_version):
@@ -242,7 +271,7 @@ class Runner:
                 )
             override_ms = _ms(clamped)
         succeeded: bool | None = status == "succeeded"
-        if status in ("refused", "budget_exceeded", "skipped") or deferred:
+        if status in ("refused", "budget_exceeded", "skipped"):
             succeeded = None
         last_run = {
             "id": message.run_id,
@@ -264,21 +293,22 @@ class Runner:
                 extra={"trigger_id": item.id, "run_id": message.run_id},
             )
             record_metric("SettleFencedOut")
-            return
-        if not deferred:
-            run.status = status
-            run.error = clip_text(error, max_bytes=4000) if error else None
-            run.finished_at = finished_ms
-            if result is not None:
-                run.cost_usd = float(result.cost_usd or 0)
-                if result.output is not None:
-                    run.output = clip_text(
-                        json.dumps(result.output, default=str), max_bytes=OUTPUT_LIMIT_BYTES
-                    )
-            dynamo.put_run(run)
-            record_metric("Runs", status=status, surface=message.surface)
-            if run.lateness_ms is not None:
-                record_metric("Lateness", float(run.lateness_ms), unit="Milliseconds")
+            ctx.status = status
+            return status
+        run.status = status
+        run.error = clip_text(error, max_bytes=4000) if error else None
+        run.finished_at = finished_ms
+        if result is not None:
+            run.cost_usd = float(result.cost_usd or 0)
+            if result.output is not None:
+                run.output = clip_text(
+                    _redact(ctx, json.dumps(result.output, default=str)),
+                    max_bytes=OUTPUT_LIMIT_BYTES,
+                )
+        dynamo.put_run(run)
+        record_metric("Runs", status=status, surface=message.surface)
+        if run.lateness_ms is not None:
+            record_metric("Lateness", float(run.lateness_ms), unit="Milliseconds")
         limits = ctx.spec.get("limits") or {}
         reason = disable_reason or disable_reason_after_run(
             kind=settled.kind,
@@ -302,13 +332,69 @@ class Runner:
                     "trigger disabled",
                     extra={"trigger_id": item.id, "run_id": message.run_id, "reason": reason},
                 )
-        for hook in finish_hooks:
-            try:
-                hook(ctx)
-            except Exception:
-                logger.exception(
-                    "finish hook failed", extra={"trigger_id": item.id, "run_id": message.run_id}
-                )
+        ctx.status = status
+        _run_finish_hooks(ctx)
+        return status
+
+    def _defer(self, ctx: RunContext, *, delay_s: int) -> str:
+        """Give the run back without recording or counting it; it comes back after a wait.
+
+        Schedule and manual runs keep their claim (un-started, the lease stretched over the
+        wait) and their message is sent again with ``DelaySeconds``: the start fence
+        accepts it then, as the first time. An event run gives its claim back and the
+        event service's finish hook queues the event again (``ctx.deferred``). Releasing
+        and re-claiming a slot instead would race the heartbeat for the trigger's capacity
+        and count a run (``run_count``, ``max_runs``, an ``at`` trigger's only fire).
+        """
+        item, message = ctx.item, ctx.message
+        settings = get_settings()
+        now = self.clock()
+        delay_s = max(1, min(MAX_DELAY_S, int(delay_s)))
+        ctx.defer_s = delay_s
+        keep = message.surface != "event"
+        lease_ms = _ms(now) + (delay_s + settings.lease_s) * 1000 if keep else None
+        if not dynamo.defer_run(item.id, run_id=message.run_id, lease_ms=lease_ms):
+            logger.warning(
+                "defer fenced out: the claim was reaped",
+                extra={"trigger_id": item.id, "run_id": message.run_id},
+            )
+            record_metric("SettleFencedOut")
+            return "dropped"
+        if keep and send_fires([replace(message, delay_s=delay_s)]):
+            # Not queued again: give the claim back; a scheduled slot is retried by the
+            # next tick (as when the heartbeat's own send fails).
+            slot = message.scheduled_ms if message.surface == "schedule" else None
+            dynamo.release_claim(
+                item.id,
+                run_id=message.run_id,
+                slot_ms=slot,
+                shard=dynamo.shard_of(item.id, settings.due_shards),
+            )
+            logger.warning(
+                "deferred run could not be queued again; claim released",
+                extra={"trigger_id": item.id, "run_id": message.run_id},
+            )
+            record_metric("DeferSendFailed", surface=message.surface)
+        record_metric("RunsDeferred", surface=message.surface)
+        _run_finish_hooks(ctx)
+        return "deferred"
+
+
+def _run_finish_hooks(ctx: RunContext) -> None:
+    for hook in finish_hooks:
+        try:
+            hook(ctx)
+        except Exception:
+            logger.exception(
+                "finish hook failed",
+                extra={"trigger_id": ctx.item.id, "run_id": ctx.message.run_id},
+            )
+
+
+def _redact(ctx: RunContext, text: str) -> str:
+    for redact in redactors:
+        text = redact(ctx, text)
+    return text
 
 
 def _parse_iso(value: Any) -> datetime | None:

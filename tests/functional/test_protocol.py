@@ -1,0 +1,221 @@
+"""The fenced claim → start → settle protocol where it can break, on the moto server.
+
+Time is driven by hand: ``heartbeat.tick(now=...)`` and ``Runner(clock=...)``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from datetime import timedelta
+
+from chalicelib.services import heartbeat, triggers
+from chalicelib.services.runner import Runner
+from chalicelib.store import dynamo
+from chalicelib.store.aws import client
+from chalicelib.store.sqs import FireMessage
+from chalicelib.workflows import Result, workflow
+
+EXECUTIONS: Counter = Counter()
+_lock = threading.Lock()
+
+
+@workflow("count-executions")
+def count_executions(fire):
+    with _lock:
+        EXECUTIONS[fire.fire_id] += 1
+    return Result(state={"n": (fire.state or {}).get("n", 0) + 1})
+
+
+def _create(root, clock, **body):
+    body.setdefault("workflow", "count-executions")
+    body.setdefault("schedule", {"interval_s": 60})
+    return triggers.create_trigger(root, body, now=clock())["id"]
+
+
+def _capture_sends():
+    """Record every SendMessageBatch entry the heartbeat makes (through a botocore hook)."""
+    sent: list[dict] = []
+
+    def hook(params, **kwargs):
+        sent.extend(params.get("Entries", []))
+
+    client("sqs").meta.events.register("provide-client-params.sqs.SendMessageBatch", hook)
+    return sent
+
+
+def test_twenty_concurrent_heartbeats_dispatch_each_due_trigger_exactly_once(aws, clock, root):
+    ids = [_create(root, clock) for _ in range(5)]
+    runner = Runner(clock=clock)
+    EXECUTIONS.clear()
+    for round_no in range(20):
+        clock.advance(60)
+        now = clock()
+        reports = []
+        barrier = threading.Barrier(20)
+
+        def beat():
+            barrier.wait()
+            reports.append(heartbeat.tick(now=now))
+
+        threads = [threading.Thread(target=beat) for _ in range(20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        claimed = [run_id for r in reports for run_id in r.run_ids]
+        assert len(claimed) == 5, f"round {round_no}: {sum(r.claimed for r in reports)} claims"
+        assert sorted({c.split(".")[0] for c in claimed}) == sorted(ids)
+        assert aws.drain(runner) == ["succeeded"] * 5
+    assert len(EXECUTIONS) == 100
+    assert set(EXECUTIONS.values()) == {1}
+
+
+def test_a_duplicate_sqs_delivery_runs_once(aws, clock, root):
+    trigger_id = _create(root, clock)
+    clock.advance(60)
+    heartbeat.tick(now=clock())
+    aws.purge_delays()
+    (message,) = aws.receive()
+    fire = FireMessage.parse(message["Body"])
+    EXECUTIONS.clear()
+    first = Runner(clock=clock).handle(fire)
+    second = Runner(clock=clock).handle(fire)
+    assert (first, second) == ("succeeded", "dropped")
+    assert EXECUTIONS[fire.run_id] == 1
+    assert dynamo.get_state(trigger_id)[0] == {"n": 1}
+
+
+def test_a_runner_that_dies_between_start_and_settle_is_reaped_and_the_trigger_fires_again(
+    aws, clock, root
+):
+    trigger_id = _create(root, clock)
+    clock.advance(60)
+    heartbeat.tick(now=clock())
+    aws.purge_delays()
+    (message,) = aws.receive()
+    fire = FireMessage.parse(message["Body"])
+    lease_ms = int((clock() + timedelta(seconds=360)).timestamp() * 1000)
+    # The runner writes its start fence, then its process dies: no settle.
+    assert dynamo.start_run(trigger_id, run_id=fire.run_id, lease_ms=lease_ms) is not None
+    aws.delete([message])
+
+    # While the lease is live, the next slots are skipped (overlap: skip), not run.
+    clock.advance(60)
+    report = heartbeat.tick(now=clock())
+    assert (report.claimed, report.skipped, report.reaped) == (0, 1, 0)
+
+    # Past the lease: the dead run is reaped and recorded lost, the trigger fires again.
+    clock.advance(360)
+    report = heartbeat.tick(now=clock())
+    assert report.reaped == 1
+    assert report.claimed == 1
+    lost = triggers.get_run_view(root, fire.run_id)
+    assert lost["status"] == "lost"
+    assert "lease expired" in lost["error"]
+    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    view = triggers.get_trigger_view(root, trigger_id)
+    assert view["last_run"]["status"] == "succeeded"
+    assert view["consecutive_failures"] == 0
+    statuses = [r["status"] for r in triggers.list_trigger_runs(root, trigger_id, {})["items"]]
+    assert sorted(statuses) == ["lost", "skipped", "succeeded"]
+
+
+def test_one_failed_send_in_a_batch_of_ten_leaves_nine_sent_and_fires_it_next_tick(
+    aws, clock, root, monkeypatch
+):
+    ids = [_create(root, clock, schedule={"interval_s": 120}) for _ in range(10)]
+    sqs = client("sqs")
+    real = sqs.send_message_batch
+    failed_once: list[str] = []
+
+    def flaky(**kwargs):
+        entries = kwargs["Entries"]
+        if failed_once:
+            return real(**kwargs)
+        victim, rest = entries[0], entries[1:]
+        answer = real(**{**kwargs, "Entries": rest})
+        failed_once.append(json.loads(victim["MessageBody"])["r"])
+        answer.setdefault("Failed", []).append(
+            {
+                "Id": victim["Id"],
+                "SenderFault": False,
+                "Code": "InternalError",
+                "Message": "injected",
+            }
+        )
+        return answer
+
+    monkeypatch.setattr(sqs, "send_message_batch", flaky)
+    clock.advance(120)
+    report = heartbeat.tick(now=clock())
+    assert (report.claimed, report.enqueued, report.send_failed) == (10, 9, 1)
+    runner = Runner(clock=clock)
+    assert aws.drain(runner) == ["succeeded"] * 9
+
+    # The failed one was released: the next tick claims the same slot (same run id) again.
+    clock.advance(5)
+    report = heartbeat.tick(now=clock())
+    assert report.run_ids == failed_once
+    assert aws.drain(runner) == ["succeeded"]
+    for trigger_id in ids:
+        runs = triggers.list_trigger_runs(root, trigger_id, {})["items"]
+        assert [r["status"] for r in runs] == ["succeeded"]
+
+
+def test_a_failed_run_never_leaks_its_claim(aws, clock, root):
+    failing = _create(root, clock, workflow="fail")
+
+    @workflow("bad-state")
+    def bad_state(fire):
+        return Result(state={"not json": object()})
+
+    unserialisable = _create(root, clock, workflow="bad-state")
+    runner = Runner(clock=clock)
+    for _ in range(3):
+        clock.advance(60)
+        heartbeat.tick(now=clock())
+        assert aws.drain(runner) == ["failed", "failed"]
+        for trigger_id in (failing, unserialisable):
+            item = dynamo.get_trigger(trigger_id)
+            assert dynamo.in_flight_of(item) == {}
+    view = triggers.get_trigger_view(root, unserialisable)
+    assert view["consecutive_failures"] == 3
+    assert "state not saved" in view["last_run"]["error"]
+
+
+def test_after_three_hours_down_a_fifteen_minute_interval_fires_once(aws, clock, root):
+    trigger_id = _create(root, clock, schedule={"interval_s": 900})
+    clock.advance(3 * 3600 + 30)
+    report = heartbeat.tick(now=clock())
+    assert report.claimed == 1
+    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    item = dynamo.get_trigger(trigger_id)
+    # The next slot is the first one after now, not one of the twelve missed.
+    assert int(item.next_fire_at) == int((clock().timestamp() + 870) * 1000)
+    report = heartbeat.tick(now=clock() + timedelta(seconds=1))
+    assert report.claimed == 0
+
+
+def test_heartbeat_claims_within_its_lookahead_and_delays_the_message_to_the_second(
+    aws, clock, root
+):
+    sent = _capture_sends()
+    soon = _create(root, clock, schedule={"interval_s": 90})  # first slot at +90 s
+    later = _create(root, clock, schedule={"interval_s": 200})  # first slot at +200 s
+    clock.advance(60)  # soon is 30 s ahead: inside the 60 s look-ahead; later is not
+    report = heartbeat.tick(now=clock())
+    assert report.run_ids == [f"{soon}.{int((clock().timestamp() + 30) * 1000):013d}s"]
+    assert [e["DelaySeconds"] for e in sent] == [30]
+    assert dynamo.get_trigger(later).in_flight.as_dict() == {}
+
+
+def test_a_fire_claimed_early_records_no_negative_lateness(aws, clock, root):
+    trigger_id = _create(root, clock, schedule={"interval_s": 90})
+    clock.advance(60)
+    heartbeat.tick(now=clock())
+    clock.advance(31)  # the message becomes visible on its second (+1 s of delivery)
+    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    (run,) = triggers.list_trigger_runs(root, trigger_id, {})["items"]
+    assert run["lateness_ms"] == 1000
