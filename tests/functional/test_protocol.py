@@ -10,8 +10,11 @@ import threading
 from collections import Counter
 from datetime import timedelta
 
+import pytest
+
 from chalicelib.services import heartbeat, triggers
 from chalicelib.services.runner import Runner
+from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo
 from chalicelib.store.aws import client
 from chalicelib.store.sqs import FireMessage
@@ -34,18 +37,26 @@ def _create(root, clock, **body):
     return triggers.create_trigger(root, body, now=clock())["id"]
 
 
-def _capture_sends():
-    """Record every SendMessageBatch entry the heartbeat makes (through a botocore hook)."""
+@pytest.fixture
+def sent_entries():
+    """Every SendMessageBatch entry the heartbeat makes (through a botocore hook)."""
     sent: list[dict] = []
 
     def hook(params, **kwargs):
         sent.extend(params.get("Entries", []))
 
-    client("sqs").meta.events.register("provide-client-params.sqs.SendMessageBatch", hook)
-    return sent
+    events = client("sqs").meta.events
+    events.register("provide-client-params.sqs.SendMessageBatch", hook, unique_id="test-sent")
+    yield sent
+    events.unregister("provide-client-params.sqs.SendMessageBatch", unique_id="test-sent")
 
 
-def test_twenty_concurrent_heartbeats_dispatch_each_due_trigger_exactly_once(aws, clock, root):
+def test_twenty_concurrent_heartbeats_dispatch_each_due_trigger_exactly_once(
+    aws, clock, root, monkeypatch
+):
+    # One due shard, so each of the 20 heartbeats races on every trigger with one query.
+    monkeypatch.setenv("CRONHOOK_DUE_SHARDS", "1")
+    reset_settings()
     ids = [_create(root, clock) for _ in range(5)]
     runner = Runner(clock=clock)
     EXECUTIONS.clear()
@@ -55,7 +66,7 @@ def test_twenty_concurrent_heartbeats_dispatch_each_due_trigger_exactly_once(aws
         reports = []
         barrier = threading.Barrier(20)
 
-        def beat():
+        def beat(barrier=barrier, reports=reports, now=now):
             barrier.wait()
             reports.append(heartbeat.tick(now=now))
 
@@ -199,9 +210,9 @@ def test_after_three_hours_down_a_fifteen_minute_interval_fires_once(aws, clock,
 
 
 def test_heartbeat_claims_within_its_lookahead_and_delays_the_message_to_the_second(
-    aws, clock, root
+    aws, clock, root, sent_entries
 ):
-    sent = _capture_sends()
+    sent = sent_entries
     soon = _create(root, clock, schedule={"interval_s": 90})  # first slot at +90 s
     later = _create(root, clock, schedule={"interval_s": 200})  # first slot at +200 s
     clock.advance(60)  # soon is 30 s ahead: inside the 60 s look-ahead; later is not
