@@ -202,6 +202,7 @@ class LocalStack:
     def _recover_claims(self) -> None:
         """After a restart the queue is empty: release unstarted claims, reap started ones."""
         from chalicelib.services.heartbeat import reap_expired, refresh_due
+        from chalicelib.settings import get_settings
         from chalicelib.store import dynamo
         from chalicelib.store.models import TriggerModel
 
@@ -217,7 +218,7 @@ class LocalStack:
                         item.id,
                         run_id=run_id,
                         slot_ms=int(slot) if slot is not None else None,
-                        shard=dynamo.shard_of(item.id, 4),
+                        shard=dynamo.shard_of(item.id, get_settings().due_shards),
                     )
             fresh = dynamo.get_trigger(item.id)
             if fresh is not None:
