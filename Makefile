@@ -32,8 +32,9 @@ bench: $(STAMP)
 package: $(STAMP)
 	$(BIN)/python -m infra.package --stage $(STAGE)
 
+# e.g. make deploy STAGE=dev DEPLOY_ARGS="--param AlarmEmail=ops@example.com --create-root-key"
 deploy: package
-	$(BIN)/python -m infra.deploy --stage $(STAGE)
+	$(BIN)/python -m infra.deploy --stage $(STAGE) $(DEPLOY_ARGS)
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache .mypy_cache

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 from chalice import Chalice, Rate, Response
 
 from chalicelib import wiring
@@ -102,6 +104,121 @@ def list_runs():
 @api
 def get_run(run_id):
     return triggers.get_run_view(caller(app.current_request), run_id)
+
+
+@app.route(
+    "/v1/triggers/{trigger_id}",
+    methods=["PATCH"],
+    content_types=["application/json", "application/merge-patch+json"],
+)
+@api
+def patch_trigger(trigger_id):
+    request = app.current_request
+    principal = caller(request, "operator")
+    return triggers.patch_trigger(principal, trigger_id, json_body(request), now=now_utc())
+
+
+@app.route("/v1/workflows", methods=["GET"])
+@api
+def list_workflows():
+    caller(app.current_request)
+    return triggers.list_workflows(_params())
+
+
+@app.route("/v1/workflows/{name}/triggers", methods=["DELETE"])
+@api
+def delete_workflow_triggers(name):
+    principal = caller(app.current_request, "operator")
+    return triggers.delete_workflow_triggers(principal, unquote(name), now=now_utc())
+
+
+@app.route("/v1/audit", methods=["GET"])
+@api
+def list_audit():
+    from chalicelib.services import audit
+
+    return audit.list_audit(caller(app.current_request, "admin"), _params())
+
+
+@app.route("/v1/keys", methods=["POST"])
+@api
+def create_key():
+    from chalicelib.services import keys
+
+    request = app.current_request
+    body = keys.create_key(caller(request, "admin"), json_body(request), now=now_utc())
+    return Response(body=body, status_code=201)
+
+
+@app.route("/v1/keys", methods=["GET"])
+@api
+def list_keys():
+    from chalicelib.services import keys
+
+    return keys.list_keys(caller(app.current_request, "admin"), _params())
+
+
+@app.route("/v1/keys/{key_id}", methods=["DELETE"])
+@api
+def delete_key(key_id):
+    from chalicelib.services import keys
+
+    keys.delete_key(caller(app.current_request, "admin"), key_id, now=now_utc())
+    return Response(body="", status_code=204)
+
+
+@app.route("/v1/openapi.json", methods=["GET"])
+@api
+def openapi_document():
+    from chalicelib import openapi
+
+    return openapi.document(app.routes)
+
+
+@app.middleware("http")
+def contract_errors(event, get_response):
+    return wiring.contract_error_shape(get_response(event))
+
+
+@app.route("/hooks/{token}", methods=["POST"], content_types=["*/*"])
+@api
+def receive_webhook(token):
+    from chalicelib.services import events
+
+    request = app.current_request
+    status, body = events.receive(
+        token, body=request.raw_body or b"", headers=dict(request.headers), now=now_utc()
+    )
+    return Response(body=body, status_code=status, headers={"Content-Type": "application/json"})
+
+
+@app.route("/v1/triggers/{trigger_id}/rotate-secret", methods=["POST"])
+@api
+def rotate_secret(trigger_id):
+    from chalicelib.services import events
+
+    request = app.current_request
+    principal = caller(request, "operator")
+    body = json_body(request, required=False)
+    return events.rotate_secret(principal, trigger_id, body, now=now_utc())
+
+
+@app.route("/v1/triggers/{trigger_id}/events", methods=["GET"])
+@api
+def list_trigger_events(trigger_id):
+    from chalicelib.services import events
+
+    return events.list_events(caller(app.current_request), trigger_id, _params())
+
+
+@app.route("/v1/events/{event_id}/replay", methods=["POST"])
+@api
+def replay_event(event_id):
+    from chalicelib.services import events
+
+    principal = caller(app.current_request, "operator")
+    body = events.replay_event(principal, event_id, now=now_utc())
+    return Response(body=body, status_code=202)
 
 
 @app.schedule(Rate(1, unit=Rate.MINUTES), name="heartbeat")

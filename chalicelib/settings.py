@@ -25,6 +25,7 @@ class Settings:
     stage: str = "local"
     region: str = "us-east-1"
     endpoint_url: str | None = None
+    lambda_endpoint_url: str | None = None  # lambda: targets (tests: a local Invoke API)
     table_prefix: str = "cronhook-local-"
     queue_url: str | None = None
     bucket: str | None = None
@@ -58,6 +59,7 @@ def get_settings() -> Settings:
         stage=env("CRONHOOK_STAGE", "local"),
         region=env("AWS_REGION") or env("AWS_DEFAULT_REGION") or "us-east-1",
         endpoint_url=env("CRONHOOK_AWS_ENDPOINT") or None,
+        lambda_endpoint_url=env("CRONHOOK_LAMBDA_ENDPOINT") or None,
         table_prefix=env("CRONHOOK_TABLE_PREFIX", "cronhook-local-"),
         queue_url=env("CRONHOOK_QUEUE_URL") or None,
         bucket=env("CRONHOOK_BUCKET") or None,

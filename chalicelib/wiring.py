@@ -18,7 +18,7 @@ from aws_lambda_powertools.utilities.batch import (
 from chalice import Response
 
 from chalicelib.domain.errors import BadRequest, CronhookError, UnsupportedMediaType
-from chalicelib.observability import logger
+from chalicelib.observability import ID_KEYS, logger, traced
 from chalicelib.services.auth import Principal, authenticate, require
 from chalicelib.settings import Settings, get_settings
 
@@ -31,6 +31,7 @@ __all__ = [
     "heartbeat_once",
     "handle_sqs_batch",
     "error_response",
+    "contract_error_shape",
 ]
 
 _ready_for: Settings | None = None
@@ -71,11 +72,17 @@ def error_response(exc: CronhookError) -> Response:
 def api(func: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap a route: set up, map ``CronhookError`` to its status; never a 500 for client input."""
 
+    traced_func = traced(func)
+
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        # Every log line of a request about a trigger/run/event carries its id.
+        ids = {k: v for k, v in kwargs.items() if k in ID_KEYS and v}
+        if ids:
+            logger.thread_safe_append_keys(**ids)
         try:
             ready()
-            return func(*args, **kwargs)
+            return traced_func(*args, **kwargs)
         except CronhookError as exc:
             return error_response(exc)
         except Exception:
@@ -87,8 +94,40 @@ def api(func: Callable[..., Any]) -> Callable[..., Any]:
                 status_code=500,
                 headers={"Content-Type": "application/json"},
             )
+        finally:
+            if ids:
+                logger.thread_safe_remove_keys(list(ids))
 
     return wrapper
+
+
+_CHALICE_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+    415: "unsupported_media_type",
+    500: "internal",
+}
+
+
+def contract_error_shape(response: Response) -> Response:
+    """Chalice's own error answers (``{"Code", "Message"}``: 405, 415...) in the contract's shape.
+
+    Registered as HTTP middleware in ``app.py``, so it runs the same in Lambda and locally.
+    """
+    body = response.body
+    if not (isinstance(body, dict) and set(body) == {"Code", "Message"}):
+        return response
+    code = _CHALICE_CODES.get(response.status_code, "error")
+    headers = {**(response.headers or {}), "Content-Type": "application/json"}
+    return Response(
+        body={"error": {"code": code, "message": str(body.get("Message") or code)}},
+        status_code=response.status_code,
+        headers=headers,
+    )
 
 
 def _reject_constant(value: str) -> Any:
@@ -123,6 +162,7 @@ def is_finite(value: float) -> bool:
     return math.isfinite(value)
 
 
+@traced
 def heartbeat_once(now: datetime | None = None) -> Any:
     """One heartbeat tick (the switch and the clock are read here)."""
     ready()
@@ -146,8 +186,20 @@ def handle_sqs_batch(event: dict, context: Any = None, *, runner: Any = None) ->
 
     runner = runner or Runner()
 
+    @traced
     def record_handler(record: Any) -> str:
-        return runner.handle(FireMessage.parse(record.body))
+        message = FireMessage.parse(record.body)
+        # Every log line of this run carries its ids (context keys: thread-safe).
+        ids = {"trigger_id": message.trigger_id, "run_id": message.run_id}
+        if message.event_id:
+            ids["event_id"] = message.event_id
+        logger.thread_safe_append_keys(**ids)
+        try:
+            status = runner.handle(message)
+            logger.info("fire handled", extra={"status": status, "surface": message.surface})
+            return status
+        finally:
+            logger.thread_safe_remove_keys(list(ids))
 
     processor = BatchProcessor(event_type=EventType.SQS)
     return process_partial_response(

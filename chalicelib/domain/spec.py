@@ -25,6 +25,8 @@ __all__ = [
     "TriggerIn",
     "TriggerPatch",
     "PreviewIn",
+    "KeyIn",
+    "RotateSecretIn",
     "parse_model",
     "schedule_spec_from",
     "encode_schedule",
@@ -142,6 +144,22 @@ class PreviewIn(_Strict):
     count: int = Field(default=10, ge=1, le=100)
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, populate_by_name=True)
+
+
+class KeyIn(_Strict):
+    """The body of ``POST /v1/keys``: a role, and a tenant (only the root key may name one)."""
+
+    role: Literal["viewer", "operator", "admin"]
+    tenant: str | None = Field(
+        default=None, min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9_-]*$"
+    )
+
+
+class RotateSecretIn(_Strict):
+    """The body of ``POST /v1/triggers/{id}/rotate-secret`` (optional: a provider-issued secret)."""
+
+    secret: str | None = Field(default=None, min_length=8, max_length=512)
+    grace_s: int = Field(default=86400, ge=0, le=7 * 86400)
 
 
 M = TypeVar("M", bound=BaseModel)

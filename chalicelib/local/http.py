@@ -85,6 +85,26 @@ class _Handler(ChaliceRequestHandler):
             return
         self._send_http_response(status, out_headers, payload)
 
+    def _method_not_allowed(self) -> None:
+        # http.server answers unknown verbs with an HTML 501; API Gateway with a 4xx. The
+        # body is not read, so the connection cannot carry another request after this one.
+        self.close_connection = True
+        self._send_json(
+            405,
+            {
+                "error": {
+                    "code": "method_not_allowed",
+                    "message": f"method {self.command} not allowed",
+                }
+            },
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        # Every verb without a do_ method of its own (TRACE, CONNECT, QUERY...).
+        if name.startswith("do_"):
+            return self._method_not_allowed
+        raise AttributeError(name)
+
     def _send_json(self, status: int, body: dict) -> None:
         self._send_http_response(status, {"Content-Type": "application/json"}, json.dumps(body))
 

@@ -69,7 +69,9 @@ def authenticate(authorization: str | None) -> Principal:
     if root and hmac.compare_digest(key.encode(), root.encode()):
         return Principal(ROOT_KEY_ID, "local", "admin")
     parts = key.split("_")
-    if len(parts) >= 4 and parts[0] == "chk" and parts[1] == "key":
+    # A key names its id; anything longer than an id could be is not one of ours (and would
+    # be refused by DynamoDB as a key, not answered 401).
+    if len(parts) >= 4 and parts[0] == "chk" and parts[1] == "key" and 0 < len(parts[2]) <= 40:
         key_id = f"key_{parts[2]}"
         try:
             stored = KeyModel.get(key_id)

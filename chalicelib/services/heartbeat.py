@@ -46,6 +46,7 @@ class TickReport:
     send_failed: int = 0
     enqueued: int = 0
     events_dispatched: int = 0
+    errors: int = 0  # AWS calls that failed; each cost only its own row
     duration_ms: float = 0.0
     run_ids: list[str] = field(default_factory=list)
 
@@ -75,33 +76,55 @@ def tick(*, now: datetime) -> TickReport:
     now_ms = _ms(now)
     horizon_ms = now_ms + settings.lookahead_s * 1000
     messages: list[tuple[FireMessage, str]] = []
+    # One failed AWS call costs only its own row (or shard): a tick that gave up at the
+    # first error would drop every fire it had already claimed and not yet sent.
     for shard_no in range(settings.due_shards):
         shard = str(shard_no)
-        rows = dynamo.query_due(shard, until_ms=horizon_ms)
+        try:
+            rows = dynamo.query_due(shard, until_ms=horizon_ms)
+        except Exception:
+            report.errors += 1
+            logger.exception("due query failed; the shard is read again next tick")
+            continue
         report.rows_read += len(rows)
         for row in rows:
-            if row.next_fire_at is not None and row.next_fire_at <= horizon_ms and row.sched:
-                report.due += 1
-                message = _claim_row(row, shard=shard, now=now, report=report)
-                if message is not None:
-                    messages.append((message, shard))
-            else:
-                item = dynamo.get_trigger(row.trigger_id)
-                if item is not None:
-                    report.reaped += reap_expired(item, now=now)
-                    refresh_due(dynamo.get_trigger(row.trigger_id), now=now)
+            try:
+                if row.next_fire_at is not None and row.next_fire_at <= horizon_ms and row.sched:
+                    report.due += 1
+                    message = _claim_row(row, shard=shard, now=now, report=report)
+                    if message is not None:
+                        messages.append((message, shard))
+                else:
+                    item = dynamo.get_trigger(row.trigger_id)
+                    if item is not None:
+                        report.reaped += reap_expired(item, now=now)
+                        refresh_due(dynamo.get_trigger(row.trigger_id), now=now)
+            except Exception:
+                report.errors += 1
+                logger.exception(
+                    "due row failed; it stays due for the next tick",
+                    extra={"trigger_id": row.trigger_id},
+                )
     failed = set()
     if messages:
         failed_msgs = send_fires([m for m, _ in messages])
         failed = {m.run_id for m in failed_msgs}
         for message, shard in messages:
             if message.run_id in failed:
-                dynamo.release_claim(
-                    message.trigger_id,
-                    run_id=message.run_id,
-                    slot_ms=message.scheduled_ms,
-                    shard=shard,
-                )
+                try:
+                    dynamo.release_claim(
+                        message.trigger_id,
+                        run_id=message.run_id,
+                        slot_ms=message.scheduled_ms,
+                        shard=shard,
+                    )
+                except Exception:  # the claim stays until its lease expires: reaped, lost
+                    report.errors += 1
+                    logger.exception(
+                        "releasing an unsent claim failed",
+                        extra={"trigger_id": message.trigger_id, "run_id": message.run_id},
+                    )
+                    continue
                 logger.warning(
                     "enqueue failed; claim released for the next tick",
                     extra={"trigger_id": message.trigger_id, "run_id": message.run_id},
@@ -110,7 +133,11 @@ def tick(*, now: datetime) -> TickReport:
     report.enqueued = len(messages) - len(failed)
     report.run_ids = [m.run_id for m, _ in messages if m.run_id not in failed]
     for hook in list(sweep_hooks):
-        hook(now=now, report=report)
+        try:
+            hook(now=now, report=report)
+        except Exception:
+            report.errors += 1
+            logger.exception("heartbeat sweep failed; the next tick sweeps again")
     report.duration_ms = (time.perf_counter() - started) * 1000
     record_metric("HeartbeatDuration", report.duration_ms, unit="Milliseconds")
     record_metric("DueCount", report.due)
@@ -179,18 +206,23 @@ def _claim_row(
         if policy.get("o", "skip") == "skip" or slot_ms < now_ms - settings.lease_s * 1000:
             leases = [dynamo.entry_lease(e) for e in in_flight.values()]
             due = min([*leases, next_slot_ms] if next_slot_ms else leases)
+            # Record first, then move past the slot: if the record cannot be written the
+            # slot stays due and the next tick tries again, so a skip never goes unrecorded.
+            # The record is only created, never overwritten: if another heartbeat ran this
+            # slot, its run's own record wins.
+            _record_terminal(
+                item,
+                run_id,
+                slot_ms,
+                "skipped",
+                "previous run still in flight (overlap: skip)",
+                now,
+                only_new=True,
+            )
             if dynamo.advance_slot(
                 row.trigger_id, slot_ms=slot_ms, next_slot_ms=next_slot_ms, due_at=due, shard=shard
             ):
                 report.skipped += 1
-                _record_terminal(
-                    item,
-                    run_id,
-                    slot_ms,
-                    "skipped",
-                    "previous run still in flight (overlap: skip)",
-                    now,
-                )
             return None
         report.busy += 1  # buffer_one: it stays due and fires when the run settles
         return None
@@ -199,7 +231,14 @@ def _claim_row(
 
 
 def _record_terminal(
-    item: TriggerModel, run_id: str, slot_ms: int | None, status: str, error: str, now: datetime
+    item: TriggerModel,
+    run_id: str,
+    slot_ms: int | None,
+    status: str,
+    error: str,
+    now: datetime,
+    *,
+    only_new: bool = False,
 ) -> None:
     from chalicelib.services.runs import new_run_record
 
@@ -207,8 +246,8 @@ def _record_terminal(
     run.status = status
     run.error = error
     run.finished_at = _ms(now)
-    dynamo.put_run(run)
-    record_metric("Runs", status=status)
+    if dynamo.put_run(run, only_new=only_new):
+        record_metric("Runs", status=status)
 
 
 def reap_expired(item: TriggerModel, *, now: datetime, reap_all: bool = False) -> int:
@@ -229,14 +268,17 @@ def reap_expired(item: TriggerModel, *, now: datetime, reap_all: bool = False) -
             "lost: the run did not settle before its lease expired (runner crashed or timed out)"
         )
         last_run = {"id": run_id, "status": "lost", "finished_at": now_ms, "error": error}
-        if not dynamo.reap_run(item.id, run_id=run_id, lease_ms=lease, last_run=last_run):
-            continue
-        reaped += 1
         surface = {"s": "schedule", "e": "event", "m": "manual"}.get(
             entry.get("k", "s"), "schedule"
         )
         slot = entry.get("t")
+        # Record first, then reap: a reap whose record failed to write would be a lost run
+        # that no record shows. If the reap is then fenced out (the run started after
+        # all), the run's own record replaces this one when it settles.
         _record_lost(item, run_id, surface, int(slot) if slot is not None else None, error, now)
+        if not dynamo.reap_run(item.id, run_id=run_id, lease_ms=lease, last_run=last_run):
+            continue
+        reaped += 1
         for hook in lost_hooks:
             hook(item=item, run_id=run_id, entry=entry, now=now)
         logger.warning(

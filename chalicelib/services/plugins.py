@@ -10,6 +10,7 @@ import importlib
 for _name in (
     "chalicelib.services.events",
     "chalicelib.services.audit",
+    "chalicelib.services.keys",
     "chalicelib.services.guardrails",
 ):
     try:

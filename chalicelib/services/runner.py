@@ -84,6 +84,7 @@ class RunContext:
     deferred: bool = False  # a guard asked to wait (e.g. serialize_key held): not an attempt
     defer_s: int = 0  # how long the guard asked it to wait (Refusal.delay_s)
     notes: dict = field(default_factory=dict)  # guards' and hooks' own bookkeeping for this run
+    finished_at: datetime | None = None  # the clock when the run settled (or was deferred)
 
 
 # Guards run after the start fence, before the workflow: return a Refusal to stop it.
@@ -251,6 +252,7 @@ class Runner:
         settings = get_settings()
         finished = self.clock()
         finished_ms = _ms(finished)
+        ctx.finished_at = finished
         error = _redact(ctx, error) if error else error
         try:
             if state_out is not None and isinstance(state_out, dict):
@@ -349,6 +351,7 @@ class Runner:
         item, message = ctx.item, ctx.message
         settings = get_settings()
         now = self.clock()
+        ctx.finished_at = now
         delay_s = max(1, min(MAX_DELAY_S, int(delay_s)))
         ctx.defer_s = delay_s
         keep = message.surface != "event"

@@ -7,7 +7,10 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist
+from pynamodb.connection import Connection
+from pynamodb.exceptions import DoesNotExist, TransactWriteError, UpdateError
+from pynamodb.expressions.condition import size
+from pynamodb.transactions import TransactWrite
 
 from chalicelib.domain import schedule
 from chalicelib.domain.errors import Conflict, NotFound, ServiceUnavailable, ValidationError
@@ -16,6 +19,7 @@ from chalicelib.domain.spec import (
     PreviewIn,
     ScheduleIn,
     TriggerIn,
+    TriggerPatch,
     decode_schedule,
     encode_schedule,
     parse_model,
@@ -37,6 +41,10 @@ __all__ = [
     "delete_trigger",
     "fire_now",
     "set_enabled",
+    "patch_trigger",
+    "delete_workflow_triggers",
+    "list_workflows",
+    "take_page",
     "preview_schedule",
     "preview_trigger",
     "list_trigger_runs",
@@ -64,6 +72,8 @@ SOURCE_NAMES = {
 # - "prepare": events — prepare(item, event_in, now=) -> dict shown once on create
 # - "audit": audit — audit(principal, action, tenant=, trigger_id=, now=, detail=)
 # - "validate_state": guardrails — validate_state(workflow|None, TriggerIn, state) -> state
+# - "seed_state": guardrails — seed_state(workflow|None, TriggerIn, state) -> state (create only)
+# - "prepare_target": guardrails — prepare_target(item, workflow, now=) -> dict shown once
 event_hooks: dict[str, Any] = {}
 # Each view hook is view(item, spec, state|None) -> dict merged into the trigger view
 # (events add webhook_url; guardrails add warnings).
@@ -96,17 +106,42 @@ def encode_cursor(key: dict | None) -> str | None:
     return base64.urlsafe_b64encode(json.dumps(key, separators=(",", ":")).encode()).decode()
 
 
-def decode_cursor(cursor: str | None) -> dict | None:
-    """The ``LastEvaluatedKey`` inside a cursor; 422 for a cursor we did not issue."""
+def decode_cursor(
+    cursor: str | None, *, shape: dict[str, str] | None = None, fixed: dict[str, str] | None = None
+) -> dict | None:
+    """The ``LastEvaluatedKey`` inside a cursor; 422 for a cursor we did not issue.
+
+    ``shape`` names the key attributes and their DynamoDB types (``S``/``N``) and ``fixed``
+    the values some must have (the caller's tenant): a forged cursor is refused here,
+    before DynamoDB could answer it with an error, or with another tenant's page.
+    """
     if not cursor:
         return None
     try:
         value = json.loads(base64.urlsafe_b64decode(cursor.encode() + b"==="))
         if not isinstance(value, dict):
             raise ValueError
+        if shape is not None:
+            _check_cursor(value, shape, fixed or {})
         return value
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, TypeError):
         raise ValidationError("cursor is not valid", field="cursor") from None
+
+
+def _check_cursor(value: dict, shape: dict[str, str], fixed: dict[str, str]) -> None:
+    if set(value) != set(shape):
+        raise ValueError("cursor keys")
+    for name, kind in shape.items():
+        attr = value[name]
+        if not isinstance(attr, dict) or set(attr) != {kind} or not isinstance(attr[kind], str):
+            raise ValueError("cursor attribute")
+        text = attr[kind]
+        if not text or len(text) > 300:
+            raise ValueError("cursor attribute")
+        if kind == "N" and not text.isdigit():
+            raise ValueError("cursor number")
+        if name in fixed and text != fixed[name]:
+            raise ValueError("cursor of another scope")
 
 
 def parse_limit(raw: str | None, *, default: int = 50, maximum: int = 200) -> int:
@@ -247,6 +282,9 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
     now_ms = _ms(now)
     state = data.state
     registered = get_workflow(data.workflow)
+    seed_state = event_hooks.get("seed_state")
+    if seed_state is not None:  # create only: backfill through the workflow's initial_state
+        state = seed_state(registered, data, state)
     validate_state = event_hooks.get("validate_state")
     if validate_state is not None:
         state = validate_state(registered, data, state)
@@ -283,6 +321,9 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
         if prepare is None:
             raise ServiceUnavailable("event triggers are not available")
         shown_once = prepare(item, data.event, now=now)
+    prepare_target = event_hooks.get("prepare_target")
+    if prepare_target is not None:  # e.g. the http: target's outbound secret, shown once
+        shown_once.update(prepare_target(item, data.workflow, now=now))
     item.spec = json.dumps(spec_json, separators=(",", ":"))
     if state:
         StateModel(trigger_id, state=json.dumps(state, separators=(",", ":")), version=1).save()
@@ -307,52 +348,157 @@ def get_trigger_view(principal: Principal, trigger_id: str) -> dict:
     return trigger_view(item, state=state)
 
 
+TRIGGER_CURSOR = {"id": "S", "tenant": "S", "created_ms": "N"}
+RUN_CURSOR = {"trigger_id": "S", "run_id": "S", "tenant": "S", "sort_key": "S"}
+TRIGGER_RUN_CURSOR = {"trigger_id": "S", "run_id": "S"}
+RUN_STATUSES = (
+    "queued",
+    "running",
+    "succeeded",
+    "failed",
+    "skipped",
+    "refused",
+    "budget_exceeded",
+    "lost",
+)
+RUN_SURFACES = ("schedule", "event", "manual")
+# A filtered list reads at most this many rows per request, then answers with what it
+# found and a cursor: a filter that matches nothing never turns into a full-table read.
+MAX_ROWS_EXAMINED = 2000
+
+
+def take_page(
+    results: Any,
+    model: type,
+    *,
+    limit: int,
+    materialize: Any = None,
+) -> tuple[list, dict | None]:
+    """Up to ``limit`` items of a pynamodb query, and the key to resume after the last one.
+
+    ``materialize(objs) -> [item | None]`` turns one DynamoDB page into the items to
+    return (None drops a row: filters, or rows of a keys-only index whose item is gone).
+    The cursor points at the last row *returned*, not the last row read, so a page cut
+    short by ``limit`` loses nothing.
+    """
+    pages = results.page_iter
+    items: list = []
+    for page in pages:
+        raws = page.get("Items") or []
+        objs = [model.from_raw_data(raw) for raw in raws]
+        finals = materialize(objs) if materialize is not None else objs
+        for n, (raw, final) in enumerate(zip(raws, finals, strict=True)):
+            if final is None:
+                continue
+            items.append(final)
+            if len(items) == limit:
+                if n == len(raws) - 1 and pages.last_evaluated_key is None:
+                    return items, None
+                return items, {k: raw[k] for k in pages.key_names}
+        if pages.last_evaluated_key and pages.total_scanned_count >= MAX_ROWS_EXAMINED:
+            return items, pages.last_evaluated_key
+    return items, None
+
+
+def _choice(params: dict, name: str, allowed: tuple[str, ...]) -> str | None:
+    value = params.get(name) or None
+    if value is not None and value not in allowed:
+        raise ValidationError(f"{name} must be one of {', '.join(allowed)}", field=name)
+    return value
+
+
 def list_triggers(principal: Principal, params: dict) -> dict:
     """A page of the tenant's triggers, newest first, filtered by tag/workflow/status."""
     limit = parse_limit(params.get("limit"))
-    cursor = decode_cursor(params.get("cursor"))
-    tag, wf, status = params.get("tag"), params.get("workflow"), params.get("status")
-    if status not in (None, "", "active", "disabled"):
-        raise ValidationError("status must be active or disabled", field="status")
-    items: list[dict] = []
-    last_key = cursor
-    while len(items) < limit:
-        page = TriggerModel.by_tenant.query(
-            principal.tenant,
-            scan_index_forward=False,
-            limit=limit,
-            last_evaluated_key=last_key,
-        )
-        ids = [row.id for row in page]
-        last_key = page.last_evaluated_key
-        if ids:
-            found = {t.id: t for t in TriggerModel.batch_get(ids)}
-            for trigger_id in ids:
-                item = found.get(trigger_id)
-                if item is None:
-                    continue
-                spec = json.loads(item.spec or "{}")
-                if tag and tag not in (spec.get("tags") or []):
-                    continue
-                if wf and item.workflow != wf:
-                    continue
-                if status and item.status != status:
-                    continue
-                items.append(trigger_view(item))
-        if not last_key:
-            break
-    return {"items": items[:limit], "next_cursor": encode_cursor(last_key) if last_key else None}
+    cursor = decode_cursor(
+        params.get("cursor"), shape=TRIGGER_CURSOR, fixed={"tenant": principal.tenant}
+    )
+    tag, wf = params.get("tag") or None, params.get("workflow") or None
+    status = _choice(params, "status", ("active", "disabled"))
+
+    def materialize(rows: list) -> list:
+        found = {t.id: t for t in TriggerModel.batch_get([r.id for r in rows])} if rows else {}
+        out: list = []
+        for row in rows:
+            item = found.get(row.id)
+            if item is None or (wf and item.workflow != wf) or (status and item.status != status):
+                out.append(None)
+                continue
+            spec = json.loads(item.spec or "{}")
+            out.append(trigger_view(item) if not tag or tag in (spec.get("tags") or []) else None)
+        return out
+
+    results = TriggerModel.by_tenant.query(
+        principal.tenant, scan_index_forward=False, page_size=limit, last_evaluated_key=cursor
+    )
+    items, last_key = take_page(results, TriggerModel, limit=limit, materialize=materialize)
+    return {"items": items, "next_cursor": encode_cursor(last_key)}
 
 
 def delete_trigger(principal: Principal, trigger_id: str, *, now: datetime) -> None:
     """Delete a trigger: it stops at once (a queued run is dropped at its start fence)."""
-    item = load_owned(principal, trigger_id)
+    _delete_item(principal, load_owned(principal, trigger_id), now=now)
+
+
+def _delete_item(
+    principal: Principal, item: TriggerModel, *, now: datetime, detail: dict | None = None
+) -> None:
+    # Runs are kept: they expire with their retention, and stay readable until then.
     item.delete()
     try:
-        StateModel(trigger_id).delete()
+        StateModel(item.id).delete()
     except DoesNotExist:
         pass
-    audit(principal, "delete", tenant=item.tenant, trigger_id=trigger_id, now=now)
+    audit(
+        principal,
+        "delete",
+        tenant=item.tenant,
+        trigger_id=item.id,
+        now=now,
+        detail={"workflow": item.workflow, **(detail or {})},
+    )
+
+
+def delete_workflow_triggers(principal: Principal, workflow: str, *, now: datetime) -> dict:
+    """Delete every trigger of the caller's tenant that runs ``workflow``; ``{deleted: n}``."""
+    if not workflow or len(workflow) > 200:
+        raise ValidationError("workflow must be 1 to 200 characters", field="name")
+    deleted = 0
+    # The tenant index is keys-only: read every id first, then the items in batches of 100.
+    ids = [row.id for row in TriggerModel.by_tenant.query(principal.tenant, page_size=500)]
+    for item in TriggerModel.batch_get(ids) if ids else []:
+        if item.workflow == workflow and item.tenant == principal.tenant:
+            _delete_item(principal, item, now=now, detail={"via": "workflow"})
+            deleted += 1
+    record_metric("TriggersDeleted", deleted)
+    return {"deleted": deleted}
+
+
+def list_workflows(params: dict) -> dict:
+    """The registered Python workflows: name, description and state schema."""
+    from chalicelib.workflows import REGISTRY
+
+    get_workflow("echo")  # loads the built-ins
+    limit = parse_limit(params.get("limit"), default=100)
+    after = params.get("cursor") or ""
+    if after:
+        try:
+            after = base64.urlsafe_b64decode(after.encode() + b"===").decode()
+        except (ValueError, UnicodeDecodeError):
+            raise ValidationError("cursor is not valid", field="cursor") from None
+    names = sorted(n for n in REGISTRY if n > after)
+    page = names[:limit]
+    items = [
+        {
+            "name": name,
+            "description": REGISTRY[name].description or None,
+            "state_schema": REGISTRY[name].state_schema,
+        }
+        for name in page
+    ]
+    more = len(names) > limit
+    cursor = base64.urlsafe_b64encode(page[-1].encode()).decode() if more and page else None
+    return {"items": items, "next_cursor": cursor}
 
 
 def set_enabled(principal: Principal, trigger_id: str, *, enabled: bool, now: datetime) -> dict:
@@ -399,6 +545,10 @@ def fire_now(principal: Principal, trigger_id: str, *, now: datetime, payload: A
     item = load_owned(principal, trigger_id)
     if item.status != "active":
         raise Conflict(f"trigger is disabled ({item.disabled_reason or 'manual'}); enable it first")
+    from chalicelib.services import switch
+
+    if not switch.triggers_enabled(now=now):
+        raise ServiceUnavailable("triggers are switched off (triggers_enabled); nothing fires")
     spec = json.loads(item.spec or "{}")
     capacity = int(spec.get("concurrency") or 1)
     run_id = manual_run_id(item.id, _ms(now))
@@ -487,20 +637,42 @@ def _in_flight_runs(item: TriggerModel) -> list[dict]:
     return runs
 
 
+def _run_condition(status: str | None, surface: str | None) -> Any:
+    condition = None
+    if status:
+        condition = RunModel.status == status
+    if surface:
+        clause = RunModel.surface == surface
+        condition = clause if condition is None else condition & clause
+    return condition
+
+
 def list_trigger_runs(principal: Principal, trigger_id: str, params: dict) -> dict:
     """A trigger's runs, newest first (runs in flight first, on the first page)."""
     item = load_owned(principal, trigger_id)
     limit = parse_limit(params.get("limit"))
-    cursor = decode_cursor(params.get("cursor"))
-    status, surface = params.get("status"), params.get("surface")
-    page = RunModel.query(item.id, scan_index_forward=False, limit=limit, last_evaluated_key=cursor)
-    done = [run_view(r) for r in page]
-    items = (_in_flight_runs(item) if cursor is None else []) + done
-    if status:
-        items = [r for r in items if r["status"] == status]
-    if surface:
-        items = [r for r in items if r["surface"] == surface]
-    return {"items": items, "next_cursor": encode_cursor(page.last_evaluated_key)}
+    cursor = decode_cursor(
+        params.get("cursor"), shape=TRIGGER_RUN_CURSOR, fixed={"trigger_id": item.id}
+    )
+    status = _choice(params, "status", RUN_STATUSES)
+    surface = _choice(params, "surface", RUN_SURFACES)
+    live = []
+    if cursor is None:
+        live = [
+            r
+            for r in _in_flight_runs(item)
+            if (not status or r["status"] == status) and (not surface or r["surface"] == surface)
+        ][:limit]
+    condition = _run_condition(status, surface)
+    results = RunModel.query(
+        item.id,
+        scan_index_forward=False,
+        filter_condition=condition,
+        page_size=limit if condition is None else max(limit, 200),
+        last_evaluated_key=cursor,
+    )
+    done, last_key = take_page(results, RunModel, limit=max(1, limit - len(live)))
+    return {"items": live + [run_view(r) for r in done], "next_cursor": encode_cursor(last_key)}
 
 
 def list_runs(principal: Principal, params: dict) -> dict:
@@ -509,35 +681,28 @@ def list_runs(principal: Principal, params: dict) -> dict:
     if trigger_id:
         return list_trigger_runs(principal, trigger_id, params)
     limit = parse_limit(params.get("limit"))
-    cursor = decode_cursor(params.get("cursor"))
-    condition = None
-    if params.get("status"):
-        condition = RunModel.status == params["status"]
-    if params.get("surface"):
-        clause = RunModel.surface == params["surface"]
-        condition = clause if condition is None else condition & clause
-    items: list[dict] = []
-    last_key = cursor
-    while len(items) < limit:
-        page = RunModel.by_tenant.query(
-            principal.tenant,
-            scan_index_forward=False,
-            filter_condition=condition,
-            limit=limit,
-            last_evaluated_key=last_key,
-        )
-        items.extend(run_view(r) for r in page)
-        last_key = page.last_evaluated_key
-        if not last_key:
-            break
-    return {"items": items[:limit], "next_cursor": encode_cursor(last_key)}
+    cursor = decode_cursor(
+        params.get("cursor"), shape=RUN_CURSOR, fixed={"tenant": principal.tenant}
+    )
+    condition = _run_condition(
+        _choice(params, "status", RUN_STATUSES), _choice(params, "surface", RUN_SURFACES)
+    )
+    results = RunModel.by_tenant.query(
+        principal.tenant,
+        scan_index_forward=False,
+        filter_condition=condition,
+        page_size=limit if condition is None else max(limit, 200),
+        last_evaluated_key=cursor,
+    )
+    runs, last_key = take_page(results, RunModel, limit=limit)
+    return {"items": [run_view(r) for r in runs], "next_cursor": encode_cursor(last_key)}
 
 
 def get_run_view(principal: Principal, run_id: str) -> dict:
     """One run (also a queued or running one)."""
-    trigger_id = trigger_id_of_run(run_id)
+    trigger_id = trigger_id_of_run(run_id) if len(run_id) <= 200 else None
     if trigger_id is None:
-        raise NotFound(f"run {run_id!r} not found")
+        raise NotFound(f"run {run_id[:80]!r} not found")
     run = dynamo.get_run(trigger_id, run_id)
     if run is not None:
         if run.tenant != principal.tenant:
@@ -549,6 +714,403 @@ def get_run_view(principal: Principal, run_id: str) -> dict:
             if view["id"] == run_id:
                 return view
     raise NotFound(f"run {run_id!r} not found")
+
+
+# -- PATCH: edits in place ---------------------------------------------------------------
+
+PATCH_ATTEMPTS = 4
+# Fields a PATCH may clear with null; every other field must keep a value.
+_NULLABLE = {"title", "payload", "serialize_key", "secret_scope", "tags", "limits"}
+_CADENCE_FIELDS = ("cron", "interval_s", "at")
+# What the audit diff compares (state and payload are only marked changed: they may hold
+# anything, including things that should not be copied into a log).
+_DIFF_FIELDS = (
+    "workflow",
+    "title",
+    "tags",
+    "kind",
+    "schedule",
+    "event",
+    "serialize_key",
+    "secret_scope",
+    "limits",
+    "overlap",
+    "concurrency",
+    "allow_destructive",
+    "status",
+    "next_fire_at",
+)
+
+
+class _Raced(Exception):
+    """The item changed between our read and our write (a claim, a settle or an edit)."""
+
+
+def last_claimed_slot_ms(item: TriggerModel) -> int | None:
+    """The latest scheduled slot this trigger has claimed (in flight, or its last run)."""
+    slots = [
+        int(entry["t"])
+        for entry in dynamo.in_flight_of(item).values()
+        if entry.get("k", "s") == "s" and entry.get("t") is not None
+    ]
+    last_run = (
+        item.last_run.as_dict()
+        if item.last_run is not None and hasattr(item.last_run, "as_dict")
+        else item.last_run
+    )
+    run_id = (last_run or {}).get("id") or ""
+    _, _, tail = run_id.partition(".")
+    if len(tail) >= 14 and tail[:13].isdigit() and tail[13] == "s":
+        slots.append(int(tail[:13]))
+    return max(slots) if slots else None
+
+
+def _merge_schedule(old: dict, patch: ScheduleIn) -> dict:
+    """The schedule after a patch: the kind is inferred from the cadence field sent."""
+    sent = patch.model_fields_set
+    given = [f for f in _CADENCE_FIELDS if f in sent and getattr(patch, f) is not None]
+    cleared = [f for f in _CADENCE_FIELDS if f in sent and getattr(patch, f) is None]
+    if len(given) > 1:
+        raise ValidationError(
+            f"give one of cron, interval_s or at (got {', '.join(given)})", field="schedule"
+        )
+    dumped = patch.model_dump(mode="json", include=sent)
+    if given:
+        # A new cadence replaces the old kind's fields; the timezone and DST policy carry
+        # over only between cron schedules (they mean nothing to an interval or an instant).
+        kind = given[0]
+        merged: dict = {kind: dumped[kind]}
+        if kind == "cron" and old.get("cron") is not None:
+            merged["timezone"] = old.get("timezone") or "UTC"
+            if old.get("dst") is not None:
+                merged["dst"] = old["dst"]
+    else:
+        if cleared:
+            raise ValidationError(
+                f"schedule.{cleared[0]} cannot be removed without another cadence",
+                field=f"schedule.{cleared[0]}",
+            )
+        merged = {k: v for k, v in old.items() if v is not None}
+    for name in ("timezone", "dst"):
+        if name in sent:
+            merged[name] = dumped[name]
+    return {k: v for k, v in merged.items() if v is not None}
+
+
+def _merged_spec(item: TriggerModel, data: TriggerPatch, sent: set[str]) -> dict:
+    """The trigger's settings after the patch, as a ``TriggerIn`` body (unvalidated)."""
+    old = json.loads(item.spec or "{}")
+    merged = {k: v for k, v in old.items() if k != "enabled"}
+    dumped = data.model_dump(mode="json", include=sent)
+    for name in sent - {"schedule", "event", "state", "limits", "enabled"}:
+        value = dumped[name]
+        if value is None and name not in _NULLABLE:
+            raise ValidationError(f"{name} may not be null", field=name)
+        merged[name] = [] if name == "tags" and value is None else value
+    if "limits" in sent:
+        limits = data.limits
+        merged["limits"] = (
+            {}
+            if limits is None
+            else {
+                **(old.get("limits") or {}),
+                **limits.model_dump(mode="json", include=limits.model_fields_set),
+            }
+        )
+    if "schedule" in sent:
+        if item.kind == "event":
+            raise ValidationError(
+                "an event trigger cannot be given a schedule; create a new trigger",
+                field="schedule",
+            )
+        if data.schedule is None:
+            raise ValidationError("schedule may not be null", field="schedule")
+        merged["schedule"] = _merge_schedule(old.get("schedule") or {}, data.schedule)
+    if "event" in sent:
+        if item.kind != "event":
+            raise ValidationError(
+                "a scheduled trigger cannot be given an event source; create a new trigger",
+                field="event",
+            )
+        event = data.event
+        if event is None:
+            raise ValidationError("event may not be null", field="event")
+        old_event = old.get("event") or {}
+        if event.source != old_event.get("source"):
+            raise ValidationError(
+                "event.source cannot change; create a new trigger", field="event.source"
+            )
+        if "secret" in event.model_fields_set:
+            raise ValidationError(
+                "event.secret cannot be patched; use POST /v1/triggers/{id}/rotate-secret",
+                field="event.secret",
+            )
+        merged["event"] = {
+            **old_event,
+            **event.model_dump(mode="json", include=event.model_fields_set - {"secret"}),
+        }
+    if "state" in sent and data.state is None:
+        raise ValidationError("state may not be null; send {} to clear it", field="state")
+    if "enabled" in sent and data.enabled is None:
+        raise ValidationError("enabled may not be null", field="enabled")
+    return merged
+
+
+def _diff(before: dict, after: dict, *, state_changed: bool, payload_changed: bool) -> dict:
+    changes = {
+        name: {"from": before.get(name), "to": after.get(name)}
+        for name in _DIFF_FIELDS
+        if before.get(name) != after.get(name)
+    }
+    if state_changed:
+        changes["state"] = {"changed": True}
+    if payload_changed:
+        changes["payload"] = {"changed": True}
+    return changes
+
+
+def patch_trigger(principal: Principal, trigger_id: str, body: Any, *, now: datetime) -> dict:
+    """Edit a trigger in place; 200 with the trigger, 409 on a stale ``version``.
+
+    1. Validate the body (``TriggerPatch``), then merge it into the stored settings and
+       validate the result as a whole (``TriggerIn``): every 422 names its field.
+    2. A cadence edit infers the kind from the field sent (``cron``, ``interval_s`` or
+       ``at``), drops the other kind's fields, and recomputes the next slot strictly after
+       ``max(now, the last slot claimed)``: a slot that already ran, or is running, is
+       never fired again, whatever the new schedule says.
+    3. One conditional write, fenced on ``version`` and on what a claim changes (see
+       ``_write_patch``); a state edit goes in the same transaction, with CAS on the
+       state's own version. A lost race re-reads and tries again; a stale ``version`` the
+       client sent is a 409.
+    4. Audit the change as a field diff (never a secret).
+    """
+    data = parse_model(TriggerPatch, body)
+    sent = set(data.model_fields_set) - {"version"}
+    if not sent:
+        raise ValidationError("the patch changes nothing: send at least one field", field=None)
+    for _attempt in range(PATCH_ATTEMPTS):
+        item = load_owned(principal, trigger_id)
+        current = int(item.version or 1)
+        if data.version is not None and data.version != current:
+            raise Conflict(
+                f"version {data.version} is stale: the trigger is at version {current}; "
+                "read it again and reapply your change",
+                field="version",
+            )
+        before = trigger_view(item)
+        try:
+            updated, state, shown_once = _write_patch(principal, item, data, sent, now=now)
+        except _Raced:
+            continue
+        after = trigger_view(updated, state=state, extra=shown_once)
+        audit(
+            principal,
+            "update",
+            tenant=item.tenant,
+            trigger_id=item.id,
+            now=now,
+            detail={
+                "version": int(updated.version or 1),
+                "changes": _diff(
+                    before,
+                    after,
+                    state_changed="state" in sent,
+                    payload_changed="payload" in sent,
+                ),
+            },
+        )
+        record_metric("TriggersUpdated", kind=updated.kind)
+        return after
+    raise Conflict("the trigger kept changing while it was edited; try again", field="version")
+
+
+def _prepare_http_target(item: TriggerModel, workflow: str, *, now: datetime) -> dict:
+    """A new ``http:`` target is checked; it gets an outbound secret (shown once) if it has none."""
+    prepare_target = event_hooks.get("prepare_target")
+    if prepare_target is None:
+        return {}
+    if item.outbound_secret_sealed is None:
+        return prepare_target(item, workflow, now=now)
+    # Keep the secret the receiver already verifies with; only check the new URL.
+    probe = TriggerModel(item.id, tenant=item.tenant)
+    prepare_target(probe, workflow, now=now)
+    return {}
+
+
+def _write_patch(
+    principal: Principal,
+    item: TriggerModel,
+    data: TriggerPatch,
+    sent: set[str],
+    *,
+    now: datetime,
+) -> tuple[TriggerModel, dict, dict]:
+    settings = get_settings()
+    merged = _merged_spec(item, data, sent)
+    full = parse_model(TriggerIn, {**merged, "state": {}})
+    if "workflow" in sent and not is_known_target(full.workflow):
+        raise ValidationError(f"unknown workflow {full.workflow!r}", field="workflow")
+    state_out: dict | None = None
+    if "state" in sent:
+        state_out = data.state or {}
+        validate_state = event_hooks.get("validate_state")
+        if validate_state is not None:
+            state_out = validate_state(get_workflow(full.workflow), full, state_out)
+    spec_json = full.model_dump(mode="json", exclude={"state", "enabled"})
+    if spec_json.get("event"):
+        spec_json["event"].pop("secret", None)
+
+    t = TriggerModel
+    now_ms = _ms(now)
+    shown_once: dict = {}
+    if full.workflow != item.workflow and full.workflow.startswith("http:"):
+        shown_once = _prepare_http_target(item, full.workflow, now=now)
+        if shown_once:
+            actions_first = [t.outbound_secret_sealed.set(item.outbound_secret_sealed)]
+        else:
+            actions_first = []
+    else:
+        actions_first = []
+    status = item.status
+    if "enabled" in sent and data.enabled != (item.status == "active"):
+        status = "active" if data.enabled else "disabled"
+    actions: list = [
+        *actions_first,
+        t.spec.set(json.dumps(spec_json, separators=(",", ":"))),
+        t.workflow.set(full.workflow),
+        t.updated_ms.set(now_ms),
+        t.version.add(1),
+    ]
+    if status != item.status:
+        actions.append(t.status.set(status))
+        if status == "active":
+            actions += [t.disabled_reason.remove(), t.consecutive_failures.set(0)]
+        else:
+            actions.append(t.disabled_reason.set("manual"))
+    condition = t.version == int(item.version or 1)
+
+    recomputed = False
+    if item.kind != "event" and full.schedule is not None:
+        old_spec = decode_schedule(item.sched) if item.sched else None
+        sched_in = full.schedule
+        anchor = now
+        if (
+            sched_in.interval_s is not None
+            and old_spec is not None
+            and old_spec.interval_s == sched_in.interval_s
+            and old_spec.anchor_at is not None
+        ):
+            anchor = old_spec.anchor_at  # the same interval keeps its phase
+        elif sched_in.interval_s is not None:
+            # A new interval counts from the last slot that fired (or from now): the
+            # next fire is one new interval after it, never a burst of catch-up fires.
+            last = last_claimed_slot_ms(item)
+            anchor = datetime.fromtimestamp(last / 1000, tz=UTC) if last is not None else now
+        new_spec = schedule_spec_from(sched_in, anchor_at=anchor)
+        schedule.validate_schedule(new_spec, min_interval_s=settings.min_interval_s)
+        new_sched = sched_json(new_spec, overlap=full.overlap, concurrency=full.concurrency)
+        cadence_changed = old_spec is None or encode_schedule(new_spec) != encode_schedule(old_spec)
+        if new_sched != item.sched:
+            actions += [t.sched.set(new_sched), t.kind.set(new_spec.kind)]
+        if cadence_changed or (status == "active" and item.status != "active"):
+            recomputed = True
+            # Race with the heartbeat, drawn as a timeline (a claim writes in_flight,
+            # next_fire_at and due_at, never `version`):
+            #
+            #   heartbeat                         PATCH
+            #   reads due row: slot S             reads item: version v, next_fire_at S
+            #   claim S: if next_fire_at == S
+            #     -> in_flight[S], next := S'
+            #                                     write: if version == v
+            #                                            and next_fire_at == S   -> fails
+            #                                     re-read: S is in flight, so the new
+            #                                     slot N is computed after max(now, S)
+            #
+            # or the PATCH writes first: next_fire_at is no longer S, so the claim's own
+            # condition fails and the heartbeat counts a lost race; S never fires. A
+            # settle that applies a workflow's next_fire_at is fenced the same way, and
+            # the in_flight size fence keeps due_at covering every live lease.
+            last = last_claimed_slot_ms(item)
+            bound = now if last is None else max(now, datetime.fromtimestamp(last / 1000, tz=UTC))
+            first = schedule.next_fire_after(new_spec, bound)
+            if first is None:
+                if new_spec.kind == "at":
+                    raise ValidationError(
+                        "schedule.at must be after now and after the last fire",
+                        field="schedule.at",
+                    )
+                if not cadence_changed:
+                    raise Conflict("this trigger's schedule has no future fire; edit it first")
+                raise ValidationError("this schedule never fires", field="schedule")
+            next_ms = _ms(first)
+            leases = [dynamo.entry_lease(e) for e in dynamo.in_flight_of(item).values()]
+            actions.append(t.next_fire_at.set(next_ms))
+            if status == "active":
+                actions += [
+                    t.due_at.set(min([next_ms, *leases])),
+                    t.due_shard.set(dynamo.shard_of(item.id, settings.due_shards)),
+                ]
+            elif leases:
+                actions.append(t.due_at.set(min(leases)))
+            else:
+                actions += [t.due_at.remove(), t.due_shard.remove()]
+            condition &= (
+                t.next_fire_at == int(item.next_fire_at)
+                if item.next_fire_at is not None
+                else t.next_fire_at.does_not_exist()
+            )
+            condition &= size(t.in_flight) == len(dynamo.in_flight_of(item))
+
+    if not recomputed and status == "disabled" and item.status == "active":
+        # Out of the due index at once (only a live lease keeps it there), fenced so that
+        # a claim landing in between cannot lose the lease that lets it be reaped.
+        leases = [dynamo.entry_lease(e) for e in dynamo.in_flight_of(item).values()]
+        if leases:
+            actions.append(t.due_at.set(min(leases)))
+        else:
+            actions += [t.due_at.remove(), t.due_shard.remove()]
+        condition &= size(t.in_flight) == len(dynamo.in_flight_of(item))
+
+    if state_out is None:
+        try:
+            item.update(actions=actions, condition=condition)
+        except UpdateError as exc:
+            if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+                raise _Raced() from None
+            raise
+        state, _ = dynamo.get_state(item.id)
+        return item, state, shown_once
+    _, state_version = dynamo.get_state(item.id)
+    state_item = StateModel(
+        item.id,
+        state=json.dumps(state_out, separators=(",", ":")),
+        version=state_version + 1,
+    )
+    state_condition = (
+        StateModel.trigger_id.does_not_exist()
+        if state_version == 0
+        else StateModel.version == state_version
+    )
+    connection = Connection(region=settings.region, host=settings.endpoint_url)
+    try:
+        with TransactWrite(connection=connection) as tx:
+            tx.update(TriggerModel(item.id), actions=actions, condition=condition)
+            tx.save(state_item, condition=state_condition)
+    except TransactWriteError as exc:
+        if exc.cause_response_code != "TransactionCanceledException":
+            raise
+        # Which condition failed? Ask the items rather than the cancellation reasons:
+        # moto lists the reasons in table-name order, DynamoDB in request order.
+        if dynamo.get_state(item.id)[1] != state_version:
+            raise Conflict(
+                "the state changed while it was edited (a run wrote it); read it and retry",
+                field="state",
+            ) from None
+        raise _Raced() from None
+    fresh = dynamo.get_trigger(item.id)
+    if fresh is None:
+        raise NotFound(f"trigger {item.id!r} not found")
+    return fresh, state_out, shown_once
 
 
 def now_utc() -> datetime:

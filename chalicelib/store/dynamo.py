@@ -12,6 +12,8 @@ that comes first (so a crashed run is reaped on time, even for a weekly cron).
 from __future__ import annotations
 
 import json
+import secrets
+import time
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +34,8 @@ __all__ = [
     "release_claim",
     "start_run",
     "claim_and_start",
+    "drop_claim",
+    "defer_run",
     "settle_run",
     "reap_run",
     "set_due",
@@ -58,6 +62,10 @@ class ClaimResult:
     CLAIMED = "claimed"
     LOST = "lost"  # another worker got there first, or the trigger changed
     BUSY = "busy"  # runs in flight fill its capacity
+
+
+# Writes retried in place on an error that may not have applied them (timeouts, 5xx).
+SETTLE_ATTEMPTS = 3
 
 
 def shard_of(trigger_id: str, shards: int) -> str:
@@ -99,6 +107,32 @@ def entry_lease(entry: Any) -> int:
     return int(entry.get("l", 0)) if isinstance(entry, dict) else 0
 
 
+def _plain(value: Any) -> dict:
+    if value is None:
+        return {}
+    return value.as_dict() if hasattr(value, "as_dict") else dict(value)
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _entry_after_error(trigger_id: str, run_id: str) -> tuple[TriggerModel | None, dict | None]:
+    """After a write that failed or went unanswered: the item and our ``in_flight`` entry.
+
+    Used to tell a write that was applied (its reply lost) from one that was not. A read
+    that fails too answers (None, None): nothing is known.
+    """
+    try:
+        item = get_trigger(trigger_id)
+    except Exception:
+        return None, None
+    if item is None:
+        return None, None
+    entry = _in_flight(item).get(run_id)
+    return item, entry if isinstance(entry, dict) else None
+
+
 def _in_flight(item: TriggerModel) -> dict:
     raw = item.in_flight
     return raw.as_dict() if hasattr(raw, "as_dict") else dict(raw or {})
@@ -123,7 +157,10 @@ def claim_slot(
     fires once, not once per missed slot.
     """
     t = TriggerModel
-    entry = {"l": lease_ms, "s": 0, "k": "s", "t": slot_ms}
+    # A token per claim attempt: after a lost reply it tells our write from another
+    # heartbeat's claim of the same slot (same run id and, at the same now, same lease).
+    token = secrets.token_hex(4)
+    entry = {"l": lease_ms, "s": 0, "k": "s", "t": slot_ms, "c": token}
     actions = [t.in_flight[run_id].set(entry)]
     if next_slot_ms is None:
         actions += [t.next_fire_at.remove(), t.due_at.set(lease_ms), t.due_shard.set(shard)]
@@ -143,6 +180,11 @@ def claim_slot(
     try:
         TriggerModel(trigger_id).update(actions=actions, condition=condition)
     except UpdateError as exc:
+        # A reply lost after the write was applied looks like a failure (and botocore's
+        # retry of it fails the condition): an entry carrying our token says it is ours.
+        mine = _entry_after_error(trigger_id, run_id)[1]
+        if mine is not None and mine.get("c") == token:
+            return ClaimResult.CLAIMED
         if _conditional_failed(exc):
             return ClaimResult.LOST
         raise
@@ -197,12 +239,22 @@ def start_run(trigger_id: str, *, run_id: str, lease_ms: int) -> TriggerModel | 
     """
     t = TriggerModel
     item = TriggerModel(trigger_id)
+    # A token per start attempt: after a lost reply (or botocore's retry of it failing
+    # the condition) it tells our start from a duplicate delivery's.
+    token = secrets.token_hex(4)
     try:
         item.update(
-            actions=[t.in_flight[run_id]["s"].set(1), t.in_flight[run_id]["l"].set(lease_ms)],
+            actions=[
+                t.in_flight[run_id]["s"].set(1),
+                t.in_flight[run_id]["l"].set(lease_ms),
+                t.in_flight[run_id]["o"].set(token),
+            ],
             condition=t.in_flight[run_id]["s"] == 0,
         )
     except UpdateError as exc:
+        fresh, mine = _entry_after_error(trigger_id, run_id)
+        if mine is not None and mine.get("o") == token and int(mine.get("s", 0)) == 1:
+            return fresh
         if _conditional_failed(exc) or "document path" in str(exc).lower():
             return None
         raise
@@ -219,12 +271,15 @@ def claim_and_start(
     shard: str,
     slot_ms: int | None = None,
     started: bool = True,
+    event_id: str | None = None,
 ) -> tuple[str, TriggerModel | None]:
     """Claim a slot for an event or manual run (and start it in the same write if ``started``)."""
     t = TriggerModel
-    entry = {"l": lease_ms, "s": 1 if started else 0, "k": surface[0]}
+    entry: dict = {"l": lease_ms, "s": 1 if started else 0, "k": surface[0]}
     if slot_ms is not None:
         entry["t"] = slot_ms
+    if event_id is not None:
+        entry["e"] = event_id  # so a reaped event run finds its event (runs.lost_hooks)
     item = TriggerModel(trigger_id)
     try:
         item.update(
@@ -244,6 +299,46 @@ def claim_and_start(
     return ClaimResult.CLAIMED, item
 
 
+def drop_claim(trigger_id: str, *, run_id: str, lease_ms: int) -> bool:
+    """Give back a claim that will not run after all (a started one too), fenced on its lease.
+
+    Only the claimer knows the lease it wrote, so nobody else's claim is ever dropped.
+    """
+    t = TriggerModel
+    try:
+        TriggerModel(trigger_id).update(
+            actions=[t.in_flight[run_id].remove()],
+            condition=t.in_flight[run_id]["l"] == lease_ms,
+        )
+    except UpdateError as exc:
+        if _conditional_failed(exc):
+            return False
+        raise
+    return True
+
+
+def defer_run(trigger_id: str, *, run_id: str, lease_ms: int | None) -> bool:
+    """Hand a started run back without counting it (a guard said wait), fenced on the run.
+
+    With ``lease_ms`` the claim is kept but un-started, its lease stretched over the wait:
+    the start fence accepts the message sent again, and the reaper leaves it alone. With
+    None the claim is released (an event run: its event goes back to its queue). False
+    means the claim was no longer ours (reaped).
+    """
+    t = TriggerModel
+    if lease_ms is None:
+        actions = [t.in_flight[run_id].remove()]
+    else:
+        actions = [t.in_flight[run_id]["s"].set(0), t.in_flight[run_id]["l"].set(lease_ms)]
+    try:
+        TriggerModel(trigger_id).update(actions=actions, condition=t.in_flight[run_id]["s"] == 1)
+    except UpdateError as exc:
+        if _conditional_failed(exc) or "document path" in str(exc).lower():
+            return False
+        raise
+    return True
+
+
 def settle_run(
     trigger_id: str,
     *,
@@ -259,15 +354,13 @@ def settle_run(
     forever. None means the claim was no longer ours (reaped).
     """
     t = TriggerModel
-    actions = [
-        t.in_flight[run_id].remove(),
-        t.run_count.add(1),
-        t.last_run.set(last_run),
-    ]
+    actions = [t.in_flight[run_id].remove(), t.last_run.set(last_run)]
+    # Only a run whose workflow ran counts toward run_count / max_runs: a skipped,
+    # refused or deferred fire (succeeded None) does not.
     if succeeded is True:
-        actions.append(t.consecutive_failures.set(0))
+        actions += [t.run_count.add(1), t.consecutive_failures.set(0)]
     elif succeeded is False:
-        actions.append(t.consecutive_failures.add(1))
+        actions += [t.run_count.add(1), t.consecutive_failures.add(1)]
     if next_fire_override_ms is not None:
         actions += [
             t.next_fire_at.set(next_fire_override_ms),
@@ -275,13 +368,27 @@ def settle_run(
             t.due_shard.set(shard),
         ]
     item = TriggerModel(trigger_id)
-    try:
-        item.update(actions=actions, condition=t.in_flight[run_id].exists())
-    except UpdateError as exc:
-        if _conditional_failed(exc):
-            return None
-        raise
-    return item
+    for attempt in range(SETTLE_ATTEMPTS):
+        try:
+            item.update(actions=actions, condition=t.in_flight[run_id].exists())
+            return item
+        except UpdateError as exc:
+            # Settling is fenced (it removes our entry), so it can apply only once and is
+            # safe to try again; after a lost reply, last_run says whether it applied.
+            fresh, mine = _entry_after_error(trigger_id, run_id)
+            if fresh is not None and mine is None:
+                last = _plain(fresh.last_run)
+                if last.get("id") == run_id and _int(last.get("finished_at")) == _int(
+                    last_run.get("finished_at")
+                ):
+                    return fresh
+                return None  # reaped
+            if _conditional_failed(exc):
+                return None
+            if attempt == SETTLE_ATTEMPTS - 1:
+                raise
+            time.sleep(0.02 * 2**attempt)
+    return None
 
 
 def reap_run(trigger_id: str, *, run_id: str, lease_ms: int, last_run: dict) -> bool:
@@ -379,9 +486,29 @@ def write_state(trigger_id: str, state: dict, *, expected_version: int) -> bool:
     return True
 
 
-def put_run(run: RunModel) -> None:
-    """Write a run record (its final state, or a terminal status like ``lost``)."""
-    run.save()
+RUN_RECORD_ATTEMPTS = 3
+
+
+def put_run(run: RunModel, *, only_new: bool = False) -> bool:
+    """Write a run record (its final state, or a terminal status like ``lost``).
+
+    The write is a whole item keyed by run id, so repeating it is harmless: it is tried a
+    few times, because the record is written after the claim is settled and a run must
+    not go missing from the history over one failed call. ``only_new`` never overwrites
+    an existing record (False if one exists).
+    """
+    condition = RunModel.run_id.does_not_exist() if only_new else None
+    for attempt in range(RUN_RECORD_ATTEMPTS):
+        try:
+            run.save(condition=condition)
+            return True
+        except PutError as exc:
+            if only_new and _conditional_failed(exc):
+                return False
+            if attempt == RUN_RECORD_ATTEMPTS - 1:
+                raise
+            time.sleep(0.02 * 2**attempt)
+    return True
 
 
 def get_run(trigger_id: str, run_id: str) -> RunModel | None:

@@ -39,6 +39,8 @@ __all__ = [
     "ALL_MODELS",
     "TTL_ATTRIBUTES",
     "configure_models",
+    "create_tables",
+    "table_definition",
 ]
 
 
@@ -162,14 +164,14 @@ class EventsByTrigger(GlobalSecondaryIndex):
 
 
 class PendingByTrigger(GlobalSecondaryIndex):
-    """Sparse: events of one trigger still waiting for a run slot, oldest first."""
+    """Sparse: events of one trigger still waiting for a run slot, the longest-ready first."""
 
     class Meta:
         index_name = "pending_by_trigger"
         projection = KeysOnlyProjection()
 
     pending_trigger = UnicodeAttribute(hash_key=True)
-    received_sk = UnicodeAttribute(range_key=True)
+    pending_sk = UnicodeAttribute(range_key=True)
 
 
 class PendingAll(GlobalSecondaryIndex):
@@ -180,7 +182,7 @@ class PendingAll(GlobalSecondaryIndex):
         projection = KeysOnlyProjection()
 
     pending_shard = UnicodeAttribute(hash_key=True)
-    received_sk = UnicodeAttribute(range_key=True)
+    pending_sk = UnicodeAttribute(range_key=True)
 
 
 class EventModel(_Base):
@@ -206,7 +208,12 @@ class EventModel(_Base):
     headers = UnicodeAttribute(default="{}")
     pending_trigger = UnicodeAttribute(null=True)
     pending_shard = UnicodeAttribute(null=True)
+    # "<ready ms:013d>#<run id>" while pending: ready = received, or retry_at for a retry;
+    # the run id inside lets the KEYS_ONLY pending indexes build a fire message alone.
+    pending_sk = UnicodeAttribute(null=True)
     retry_at = NumberAttribute(null=True)
+    dedupe_until = NumberAttribute(null=True)  # epoch ms; the same key is a duplicate until then
+    finished_ms = NumberAttribute(null=True)
     expires = NumberAttribute(null=True)
     surface = UnicodeAttribute(default="event")
 
@@ -225,6 +232,10 @@ class LedgerModel(_Base):
     period = UnicodeAttribute(range_key=True)
     spent_usd = NumberAttribute(default=0)
     reserved_usd = NumberAttribute(default=0)
+    # spent + reserved, kept as one number: a DynamoDB condition cannot add two attributes.
+    committed_usd = NumberAttribute(default=0)
+    last_cost_usd = NumberAttribute(null=True)
+    holds = MapAttribute(default=dict)  # run_id -> the estimate that run reserved
     expires = NumberAttribute(null=True)
 
 
@@ -312,24 +323,58 @@ def base_name(model: type[Model]) -> str:
 def configure_models(settings: Settings) -> None:
     """Point every model at its table (prefix), region and endpoint; drop cached connections."""
     for model in ALL_MODELS:
-        model.Meta.table_name = settings.table_prefix + _BASE_NAMES[model]
-        model.Meta.region = settings.region
-        model.Meta.host = settings.endpoint_url
-        model._connection = None
+        target = (
+            settings.table_prefix + _BASE_NAMES[model],
+            settings.region,
+            settings.endpoint_url,
+        )
+        current = (model.Meta.table_name, model.Meta.region, getattr(model.Meta, "host", None))
+        model.Meta.table_name, model.Meta.region, model.Meta.host = target
+        if target != current:
+            # A connection builds its own botocore session and client (~0.2 s each): keep
+            # it while it still points at the same table, region and endpoint.
+            model._connection = None
+
+
+def table_definition(model: type[Model]) -> dict:
+    """The boto3 ``CreateTable`` arguments for ``model`` (on demand), from its pynamodb schema."""
+    schema = model._get_schema()
+    definition: dict = {
+        "TableName": model.Meta.table_name,
+        "AttributeDefinitions": schema["attribute_definitions"],
+        "KeySchema": schema["key_schema"],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    indexes = [
+        {
+            "IndexName": index["index_name"],
+            "KeySchema": sorted(index["key_schema"], key=lambda k: k["KeyType"]),
+            "Projection": index["projection"],
+        }
+        for index in schema["global_secondary_indexes"]
+    ]
+    if indexes:
+        definition["GlobalSecondaryIndexes"] = indexes
+    return definition
 
 
 def create_tables(*, wait: bool = False) -> None:
     """Create every table that does not exist yet, with TTL where items expire (local stack, tests)."""
     import boto3
 
+    first = ALL_MODELS[0].Meta
+    client = boto3.client("dynamodb", region_name=first.region, endpoint_url=first.host)
+    # One client and one ListTables: pynamodb would build a client and describe per model.
+    existing: set[str] = set()
+    for page in client.get_paginator("list_tables").paginate():
+        existing.update(page.get("TableNames", []))
     for model in ALL_MODELS:
-        if not model.exists():
-            model.create_table(wait=wait, billing_mode="PAY_PER_REQUEST")
+        if model.Meta.table_name not in existing:
+            client.create_table(**table_definition(model))
+            if wait:
+                client.get_waiter("table_exists").wait(TableName=model.Meta.table_name)
         ttl_attr = TTL_ATTRIBUTES.get(_BASE_NAMES[model])
         if ttl_attr:
-            client = boto3.client(
-                "dynamodb", region_name=model.Meta.region, endpoint_url=model.Meta.host
-            )
             client.update_time_to_live(
                 TableName=model.Meta.table_name,
                 TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl_attr},

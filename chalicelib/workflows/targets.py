@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.workflows import Fire, Result, WorkflowFailed, get_workflow
+from chalicelib.workflows import DestructiveRefused, Fire, Result, WorkflowFailed, get_workflow
 
 __all__ = ["invoke", "to_result", "target_kind"]
 
@@ -56,4 +56,12 @@ def invoke(target: str, fire: Fire) -> Result:
     registered = get_workflow(target)
     if registered is None:
         raise LookupError(f"workflow {target!r} is not registered")
-    return to_result(registered.func(fire))
+    try:
+        value = registered.func(fire)
+    except Exception:
+        if fire.refused:  # refused, then failed some other way: the refusal is what counts
+            raise DestructiveRefused(fire.refused) from None
+        raise
+    if fire.refused:  # the workflow caught the refusal and carried on: still refused
+        raise DestructiveRefused(fire.refused)
+    return to_result(value)

@@ -1,0 +1,144 @@
+"""heartbeat_read_ratio: a tick reads what is due, not what is registered.
+
+Triggers are written straight into the table in batches of 25 (the API would take
+minutes for 100,000), each a daily interval trigger whose next slot is spread over the
+next day; 1 % of them have their slot within the last minute. One tick then runs with
+every DynamoDB call counted: items read (``ScannedCount`` of queries and scans, plus
+every item a GetItem or BatchGetItem returns) divided by the due count.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from datetime import UTC, datetime
+
+from bench.calls import CallLog
+from bench.env import MotoEnv
+
+__all__ = ["measure_read_ratio", "NOW"]
+
+NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+DAY_S = 86_400
+
+
+def _template() -> dict:
+    """One real trigger item (as the API writes it), in DynamoDB's attribute-value format."""
+    from chalicelib.services import triggers
+    from chalicelib.services.auth import Principal
+    from chalicelib.store import dynamo
+
+    root = Principal("root", "local", "admin")
+    created = triggers.create_trigger(
+        root, {"workflow": "echo", "schedule": {"interval_s": DAY_S}}, now=NOW
+    )
+    item = dynamo.get_trigger(created["id"])
+    assert item is not None
+    data = item.serialize()
+    item.delete()
+    return data
+
+
+def _item(template: dict, n: int, slot_ms: int, shards: int) -> dict:
+    from chalicelib.store.dynamo import shard_of
+
+    trigger_id = f"trg_bench{n:011d}"
+    item = dict(template)
+    item["id"] = {"S": trigger_id}
+    item["next_fire_at"] = {"N": str(slot_ms)}
+    item["due_at"] = {"N": str(slot_ms)}
+    item["due_shard"] = {"S": shard_of(trigger_id, shards)}
+    item["sched"] = {"S": json.dumps({"i": DAY_S, "an": slot_ms}, separators=(",", ":"))}
+    return item
+
+
+def _write(items: list[dict]) -> None:
+    from chalicelib.store.aws import client
+    from chalicelib.store.models import TriggerModel
+
+    ddb = client("dynamodb")
+    table = TriggerModel.Meta.table_name
+    for start in range(0, len(items), 25):
+        pending = [{"PutRequest": {"Item": it}} for it in items[start : start + 25]]
+        while pending:
+            answer = ddb.batch_write_item(RequestItems={table: pending})
+            pending = answer.get("UnprocessedItems", {}).get(table, [])
+
+
+def _warm_clients() -> None:
+    """Build the clients before measuring: a warm Lambda has them already."""
+    from chalicelib.settings import get_settings
+    from chalicelib.store import dynamo
+    from chalicelib.store.aws import client
+    from chalicelib.store.models import ALL_MODELS
+
+    dynamo.get_trigger("trg_warmup")
+    for model in ALL_MODELS:
+        model._get_connection().connection.client  # noqa: B018 (builds the client)
+    client("sqs").get_queue_attributes(QueueUrl=get_settings().queue_url)
+
+
+def _record(report, calls, due_count, ratios, tick_ms, claims_per_s, reads, dues) -> None:
+    read = sum(c.items_read for c in calls)
+    ratios.append(read / max(1, report.due))
+    tick_ms.append(report.duration_ms)
+    claims_per_s.append(report.claimed / max(1e-9, report.duration_ms / 1000))
+    reads.append(read)
+    dues.append(report.due)
+    assert report.claimed == due_count, (report.claimed, due_count)
+
+
+def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int = 7) -> dict:
+    """Register ``registered`` triggers (1 % due), run ``repeats`` ticks; medians."""
+    from chalicelib.services import heartbeat
+    from chalicelib.settings import get_settings
+
+    env.fresh()
+    settings = get_settings()
+    rng = random.Random(seed)
+    now_ms = int(NOW.timestamp() * 1000)
+    template = _template()
+    due_count = max(1, registered // 100)
+    due_numbers = set(rng.sample(range(registered), due_count))
+    horizon_ms = (settings.lookahead_s + 60) * 1000
+
+    def due_slot() -> int:
+        return now_ms - rng.randrange(0, 59_000)
+
+    started = time.perf_counter()
+    items = []
+    due_items = []
+    for n in range(registered):
+        if n in due_numbers:
+            item = _item(template, n, due_slot(), settings.due_shards)
+            due_items.append(item)
+        else:
+            slot = now_ms + horizon_ms + rng.randrange(0, DAY_S * 1000)
+            item = _item(template, n, slot, settings.due_shards)
+        items.append(item)
+    _write(items)
+    register_s = time.perf_counter() - started
+
+    ratios, tick_ms, claims_per_s, reads, dues = [], [], [], [], []
+    with CallLog() as log:
+        _warm_clients()
+        for _ in range(repeats):
+            mark = log.mark()
+            report = heartbeat.tick(now=NOW)
+            calls = [c for c in log.since(mark) if c.service == "dynamodb"]
+            _record(report, calls, due_count, ratios, tick_ms, claims_per_s, reads, dues)
+            # Put the due triggers back as they were, for the next repeat.
+            with log.pause():
+                _write(due_items)
+    return {
+        "registered": registered,
+        "due": int(statistics.median(dues)),
+        "items_read": int(statistics.median(reads)),
+        "read_ratio": round(statistics.median(ratios), 3),
+        "tick_ms": round(statistics.median(tick_ms), 1),
+        "claims_per_s": round(statistics.median(claims_per_s), 1),
+        "register_s": round(register_s, 1),
+        "repeats": repeats,
+    }

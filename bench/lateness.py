@@ -1,0 +1,174 @@
+"""lateness_p50_ms / lateness_p99_ms: how late scheduled fires start in the local stack.
+
+The local stack is started the way a user starts it (``python -m chalicelib.local.stack``,
+as the e2e tests do) with a 60 s heartbeat and 5 runner threads polling SQS. 200
+triggers are created over HTTP — cron triggers at minute granularity (every minute,
+every 2 minutes) and interval triggers (60 s, 120 s) anchored at their creation instant,
+so slots fall both on the heartbeat's own minute boundary and between ticks. Every fire
+whose slot falls in the measured window (whole minutes after the first tick) is
+collected through ``GET /v1/runs``; lateness is ``started_at - scheduled_for``.
+
+It also checks the window's bookkeeping: every expected slot ran exactly once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = ["measure_lateness", "percentile", "local_stack"]
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..100)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), round(p / 100 * len(ordered) + 0.5)))
+    return float(ordered[rank - 1])
+
+
+def _ms(text: str | None) -> int | None:
+    if text is None:
+        return None
+    return int(round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000))
+
+
+def _bodies(count: int, *, quick: bool) -> list[dict]:
+    if quick:
+        # Seconds instead of minutes: the same paths, a 2 s heartbeat.
+        return [
+            {"workflow": "echo", "schedule": {"interval_s": 2 * (1 + n % 2)}, "title": f"bench {n}"}
+            for n in range(count)
+        ]
+    kinds = [
+        {"cron": "* * * * *"},
+        {"cron": "*/2 * * * *"},
+        {"interval_s": 60},
+        {"interval_s": 120},
+    ]
+    return [
+        {"workflow": "echo", "schedule": kinds[n % len(kinds)], "title": f"bench {n}"}
+        for n in range(count)
+    ]
+
+
+def _slots(schedule_in: dict, created_at: str, start_ms: int, end_ms: int) -> list[int]:
+    """The slots of a trigger in [start_ms, end_ms), computed as cronhook computes them."""
+    from datetime import timedelta
+
+    from chalicelib.domain import schedule
+    from chalicelib.domain.spec import ScheduleIn, schedule_spec_from
+
+    # created_at is rounded to the millisecond, the interval anchor truncated: slots
+    # may differ by 1 ms, which the caller tolerates.
+    anchor = datetime.fromtimestamp(_ms(created_at) / 1000, tz=UTC)
+    spec = schedule_spec_from(ScheduleIn(**schedule_in), anchor_at=anchor)
+    at = datetime.fromtimestamp(start_ms / 1000, tz=UTC) - timedelta(milliseconds=1)
+    slots = []
+    while True:
+        at = schedule.next_fire_after(spec, at)
+        if at is None or at.timestamp() * 1000 >= end_ms:
+            return slots
+        slots.append(int(round(at.timestamp() * 1000)))
+
+
+def _all_runs(stack, *, surface: str = "schedule") -> list[dict]:
+    runs: list[dict] = []
+    cursor = None
+    while True:
+        path = f"/v1/runs?surface={surface}&limit=200" + (f"&cursor={cursor}" if cursor else "")
+        answer = stack.call("GET", path)
+        answer.raise_for_status()
+        page = answer.json()
+        runs.extend(page["items"])
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return runs
+
+
+@contextlib.contextmanager
+def local_stack(*, quick: bool) -> Iterator[Any]:
+    """The local stack as ``make run`` starts it: 60 s heartbeat (2 s when quick), 5 runners."""
+    from tests.e2e.conftest import start_stack, stop_stack
+
+    with tempfile.TemporaryDirectory(prefix="cronhook-bench-") as tmp:
+        stack = start_stack(
+            Path(tmp),
+            heartbeat_s=2 if quick else 60,
+            min_interval_s=1 if quick else 60,
+            max_concurrency=5,
+            env={"CRONHOOK_LOG_LEVEL": "WARNING"},
+        )
+        try:
+            yield stack
+        finally:
+            stop_stack(stack)
+
+
+def measure_lateness(
+    *, triggers: int = 200, window_s: int = 180, quick: bool = False, stack: Any = None
+) -> dict:
+    """Create ``triggers`` in a local stack, measure the fires of ``window_s`` seconds."""
+    if stack is None:
+        with local_stack(quick=quick) as started:
+            return measure_lateness(
+                triggers=triggers, window_s=window_s, quick=quick, stack=started
+            )
+    heartbeat_s = 2 if quick else 60
+    created_at = time.time()
+    created = []
+    for body in _bodies(triggers, quick=quick):
+        answer = stack.call("POST", "/v1/triggers", body)
+        assert answer.status_code == 201, answer.text
+        created.append((answer.json(), body["schedule"]))
+    create_s = time.time() - created_at
+    # The window: whole heartbeat periods, starting at the first tick after the
+    # last trigger exists (every trigger has been through a tick by then).
+    period = heartbeat_s
+    start = (int(time.time()) // period + 1) * period + period
+    end = start + window_s
+    time.sleep(max(0.0, end - time.time()) + (5 if quick else 15))
+    runs = _all_runs(stack)
+    mine = {view["id"] for view, _ in created}
+    expected = {
+        (view["id"], slot)
+        for view, schedule_in in created
+        for slot in _slots(schedule_in, view["created_at"], start * 1000, end * 1000)
+    }
+    window = [
+        r
+        for r in runs
+        if r["trigger_id"] in mine and start * 1000 <= _ms(r["scheduled_for"]) < end * 1000
+    ]
+    lateness = [
+        _ms(r["started_at"]) - _ms(r["scheduled_for"]) for r in window if r.get("started_at")
+    ]
+    per_slot: dict[tuple[str, int], int] = {}
+    for r in window:
+        key = (r["trigger_id"], _ms(r["scheduled_for"]))
+        per_slot[key] = per_slot.get(key, 0) + 1
+    return {
+        "lateness_p50_ms": round(percentile(lateness, 50)),
+        "lateness_p99_ms": round(percentile(lateness, 99)),
+        "lateness_max_ms": round(max(lateness)) if lateness else None,
+        "lateness_mean_ms": round(statistics.mean(lateness)) if lateness else None,
+        "fires": len(window),
+        "not_succeeded": sum(1 for r in window if r["status"] != "succeeded"),
+        "duplicated_slots": sum(1 for n in per_slot.values() if n > 1),
+        "expected_fires": len(expected),
+        "missing_fires": sum(
+            1 for t, slot in expected if not any((t, slot + d) in per_slot for d in (-1, 0, 1))
+        ),
+        "triggers": triggers,
+        "window_s": window_s,
+        "heartbeat_s": heartbeat_s,
+        "create_s": round(create_s, 1),
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }

@@ -1,0 +1,249 @@
+"""``make bench``: run the benchmarks, print a table, write ``bench/results.json``.
+
+Environment:
+
+- ``BENCH_QUICK=1``: small numbers and a 2 s heartbeat, for a smoke run (about a
+  minute); its results go to ``bench/results.quick.json`` unless ``BENCH_OUT`` is set.
+- ``BENCH_ONLY=heartbeat,cost,webhook,lateness,burst``: run only these sections.
+- ``BENCH_OUT=path``: where to write the results.
+
+Numbers are medians of repeated runs where a section repeats (see ``repeats`` in each
+section's details). The sections that run the local stack (lateness, burst) take minutes
+of wall-clock time by nature and run once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "run", "SECTIONS"]
+
+SECTIONS = ("heartbeat", "cost", "webhook", "lateness", "burst")
+# The fire cost, three ways: the event source mapping's batches of 10 (fires that come
+# due together), every fire alone (sparse schedules), and a workflow that writes state.
+COST_VARIANTS = {
+    "batched": {},
+    "unbatched": {"batch_size": 1},
+    "with_state": {"workflow": "echo", "state": True},
+}
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _machine() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_avg_at_start": [round(x, 2) for x in load] if load else None,
+    }
+
+
+def _plan(quick: bool) -> dict:
+    if quick:
+        return {
+            "heartbeat": [(200, 1)],
+            "cost": {"triggers": 10, "ticks": 1, "repeats": 1},
+            "webhook": {"triggers": 4, "rounds": 2, "repeats": 1, "http_deliveries": 10},
+            "lateness": {"triggers": 6, "window_s": 4},
+            "burst": [(20, 2.0)],
+        }
+    return {
+        # 100,000 registered takes ~1.5 min to write and ~45 s per tick on moto (which
+        # scans in Python): 2 repeats there, 5 elsewhere.
+        "heartbeat": [(1_000, 5), (10_000, 5), (100_000, 2)],
+        "cost": {"triggers": 100, "ticks": 3, "repeats": 3},
+        "webhook": {"triggers": 20, "rounds": 10, "repeats": 3, "http_deliveries": 200},
+        "lateness": {"triggers": 200, "window_s": 180},
+        "burst": [(200, 10.0), (2_000, 60.0)],
+    }
+
+
+def _median_of(runs: list[dict], key: str) -> float:
+    return round(statistics.median(r[key] for r in runs), 3)
+
+
+def run(
+    *,
+    quick: bool = False,
+    only: tuple[str, ...] = SECTIONS,
+    plan: dict | None = None,
+    endpoint: str | None = None,
+) -> dict[str, Any]:
+    """Run the chosen sections; returns the results (also what goes into the JSON).
+
+    ``plan`` overrides the sizes; ``endpoint`` uses a running moto server (in this
+    process) instead of starting one.
+    """
+    os.environ.setdefault("CRONHOOK_LOG_LEVEL", "WARNING")
+    from bench.cost import PEERS, measure_fire_cost
+    from bench.env import MotoEnv
+    from bench.heartbeat import measure_read_ratio
+    from bench.lateness import local_stack
+    from bench.webhooks import measure_webhook_inprocess
+
+    plan = {**_plan(quick), **(plan or {})}
+    results: dict[str, Any] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "quick": quick,
+        "machine": _machine(),
+        "peers": PEERS,
+        "section_seconds": {},
+    }
+    env = MotoEnv(endpoint=endpoint) if endpoint else MotoEnv().start()
+    try:
+        if "heartbeat" in only:
+            started = time.time()
+            rows = [measure_read_ratio(env, registered=n, repeats=r) for n, r in plan["heartbeat"]]
+            results["heartbeat"] = {str(row["registered"]): row for row in rows}
+            results["heartbeat_read_ratio"] = max(row["read_ratio"] for row in rows)
+            results["heartbeat_read_ratio_by_registered"] = {
+                str(row["registered"]): row["read_ratio"] for row in rows
+            }
+            results["section_seconds"]["heartbeat"] = round(time.time() - started)
+        if "cost" in only:
+            started = time.time()
+            p = dict(plan["cost"])
+            variants = p.pop("variants", tuple(COST_VARIANTS))
+            results["fire_cost"] = {}
+            for name in variants:
+                measured = measure_fire_cost(env, **p, **COST_VARIANTS[name])
+                results["fire_cost"][name] = measured
+                key = "usd_per_million_fires" + ("" if name == "batched" else f"_{name}")
+                results[key] = measured["usd_per_million"]
+            results["section_seconds"]["cost"] = round(time.time() - started)
+        if "webhook" in only and plan["webhook"]["repeats"]:
+            started = time.time()
+            p = plan["webhook"]
+            runs = [
+                measure_webhook_inprocess(env, triggers=p["triggers"], rounds=p["rounds"])
+                for _ in range(p["repeats"])
+            ]
+            for key in ("webhook_p50_ms", "webhook_p99_ms", "usd_per_million_webhooks"):
+                results[key] = _median_of(runs, key)
+            results["webhook_cost_by_site"] = runs[-1]["webhook_cost_by_site"]
+            results["webhook_inprocess_runs"] = [
+                {k: v for k, v in r.items() if k != "webhook_cost_by_site"} for r in runs
+            ]
+            results["section_seconds"]["webhook"] = round(time.time() - started)
+    finally:
+        if not endpoint:
+            env.stop()
+    # Each local-stack section gets a stack of its own (a quick run shares one).
+    with local_stack(quick=quick) if quick else contextlib.nullcontext() as shared:
+        _stack_sections(results, plan=plan, only=only, quick=quick, stack=shared)
+    return results
+
+
+def _stack_sections(results: dict, *, plan: dict, only: tuple, quick: bool, stack: Any) -> None:
+    from bench.lateness import measure_lateness
+    from bench.webhooks import measure_burst, measure_http
+
+    if "webhook" in only and plan["webhook"].get("http_deliveries"):
+        started = time.time()
+        deliveries = plan["webhook"]["http_deliveries"]
+        results.update(measure_http(deliveries=deliveries, quick=quick, stack=stack))
+        results["section_seconds"]["webhook_http"] = round(time.time() - started)
+    if "lateness" in only:
+        started = time.time()
+        late = measure_lateness(**plan["lateness"], quick=quick, stack=stack)
+        results["lateness_p50_ms"] = late["lateness_p50_ms"]
+        results["lateness_p99_ms"] = late["lateness_p99_ms"]
+        results["lateness"] = late
+        results["section_seconds"]["lateness"] = round(time.time() - started)
+    if "burst" in only:
+        started = time.time()
+        bursts = {
+            f"{n}_in_{int(s)}s": measure_burst(deliveries=n, seconds=s, quick=quick, stack=stack)
+            for n, s in plan["burst"]
+        }
+        results["burst"] = bursts
+        results["burst_accepted"] = sum(b["accepted"] for b in bursts.values())
+        results["burst_lost"] = sum(b["lost"] for b in bursts.values())
+        results["burst_duplicated"] = sum(b["duplicated"] for b in bursts.values())
+        results["burst_drain_s"] = max(b["drain_s"] for b in bursts.values())
+        results["burst_max_concurrency"] = max(b["max_concurrency"] for b in bursts.values())
+        results["section_seconds"]["burst"] = round(time.time() - started)
+
+
+# -- the table ----------------------------------------------------------------------------
+
+_ROWS = (
+    ("heartbeat_read_ratio", "items read per due trigger (worst size)", "<= 1.1"),
+    ("usd_per_million_fires", "$ per million fires (ESM batches of 10)", "<= 2.00"),
+    ("usd_per_million_fires_unbatched", "$ per million fires (every fire alone)", ""),
+    ("usd_per_million_fires_with_state", "$ per million fires (state written)", ""),
+    ("usd_per_million_webhooks", "$ per million webhooks (API GW REST)", ""),
+    ("webhook_p50_ms", "webhook accepted, in process, p50 ms", ""),
+    ("webhook_p99_ms", "webhook accepted, in process, p99 ms", "<= 50"),
+    ("webhook_http_p50_ms", "webhook accepted, local stack HTTP, p50 ms", ""),
+    ("webhook_http_p99_ms", "webhook accepted, local stack HTTP, p99 ms", ""),
+    ("lateness_p50_ms", "fire start - scheduled, p50 ms", ""),
+    ("lateness_p99_ms", "fire start - scheduled, p99 ms", "<= 2000"),
+    ("burst_accepted", "burst: webhooks accepted", ""),
+    ("burst_lost", "burst: accepted but never ran", "0"),
+    ("burst_duplicated", "burst: ran more than once", "0"),
+    ("burst_drain_s", "burst: last run done after last send, s", ""),
+    ("burst_max_concurrency", "burst: most runs at once (ceiling 5)", "<= 5"),
+)
+
+
+def table(results: dict) -> str:
+    """The results as a fixed-width table."""
+    lines = [f"{'metric':<34} {'value':>10}  {'target':<8} what", "-" * 100]
+    for key, what, target in _ROWS:
+        if key in results:
+            value = results[key]
+            shown = f"{value:,.3f}" if isinstance(value, float) else f"{value:,}"
+            lines.append(f"{key:<34} {shown:>10}  {target:<8} {what}")
+    for n, row in (results.get("heartbeat") or {}).items():
+        lines.append(
+            f"  heartbeat {int(n):>7,} registered: ratio {row['read_ratio']}, tick "
+            f"{row['tick_ms']:,.0f} ms, {row['claims_per_s']:,.0f} claims/s on moto"
+        )
+    if "usd_per_million_fires" in results:
+        peer = results["peers"]["eventbridge_scheduler_plus_lambda_usd_per_million"]
+        lines.append(f"  peer: EventBridge Scheduler + Lambda ~ ${peer:.2f} per million fires")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    quick = os.environ.get("BENCH_QUICK") == "1"
+    only_env = os.environ.get("BENCH_ONLY")
+    only = tuple(s.strip() for s in only_env.split(",")) if only_env else SECTIONS
+    unknown = set(only) - set(SECTIONS)
+    if unknown:
+        sys.exit(f"unknown BENCH_ONLY sections: {sorted(unknown)}; known: {SECTIONS}")
+    default_out = ROOT / "bench" / ("results.quick.json" if quick else "results.json")
+    out = Path(os.environ.get("BENCH_OUT") or default_out)
+    results = run(quick=quick, only=only)
+    if only != SECTIONS and out.exists():
+        # A partial run updates the sections it ran and keeps the others.
+        previous = json.loads(out.read_text())
+        previous.update(results)
+        results = previous
+    out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    print(table(results))
+    print(f"\nwritten: {out}")
+
+
+if __name__ == "__main__":
+    main()

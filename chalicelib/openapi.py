@@ -1,0 +1,867 @@
+"""The OpenAPI 3.1 document of the REST API, and ``docs/api.md`` rendered from it.
+
+Request bodies are the pydantic models that validate requests (``domain/spec.py``);
+responses are the models below, which describe what the views return. The document
+lists only the routes the app really has, so it cannot promise a route that is not
+there. ``python -m chalicelib.openapi`` rewrites ``docs/api.md``; a test fails when the
+committed page is out of date.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import models_json_schema
+
+from chalicelib.domain.spec import KeyIn, PreviewIn, RotateSecretIn, TriggerIn, TriggerPatch
+
+__all__ = [
+    "OPERATIONS",
+    "build_document",
+    "document",
+    "render_markdown",
+    "main",
+]
+
+API_VERSION = "1.0.0"
+Instant = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+RunStatus = Literal[
+    "queued", "running", "succeeded", "failed", "skipped", "refused", "budget_exceeded", "lost"
+]
+Surface = Literal["schedule", "event", "manual"]
+
+
+class _Out(BaseModel):
+    """Responses may grow fields: clients must ignore the ones they do not know."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ErrorDetail(_Out):
+    code: str = Field(description="Machine-readable: bad_request, unauthorized, not_found...")
+    message: str
+    field: str | None = Field(default=None, description="Dotted path of the field at fault")
+
+
+class ErrorOut(_Out):
+    """Every 4xx and 5xx answer."""
+
+    error: ErrorDetail
+
+
+class LastRunOut(_Out):
+    id: str | None
+    status: str | None
+    finished_at: Instant | None
+    error: str | None
+
+
+class TriggerOut(_Out):
+    """A trigger as the API shows it (never a secret)."""
+
+    id: str
+    workflow: str
+    title: str | None
+    display_name: str
+    tags: list[str]
+    kind: Literal["cron", "interval", "at", "event"]
+    cadence: str = Field(description='Human-readable, e.g. "Every 2 hours"')
+    schedule: dict[str, Any] | None
+    event: dict[str, Any] | None
+    payload: Any = None
+    backfill: str
+    serialize_key: str | None
+    secret_scope: str | None
+    limits: dict[str, Any] | None
+    overlap: Literal["skip", "buffer_one", "allow"]
+    concurrency: int
+    allow_destructive: bool
+    enabled: bool
+    status: Literal["active", "disabled"]
+    disabled_reason: str | None = Field(
+        description="null, manual, failures, expired, max_runs, budget, creator_gone, "
+        "workflow_missing, source_gone"
+    )
+    next_fire_at: Instant | None
+    consecutive_failures: int
+    run_count: int
+    last_run: LastRunOut | None
+    webhook_url: str | None = None
+    created_by: str | None
+    created_at: Instant | None
+    updated_at: Instant | None
+    version: int = Field(description="Send it back in a PATCH for optimistic locking")
+    warnings: list[Any]
+    state: dict[str, Any] | None = Field(default=None, description="On single-trigger answers only")
+
+
+class WebhookOnce(_Out):
+    url: str | None = None
+    secret: str | None = Field(default=None, description="Shown only in this answer")
+
+
+class TriggerCreated(TriggerOut):
+    """The trigger, plus (event triggers) its webhook URL and secret, shown once."""
+
+    webhook: WebhookOnce | None = None
+
+
+class TriggerPage(_Out):
+    items: list[TriggerOut]
+    next_cursor: str | None
+
+
+class RunOut(_Out):
+    id: str
+    trigger_id: str
+    surface: Surface
+    status: RunStatus
+    workflow: str | None = None
+    scheduled_for: Instant | None
+    started_at: Instant | None
+    finished_at: Instant | None
+    lateness_ms: int | None
+    error: str | None
+    cost_usd: float
+    event_id: str | None
+    attempt: int
+    output: Any = Field(default=None, description="What the workflow returned, clipped to 4 KB")
+
+
+class RunPage(_Out):
+    items: list[RunOut]
+    next_cursor: str | None
+
+
+class RunStarted(_Out):
+    run_id: str
+
+
+class PreviewOut(_Out):
+    fires: list[Instant]
+    cadence: str | None = None
+
+
+class SecretOut(_Out):
+    secret: str = Field(description="Shown only in this answer")
+    previous_valid_until: Instant | None = Field(
+        default=None, description="Until when the previous secret still verifies"
+    )
+
+
+class EventOut(_Out):
+    """A received webhook (never its body here; the run gets it)."""
+
+    id: str
+    trigger_id: str
+    status: str
+    run_id: str | None
+    received_at: Instant | None
+
+
+class EventPage(_Out):
+    items: list[EventOut]
+    next_cursor: str | None
+
+
+class HookAnswer(_Out):
+    event_id: str | None = None
+    run_id: str | None = None
+
+
+class WorkflowOut(_Out):
+    name: str
+    description: str | None
+    state_schema: dict[str, Any] | None
+
+
+class WorkflowPage(_Out):
+    items: list[WorkflowOut]
+    next_cursor: str | None
+
+
+class DeletedOut(_Out):
+    deleted: int
+
+
+class AuditOut(_Out):
+    id: str
+    at: Instant
+    actor: str = Field(description="Key id, root, or system")
+    action: str = Field(
+        description="create, update, delete, enable, disable, fire, rotate, replay, "
+        "create_key, delete_key"
+    )
+    trigger_id: str | None
+    detail: dict[str, Any] = Field(description="For update: the field diff; never a secret")
+
+
+class AuditPage(_Out):
+    items: list[AuditOut]
+    next_cursor: str | None
+
+
+class KeyOut(_Out):
+    id: str
+    tenant: str
+    role: Literal["viewer", "operator", "admin"]
+    created_at: Instant | None
+    created_by: str | None
+
+
+class KeyCreated(KeyOut):
+    key: str = Field(description="The API key itself: shown only in this answer")
+
+
+class KeyPage(_Out):
+    items: list[KeyOut]
+    next_cursor: str | None
+
+
+class HealthOut(_Out):
+    ok: bool
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    schema: dict
+    description: str
+    where: str = "query"
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    path: str
+    summary: str
+    role: str | None  # None: no API key (public, or a signature)
+    responses: dict[int, type[BaseModel] | None]
+    body: type[BaseModel] | None = None
+    optional_body: bool = False
+    params: tuple[Param, ...] = ()
+    errors: tuple[int, ...] = ()
+    description: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _q(name: str, schema: dict, description: str) -> Param:
+    return Param(name, schema, description)
+
+
+LIMIT = _q("limit", {"type": "integer", "minimum": 1, "maximum": 200}, "Page size (default 50)")
+CURSOR = _q("cursor", {"type": "string"}, "`next_cursor` of the previous page")
+RUN_STATUS = _q(
+    "status",
+    {"type": "string", "enum": list(RunStatus.__args__)},
+    "Only runs with this status",
+)
+RUN_SURFACE = _q(
+    "surface", {"type": "string", "enum": list(Surface.__args__)}, "Only runs from this surface"
+)
+_TRIGGER = ("trigger_id",)
+_READ_ERRORS = (401, 403, 404, 422, 429)
+_WRITE_ERRORS = (400, 401, 403, 404, 413, 415, 422, 429)
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation("GET", "/healthz", "Liveness", None, {200: HealthOut}),
+    Operation(
+        "GET",
+        "/v1/openapi.json",
+        "This document",
+        None,
+        {200: None},
+        description="OpenAPI 3.1, generated from the models that validate requests.",
+    ),
+    Operation(
+        "POST",
+        "/v1/triggers",
+        "Create a trigger",
+        "operator",
+        {201: TriggerCreated},
+        body=TriggerIn,
+        errors=(*_WRITE_ERRORS, 503),
+        description="Exactly one of `schedule.cron`, `schedule.interval_s`, `schedule.at` "
+        "or `event.source`. An event trigger's answer carries `webhook.url` and "
+        "`webhook.secret`, the secret only this once.",
+    ),
+    Operation(
+        "GET",
+        "/v1/triggers",
+        "List triggers, newest first",
+        "viewer",
+        {200: TriggerPage},
+        params=(
+            _q("tag", {"type": "string"}, "Only triggers with this tag"),
+            _q("workflow", {"type": "string"}, "Only triggers of this workflow"),
+            _q(
+                "status",
+                {"type": "string", "enum": ["active", "disabled"]},
+                "Only triggers with this status",
+            ),
+            LIMIT,
+            CURSOR,
+        ),
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "GET",
+        "/v1/triggers/{trigger_id}",
+        "Get a trigger (with its state)",
+        "viewer",
+        {200: TriggerOut},
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "PATCH",
+        "/v1/triggers/{trigger_id}",
+        "Edit a trigger in place",
+        "operator",
+        {200: TriggerOut},
+        body=TriggerPatch,
+        errors=(*_WRITE_ERRORS, 409),
+        description="Send only the fields to change (objects such as `limits` and `event` "
+        "merge). A cadence edit infers the kind from the field sent (`cron`, `interval_s` "
+        "or `at`), clears the other kind's fields and recomputes `next_fire_at` strictly "
+        "after now and after the last slot that fired, so no slot runs twice. Send "
+        "`version` (from the trigger) to get a 409 instead of overwriting someone else's "
+        "edit. `state` is replaced as a whole, compare-and-set against runs.",
+    ),
+    Operation(
+        "DELETE",
+        "/v1/triggers/{trigger_id}",
+        "Delete a trigger (it stops at once; its runs stay for their retention)",
+        "operator",
+        {204: None},
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "POST",
+        "/v1/triggers/{trigger_id}/fire",
+        "Run a trigger now (surface manual)",
+        "operator",
+        {202: RunStarted},
+        errors=(*_READ_ERRORS, 409, 503),
+    ),
+    Operation(
+        "POST",
+        "/v1/triggers/{trigger_id}/enable",
+        "Enable (the next fire is computed from now)",
+        "operator",
+        {200: TriggerOut},
+        errors=(*_READ_ERRORS, 409),
+    ),
+    Operation(
+        "POST",
+        "/v1/triggers/{trigger_id}/disable",
+        "Disable (reason manual)",
+        "operator",
+        {200: TriggerOut},
+        errors=(*_READ_ERRORS, 409),
+    ),
+    Operation(
+        "POST",
+        "/v1/triggers/{trigger_id}/rotate-secret",
+        "Rotate an event trigger's signing secret",
+        "operator",
+        {200: SecretOut},
+        body=RotateSecretIn,
+        optional_body=True,
+        errors=(*_WRITE_ERRORS, 409),
+        description="The new secret is shown only in this answer; the old one keeps "
+        "verifying for a grace period.",
+    ),
+    Operation(
+        "GET",
+        "/v1/triggers/{trigger_id}/preview",
+        "The next fires of a trigger",
+        "viewer",
+        {200: PreviewOut},
+        params=(_q("count", {"type": "integer", "minimum": 1, "maximum": 100}, "How many (10)"),),
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "POST",
+        "/v1/schedules/preview",
+        "The next fires of a schedule that is not stored",
+        "viewer",
+        {200: PreviewOut},
+        body=PreviewIn,
+        errors=_WRITE_ERRORS,
+    ),
+    Operation(
+        "GET",
+        "/v1/triggers/{trigger_id}/runs",
+        "A trigger's runs, newest first (runs in flight first)",
+        "viewer",
+        {200: RunPage},
+        params=(RUN_SURFACE, RUN_STATUS, LIMIT, CURSOR),
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "GET",
+        "/v1/runs",
+        "The tenant's runs, newest first",
+        "viewer",
+        {200: RunPage},
+        params=(
+            RUN_SURFACE,
+            RUN_STATUS,
+            _q("trigger_id", {"type": "string"}, "Only this trigger's runs"),
+            LIMIT,
+            CURSOR,
+        ),
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "GET",
+        "/v1/runs/{run_id}",
+        "One run (also a queued or running one)",
+        "viewer",
+        {200: RunOut},
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "GET",
+        "/v1/triggers/{trigger_id}/events",
+        "An event trigger's received events, newest first",
+        "viewer",
+        {200: EventPage},
+        params=(LIMIT, CURSOR),
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "POST",
+        "/v1/events/{event_id}/replay",
+        "Run a stored event again",
+        "operator",
+        {202: RunStarted},
+        errors=(*_READ_ERRORS, 409, 503),
+    ),
+    Operation(
+        "GET",
+        "/v1/workflows",
+        "The registered workflows",
+        "viewer",
+        {200: WorkflowPage},
+        params=(LIMIT, CURSOR),
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "DELETE",
+        "/v1/workflows/{name}/triggers",
+        "Delete every trigger of a workflow (in the caller's tenant)",
+        "operator",
+        {200: DeletedOut},
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "GET",
+        "/v1/audit",
+        "The audit log, newest first",
+        "admin",
+        {200: AuditPage},
+        params=(
+            _q("trigger_id", {"type": "string"}, "Only entries about this trigger"),
+            _q("action", {"type": "string"}, "Only this action"),
+            LIMIT,
+            CURSOR,
+        ),
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "POST",
+        "/v1/keys",
+        "Create an API key (shown only in this answer)",
+        "admin",
+        {201: KeyCreated},
+        body=KeyIn,
+        errors=_WRITE_ERRORS,
+        description="Only the root key may name another `tenant` (403 otherwise). Keys are "
+        "stored as their SHA-256 only.",
+    ),
+    Operation(
+        "GET",
+        "/v1/keys",
+        "The tenant's API keys (never the keys themselves)",
+        "admin",
+        {200: KeyPage},
+        params=(
+            _q("tenant", {"type": "string"}, "Another tenant's keys (root key only)"),
+            LIMIT,
+            CURSOR,
+        ),
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "DELETE",
+        "/v1/keys/{key_id}",
+        "Delete an API key",
+        "admin",
+        {204: None},
+        errors=_READ_ERRORS,
+        description="The key stops working at once; triggers it created are disabled "
+        "(`creator_gone`) at their next fire.",
+    ),
+    Operation(
+        "POST",
+        "/hooks/{token}",
+        "Receive a signed webhook",
+        None,
+        {200: HookAnswer, 202: HookAnswer},
+        errors=(400, 401, 404, 410, 413, 415, 422, 429, 503),
+        description="Authenticated by the provider's signature, not by an API key; see "
+        "the contract's Ingress section and docs/providers/.",
+        extra={"raw_body": True},
+    ),
+)
+
+_RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
+    ErrorOut,
+    TriggerOut,
+    TriggerCreated,
+    TriggerPage,
+    RunOut,
+    RunPage,
+    RunStarted,
+    PreviewOut,
+    SecretOut,
+    EventPage,
+    HookAnswer,
+    WorkflowPage,
+    DeletedOut,
+    AuditPage,
+    KeyCreated,
+    KeyPage,
+    HealthOut,
+)
+_REQUEST_MODELS: tuple[type[BaseModel], ...] = (
+    TriggerIn,
+    TriggerPatch,
+    PreviewIn,
+    KeyIn,
+    RotateSecretIn,
+)
+_STATUS_TEXT = {
+    200: "OK",
+    201: "Created",
+    202: "Accepted",
+    204: "No Content",
+    400: "Malformed JSON",
+    401: "Missing or bad API key (or signature)",
+    403: "Role too low",
+    404: "Not found (also another tenant's resource)",
+    405: "Method not allowed",
+    409: "Version conflict, or a state that does not allow it",
+    410: "Trigger disabled or expired",
+    413: "Too large",
+    415: "Content type not accepted",
+    422: "Invalid value; `field` names it",
+    429: "Throttled",
+    503: "Unavailable (switched off, or a dependency is down)",
+}
+
+
+def _schemas() -> dict:
+    models = [(m, "validation") for m in (*_REQUEST_MODELS, *_RESPONSE_MODELS)]
+    _, top = models_json_schema(models, ref_template="#/components/schemas/{model}")
+    return dict(sorted(top.get("$defs", {}).items()))
+
+
+def _ref(model: type[BaseModel]) -> dict:
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+
+def _path_params(path: str) -> list[str]:
+    return [part[1:-1] for part in path.split("/") if part.startswith("{")]
+
+
+def _operation(op: Operation) -> dict:
+    out: dict = {
+        "operationId": op.method.lower()
+        + "_"
+        + "_".join(
+            p.strip("{}").replace("-", "_").replace(".", "_") for p in op.path.split("/") if p
+        ),
+        "summary": op.summary,
+        "x-role": op.role or "none",
+    }
+    if op.description:
+        out["description"] = op.description
+    out["security"] = [{"bearerAuth": []}] if op.role else []
+    params = [
+        {
+            "name": name,
+            "in": "path",
+            "required": True,
+            "schema": {"type": "string", "minLength": 1},
+        }
+        for name in _path_params(op.path)
+    ]
+    params += [
+        {
+            "name": p.name,
+            "in": p.where,
+            "required": False,
+            "schema": p.schema,
+            "description": p.description,
+        }
+        for p in op.params
+    ]
+    if params:
+        out["parameters"] = params
+    if op.body is not None:
+        content = {"application/json": {"schema": _ref(op.body)}}
+        if op.method == "PATCH":
+            content["application/merge-patch+json"] = {"schema": _ref(op.body)}
+        out["requestBody"] = {"required": not op.optional_body, "content": content}
+    elif op.extra.get("raw_body"):
+        out["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": {}}, "*/*": {"schema": {}}},
+        }
+    responses: dict = {}
+    for status, model in sorted(op.responses.items()):
+        entry: dict = {"description": _STATUS_TEXT.get(status, "OK")}
+        if status != 204:
+            schema = {"type": "object"} if model is None else _ref(model)
+            entry["content"] = {"application/json": {"schema": schema}}
+        responses[str(status)] = entry
+    for status in sorted({*op.errors, 404, 405}) if op.role else sorted({*op.errors, 405}):
+        responses.setdefault(
+            str(status),
+            {
+                "description": _STATUS_TEXT.get(status, "Error"),
+                "content": {"application/json": {"schema": _ref(ErrorOut)}},
+            },
+        )
+    out["responses"] = responses
+    return out
+
+
+def _registered(routes: Any) -> set[tuple[str, str]]:
+    """``(METHOD, path)`` of every route the app has (``app.routes``: path -> method -> entry)."""
+    return {(method.upper(), path) for path, methods in routes.items() for method in methods}
+
+
+def build_document(routes: Any) -> dict:
+    """The OpenAPI 3.1 document for the routes the app registered."""
+    present = _registered(routes)
+    paths: dict = {}
+    for op in OPERATIONS:
+        if (op.method, op.path) in present:
+            paths.setdefault(op.path, {})[op.method.lower()] = _operation(op)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "cronhook",
+            "version": API_VERSION,
+            "description": "Workflow triggers for AWS: cron, intervals, one-time instants "
+            "and signed webhooks. JSON in and out; instants are ISO-8601 UTC with `Z`.",
+        },
+        "servers": [{"url": "/"}],
+        "components": {
+            "securitySchemes": {
+                "bearerAuth": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "`Authorization: Bearer <API key>`",
+                }
+            },
+            "schemas": _schemas(),
+        },
+        "paths": dict(sorted(paths.items())),
+    }
+
+
+_cache: dict[frozenset, dict] = {}
+
+
+def document(routes: Any) -> dict:
+    """``build_document``, built once per set of routes."""
+    key = frozenset(_registered(routes))
+    if key not in _cache:
+        _cache[key] = build_document(routes)
+    return _cache[key]
+
+
+# -- docs/api.md ----------------------------------------------------------------------
+
+
+def _type(schema: dict) -> str:
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return f"[{name}](#{name.lower()})"
+    if "enum" in schema:
+        return " \\| ".join(f"`{json.dumps(v)}`" for v in schema["enum"])
+    if "const" in schema:
+        return f"`{json.dumps(schema['const'])}`"
+    if "anyOf" in schema:
+        return " \\| ".join(_type(s) for s in schema["anyOf"])
+    kind = schema.get("type")
+    if kind == "array":
+        return f"array of {_type(schema.get('items') or {})}"
+    if kind == "object" and isinstance(schema.get("additionalProperties"), dict):
+        return f"object of {_type(schema['additionalProperties'])}"
+    if kind == "string" and schema.get("format"):
+        return f"string ({schema['format']})"
+    if kind:
+        return str(kind)
+    return "any"
+
+
+def _constraints(schema: dict) -> str:
+    parts = []
+    for key, label in (
+        ("minimum", ">="),
+        ("maximum", "<="),
+        ("exclusiveMinimum", ">"),
+        ("minLength", "min length"),
+        ("maxLength", "max length"),
+        ("maxItems", "max items"),
+        ("pattern", "pattern"),
+    ):
+        if key in schema:
+            value = schema[key]
+            parts.append(f"{label} `{value}`" if key == "pattern" else f"{label} {value}")
+    for sub in schema.get("anyOf") or []:
+        extra = _constraints(sub)
+        if extra:
+            parts.append(extra)
+    if "default" in schema and schema["default"] is not None:
+        parts.append(f"default `{json.dumps(schema['default'])}`")
+    return ", ".join(parts)
+
+
+def _cell(text: str) -> str:
+    return text.replace("\n", " ").replace("|", "\\|")
+
+
+def _schema_table(name: str, schema: dict) -> list[str]:
+    lines = [f"### {name}", ""]
+    if schema.get("description"):
+        lines += [schema["description"].strip(), ""]
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    if not props:
+        return [*lines, "Any JSON object.", ""]
+    lines += ["| field | type | required | notes |", "|---|---|---|---|"]
+    for prop, sub in props.items():
+        notes = "; ".join(x for x in (_cell(sub.get("description", "")), _constraints(sub)) if x)
+        lines.append(
+            f"| `{prop}` | {_type(sub)} | {'yes' if prop in required else 'no'} | {notes} |"
+        )
+    extra = schema.get("additionalProperties")
+    if extra is False:
+        lines += ["", "Unknown fields are refused (422 naming them)."]
+    return [*lines, ""]
+
+
+_INTRO = """# cronhook REST API
+
+<!-- Generated from chalicelib/openapi.py by `python -m chalicelib.openapi`; do not edit.
+     tests/functional/test_api_http.py fails when this page is out of date. -->
+
+The machine-readable document is served at `GET /v1/openapi.json` (no key needed):
+OpenAPI 3.1, generated from the same pydantic models that validate requests.
+
+- **JSON** in and out. Instants are ISO-8601 UTC with `Z`.
+- **Auth**: `Authorization: Bearer <key>`. Roles: `viewer` reads; `operator` also
+  writes, fires, enables, replays and rotates; `admin` also manages keys and reads the
+  audit log. Another tenant's resources answer **404**, never 403, so ids cannot be
+  probed; a role too low answers 403.
+- **Errors**: `{"error": {"code": "...", "message": "...", "field": "schedule.cron"}}`,
+  `field` when one field is at fault. 400 malformed JSON, 401 missing or bad key, 403
+  role too low, 404 not found, 405 method, 409 version conflict, 413 too large, 415
+  content type, 422 invalid value (unknown fields too), 429 throttled. A client never
+  gets a 500 for what it sent.
+- **Lists** answer `{"items": [...], "next_cursor": "..." | null}`, newest first. Pass
+  `limit` (1-200, default 50) and `cursor` (the previous `next_cursor`); a cursor is
+  opaque and only valid for the list and filters that issued it.
+- **Run as creator**: a trigger runs with the authority of the key that created it
+  (`created_by`). If that key is deleted or demoted below `operator`, the next fire is
+  refused and the trigger is disabled with `disabled_reason: "creator_gone"`.
+- **Audit**: creates, updates (with a field diff), deletes, enables, disables (also the
+  automatic ones, actor `system`), manual fires, rotations, replays and key changes are
+  logged with actor and time. Never a secret.
+
+## Routes
+
+| method and path | role | answer |
+|---|---|---|
+"""
+
+
+def render_markdown(doc: dict) -> str:
+    """``docs/api.md``: the routes, their parameters and answers, then the schemas."""
+    lines = [_INTRO.rstrip("\n")]
+    ops = [(path, method, op) for path, item in doc["paths"].items() for method, op in item.items()]
+    for path, method, op in ops:
+        ok = next(code for code in op["responses"] if code.startswith("2"))
+        lines.append(
+            f"| `{method.upper()} {path}` | {op['x-role']} | {ok} {_cell(op['summary'])} |"
+        )
+    lines.append("")
+    for path, method, op in ops:
+        lines += [
+            f"### `{method.upper()} {path}`",
+            "",
+            f"{op['summary']}. Role: **{op['x-role']}**.",
+            "",
+        ]
+        if op.get("description"):
+            lines += [op["description"], ""]
+        params = [p for p in op.get("parameters", []) if p["in"] == "query"]
+        if params:
+            lines += ["| query | type | notes |", "|---|---|---|"]
+            for p in params:
+                notes = "; ".join(
+                    x for x in (p.get("description", ""), _constraints(p["schema"])) if x
+                )
+                lines.append(f"| `{p['name']}` | {_type(p['schema'])} | {notes} |")
+            lines.append("")
+        body = op.get("requestBody")
+        if body:
+            schema = next(iter(body["content"].values()))["schema"]
+            types = ", ".join(f"`{t}`" for t in body["content"])
+            lines += [f"Body ({types}): {_type(schema) if schema else 'any'}", ""]
+        answers = []
+        for code, response in op["responses"].items():
+            content = (response.get("content") or {}).get("application/json")
+            schema = _type(content["schema"]) if content else "no body"
+            answers.append(f"{code} {schema}" if code.startswith("2") else code)
+        lines += ["Answers: " + " · ".join(answers), ""]
+    lines += ["## Schemas", ""]
+    for name, schema in doc["components"]["schemas"].items():
+        lines += _schema_table(name, schema)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+DOCS_PATH = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite ``docs/api.md`` (``--check``: exit 1 if it is out of date instead)."""
+    argv = sys.argv[1:] if argv is None else argv
+    sys.path.insert(0, str(DOCS_PATH.parents[1]))
+    import app as app_module
+
+    text = render_markdown(build_document(app_module.app.routes))
+    if "--check" in argv:
+        current = DOCS_PATH.read_text() if DOCS_PATH.exists() else ""
+        if current != text:
+            print(f"{DOCS_PATH} is out of date: run python -m chalicelib.openapi", file=sys.stderr)
+            return 1
+        return 0
+    DOCS_PATH.write_text(text)
+    print(f"wrote {DOCS_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

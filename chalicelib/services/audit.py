@@ -1,0 +1,195 @@
+"""The audit log: who created, changed, deleted, enabled, disabled, fired or rotated what.
+
+Entries are keyed ``(tenant, sk)`` with ``sk = <at_ms:013d>#<suffix>``, so a tenant's log
+reads newest first with one Query. Details never hold a secret: values under names
+that look like secrets are replaced before anything is written.
+
+Loading this module registers it as ``triggers.event_hooks["audit"]`` and adds a
+runner finish hook that records the disables the runner makes on its own (failures,
+max_runs, expired, creator_gone...), with the actor ``system``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from datetime import UTC, datetime
+from typing import Any
+
+from pynamodb.exceptions import PutError
+
+from chalicelib.domain.errors import ValidationError
+from chalicelib.services import runner, triggers
+from chalicelib.services.auth import Principal
+from chalicelib.services.runs import iso_ms
+from chalicelib.store import dynamo
+from chalicelib.store.models import AuditModel
+
+__all__ = [
+    "record",
+    "list_audit",
+    "audit_view",
+    "scrub",
+    "SYSTEM_ACTOR",
+    "AUDIT_RETENTION_DAYS",
+]
+
+SYSTEM_ACTOR = "system"
+# Kept longer than runs: the log is what answers "who changed this, and when" months later.
+AUDIT_RETENTION_DAYS = 400
+_SECRET_NAME = re.compile(r"secret|token|password|passwd|api_?key|^key$|signature", re.I)
+_MAX_DETAIL_BYTES = 8_000
+CURSOR_SHAPE = {"tenant": "S", "sk": "S"}
+
+
+def _ms(at: datetime) -> int:
+    return int(round(at.timestamp() * 1000))
+
+
+def scrub(value: Any) -> Any:
+    """``value`` with every entry whose name looks like a secret replaced by ``"[redacted]"``."""
+    if isinstance(value, dict):
+        return {
+            k: "[redacted]" if _SECRET_NAME.search(str(k)) and v is not None else scrub(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    return value
+
+
+def _detail_json(detail: dict | None) -> str:
+    text = json.dumps(scrub(detail or {}), separators=(",", ":"), default=str)
+    if len(text) > _MAX_DETAIL_BYTES:
+        # A diff of huge values is not worth an item over DynamoDB's limits: keep the names.
+        names = sorted((detail or {}).get("changes", {}) or (detail or {}))
+        text = json.dumps({"clipped": True, "fields": names}, separators=(",", ":"))
+    return text
+
+
+def record(
+    principal: Principal | None,
+    action: str,
+    *,
+    tenant: str,
+    trigger_id: str | None,
+    now: datetime,
+    detail: dict | None = None,
+    sk: str | None = None,
+) -> bool:
+    """Write one audit entry; False if an entry with the same explicit ``sk`` exists already."""
+    at_ms = _ms(now)
+    entry = AuditModel(
+        tenant,
+        sk or f"{at_ms:013d}#{secrets.token_hex(4)}",
+        at_ms=at_ms,
+        actor=principal.key_id if principal is not None else SYSTEM_ACTOR,
+        action=action,
+        trigger_id=trigger_id,
+        detail=_detail_json(detail),
+        expires=int(now.timestamp()) + AUDIT_RETENTION_DAYS * 86400,
+    )
+    try:
+        entry.save(condition=AuditModel.sk.does_not_exist())
+    except PutError as exc:
+        if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
+
+
+def audit_view(entry: AuditModel) -> dict:
+    """An audit entry as the API shows it."""
+    try:
+        detail = json.loads(entry.detail or "{}")
+    except ValueError:
+        detail = {}
+    return {
+        "id": entry.sk,
+        "at": iso_ms(entry.at_ms),
+        "actor": entry.actor,
+        "action": entry.action,
+        "trigger_id": entry.trigger_id,
+        "detail": detail,
+    }
+
+
+def list_audit(principal: Principal, params: dict) -> dict:
+    """The tenant's audit log, newest first; ``trigger_id`` and ``action`` narrow it."""
+    limit = triggers.parse_limit(params.get("limit"))
+    cursor = triggers.decode_cursor(
+        params.get("cursor"), shape=CURSOR_SHAPE, fixed={"tenant": principal.tenant}
+    )
+    condition = None
+    trigger_id = params.get("trigger_id")
+    if trigger_id:
+        if len(trigger_id) > 64:
+            raise ValidationError("trigger_id is too long", field="trigger_id")
+        condition = AuditModel.trigger_id == trigger_id
+    action = params.get("action")
+    if action:
+        clause = AuditModel.action == action
+        condition = clause if condition is None else condition & clause
+    items: list[dict] = []
+    last_key = cursor
+    while len(items) < limit:
+        page = AuditModel.query(
+            principal.tenant,
+            scan_index_forward=False,
+            filter_condition=condition,
+            limit=limit - len(items),
+            last_evaluated_key=last_key,
+        )
+        items.extend(audit_view(e) for e in page)
+        last_key = page.last_evaluated_key
+        if not last_key:
+            break
+    return {"items": items, "next_cursor": triggers.encode_cursor(last_key)}
+
+
+def _hook(
+    principal: Principal | None,
+    action: str,
+    *,
+    tenant: str,
+    trigger_id: str | None,
+    now: datetime,
+    detail: dict | None = None,
+) -> None:
+    record(principal, action, tenant=tenant, trigger_id=trigger_id, now=now, detail=detail)
+
+
+def _after_run(ctx: runner.RunContext) -> None:
+    """Record a disable the runner made, once (the sk is derived from the disabling write)."""
+    if ctx.item.status != "active":
+        return
+    limits = ctx.spec.get("limits") or {}
+    could_disable = (
+        ctx.status != "succeeded"
+        or ctx.item.kind == "at"
+        or limits.get("max_runs") is not None
+        or limits.get("expires_at") is not None
+    )
+    if not could_disable:
+        return  # a plain successful run never disables: skip the read
+    item = dynamo.get_trigger(ctx.item.id)
+    if item is None or item.status != "disabled" or item.disabled_reason in (None, "manual"):
+        return
+    updated_ms = int(item.updated_ms or 0)
+    if updated_ms < _ms(ctx.now):
+        return  # disabled before this run started: not this run's doing
+    record(
+        None,
+        "disable",
+        tenant=item.tenant,
+        trigger_id=item.id,
+        now=datetime.fromtimestamp(updated_ms / 1000, tz=UTC),
+        detail={"reason": item.disabled_reason, "run_id": ctx.message.run_id},
+        sk=f"{updated_ms:013d}#disable#{item.id}",
+    )
+
+
+triggers.event_hooks["audit"] = _hook
+if _after_run not in runner.finish_hooks:
+    runner.finish_hooks.append(_after_run)

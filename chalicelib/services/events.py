@@ -1,0 +1,893 @@
+"""Event triggers: signed webhook ingress, event runs, retries, replay and the safety sweep.
+
+Ingress (``POST /hooks/{token}``) answers in the contract's order:
+
+1. A body over 1 MiB is 413, before anything is read or verified.
+2. The token names its trigger, so finding it is one GetItem. An unknown token, a
+   missing or wrong signature and a stale timestamp all get the same 401.
+3. Triggers switched off: 503. A disabled or expired trigger: 410. Nothing is stored.
+4. Slack's ``url_verification`` is answered with its challenge; a delivery the filter
+   does not want is 202 ``ignored``.
+5. One conditional PutItem is both the event and its dedupe record: the event id is
+   derived from the dedupe key, so a second delivery fails the condition and is
+   answered 200 with the original ids (DynamoDB returns the old item with the failure).
+6. Only then is the event dispatched, and the answer is 202: its fire message is sent
+   at once, unless the trigger is full, in which case a run in flight pulls it when it
+   settles. If the send fails the event stays pending and the heartbeat's sweep
+   dispatches it.
+
+An event run is claimed and started in one write (``claim_and_start``, capacity =
+the trigger's ``concurrency``), then the event flips pending → running with a
+conditional update that is the start fence of this event. A full trigger leaves the
+event pending: every settled event run pulls the oldest ready pending event of its
+trigger, so a burst drains run after run without waiting for heartbeat ticks.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets as _random
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pynamodb.exceptions import DoesNotExist, UpdateError
+
+from chalicelib.domain import filters, ids, signatures
+from chalicelib.domain.errors import (
+    Conflict,
+    Gone,
+    InvalidSignature,
+    NotFound,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    ValidationError,
+)
+from chalicelib.domain.settle import retry_delay_s
+from chalicelib.domain.spec import EventIn, RotateSecretIn, parse_model
+from chalicelib.observability import logger, record_metric
+from chalicelib.services import heartbeat, runner, runs, switch, triggers
+from chalicelib.services.auth import Principal
+from chalicelib.services.runs import iso_ms
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo, kms, s3
+from chalicelib.store.aws import client
+from chalicelib.store.models import EventModel, TriggerModel
+from chalicelib.store.sqs import FireMessage, send_fires
+
+__all__ = [
+    "MAX_BODY_BYTES",
+    "prepare",
+    "receive",
+    "start_event_run",
+    "dispatch_pending",
+    "sweep",
+    "rotate_secret",
+    "list_events",
+    "replay_event",
+    "event_view",
+]
+
+MAX_BODY_BYTES = 1024 * 1024
+# A pending event this long past its ready time has lost its message: the sweep resends.
+SWEEP_GRACE_S = 30
+SWEEP_ROWS_PER_SHARD = 1000
+# How far into a trigger's queue a message looks for its own event (arrival order check).
+FIFO_WINDOW = 10
+# SQS DelaySeconds are whole seconds, rounded up: a retry message may land this early.
+_EARLY_MS = 1000
+_TERMINAL = ("succeeded", "failed", "skipped", "refused", "budget_exceeded")
+
+
+def _ms(at: datetime) -> int:
+    return int(round(at.timestamp() * 1000))
+
+
+def _webhook_url(token: str) -> str:
+    return f"{get_settings().public_url}/hooks/{token}"
+
+
+def _event_spec(item: TriggerModel) -> tuple[dict, dict]:
+    spec = json.loads(item.spec or "{}")
+    return spec, spec.get("event") or {}
+
+
+# --- create, view, rotate -----------------------------------------------------------
+
+
+def _check_secret(source: str, secret: str, *, field: str) -> None:
+    if source == "standard":
+        # A Standard Webhooks key is whsec_ + base64; anything else could never verify.
+        try:
+            signatures.sign_outbound(secret, msg_id="check", timestamp=0, body=b"")
+        except ValueError:
+            raise ValidationError(
+                "a Standard Webhooks secret is whsec_ followed by base64", field=field
+            ) from None
+
+
+def prepare(item: TriggerModel, event_in: EventIn, *, now: datetime) -> dict:
+    """Give a new event trigger its token and sealed secret; the part shown once on create."""
+    source = event_in.source
+    filters.validate_filter(source, event_in.filter)
+    if event_in.secret is not None:
+        secret = event_in.secret
+        _check_secret(source, secret, field="event.secret")
+    else:
+        secret = signatures.generate_secret(source)  # 422 event.secret where the provider issues it
+    item.webhook_token = ids.new_webhook_token(item.id)
+    item.secret_sealed = kms.seal(secret, trigger_id=item.id)
+    return {"webhook": {"url": _webhook_url(item.webhook_token), "secret": secret}}
+
+
+def _view(item: TriggerModel, spec: dict, state: dict | None) -> dict:
+    if item.kind != "event" or not item.webhook_token:
+        return {}
+    return {"webhook_url": _webhook_url(item.webhook_token)}
+
+
+def rotate_secret(principal: Principal, trigger_id: str, body: Any, *, now: datetime) -> dict:
+    """A new signing secret, shown once; the previous one keeps verifying for ``grace_s``."""
+    item = triggers.load_owned(principal, trigger_id)
+    if item.kind != "event":
+        raise Conflict("only event triggers have a signing secret")
+    data = parse_model(RotateSecretIn, body if body else {})
+    _, event = _event_spec(item)
+    source = event.get("source", "webhook")
+    if data.secret is not None:
+        secret = data.secret
+        _check_secret(source, secret, field="secret")
+    elif source in signatures.SECRET_REQUIRED:
+        raise ValidationError(
+            f"{source} issues its own signing secret: pass the new one as secret", field="secret"
+        )
+    else:
+        secret = signatures.generate_secret(source)
+    now_ms = _ms(now)
+    sealed = kms.seal(secret, trigger_id=item.id)
+    t = TriggerModel
+    actions = [t.secret_sealed.set(sealed), t.updated_ms.set(now_ms), t.version.add(1)]
+    if data.grace_s > 0 and item.secret_sealed:
+        actions += [
+            t.secret_prev_sealed.set(item.secret_sealed),
+            t.secret_prev_until.set(now_ms + data.grace_s * 1000),
+        ]
+    else:
+        actions += [t.secret_prev_sealed.remove(), t.secret_prev_until.remove()]
+    condition = (
+        t.secret_sealed == item.secret_sealed
+        if item.secret_sealed
+        else t.secret_sealed.does_not_exist()
+    )
+    try:
+        item.update(actions=actions, condition=condition & t.id.exists())
+    except UpdateError as exc:
+        if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+            raise Conflict("the secret was changed at the same time; try again") from None
+        raise
+    triggers.audit(
+        principal,
+        "rotate",
+        tenant=item.tenant,
+        trigger_id=item.id,
+        now=now,
+        detail={"grace_s": data.grace_s, "provided": data.secret is not None},
+    )
+    logger.info("webhook secret rotated", extra={"trigger_id": item.id})
+    until = now_ms + data.grace_s * 1000 if data.grace_s > 0 and item.secret_sealed else None
+    return {"secret": secret, "previous_valid_until": iso_ms(until)}
+
+
+# --- ingress --------------------------------------------------------------------------
+
+
+def _trigger_for_token(token: str) -> TriggerModel | None:
+    trigger_id = ids.trigger_id_of_token(token) if len(token) <= 128 else None
+    if trigger_id is None:
+        return None
+    item = dynamo.get_trigger(trigger_id)
+    if item is None or item.kind != "event" or not item.webhook_token:
+        return None
+    expected = item.webhook_token.encode("utf-8", "surrogatepass")
+    if not hmac.compare_digest(expected, token.encode("utf-8", "surrogatepass")):
+        return None
+    return item
+
+
+def _secrets_of(item: TriggerModel, *, now: datetime) -> list[str]:
+    """The secrets that verify now: the current one, and the previous one in its grace period."""
+    sealed = [item.secret_sealed]
+    if item.secret_prev_sealed and int(item.secret_prev_until or 0) > _ms(now):
+        sealed.append(item.secret_prev_sealed)
+    opened = []
+    for text in sealed:
+        if not text:
+            continue
+        try:
+            opened.append(kms.unseal(text, trigger_id=item.id, now_s=now.timestamp()))
+        except ValueError:
+            logger.error("a sealed webhook secret does not open", extra={"trigger_id": item.id})
+    return opened
+
+
+def _reject(reason: str, trigger_id: str | None) -> InvalidSignature:
+    record_metric("WebhooksRejected", reason=reason)
+    logger.info("webhook rejected", extra={"trigger_id": trigger_id, "reason": reason})
+    return InvalidSignature()
+
+
+def _expired(spec: dict, *, now: datetime) -> bool:
+    expires_at = (spec.get("limits") or {}).get("expires_at")
+    if not isinstance(expires_at, str):
+        return False
+    try:
+        at = datetime.fromisoformat(expires_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return now >= at
+
+
+def _parse_json(body: bytes) -> Any:
+    if body.lstrip()[:1] not in (b"{", b"["):
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
+def receive(
+    token: str, *, body: bytes, headers: Mapping[str, str], now: datetime
+) -> tuple[int, dict]:
+    """Verify, filter, dedupe, store and dispatch one webhook delivery: (status, body)."""
+    if len(body) > MAX_BODY_BYTES:
+        record_metric("WebhooksRejected", reason="too_large")
+        raise PayloadTooLarge("the body is larger than 1 MiB")
+    item = _trigger_for_token(token)
+    if item is None:
+        raise _reject("unknown_token", None)
+    spec, event = _event_spec(item)
+    source = event.get("source", "webhook")
+    try:
+        signatures.verify(
+            source,
+            secrets=_secrets_of(item, now=now),
+            headers=headers,
+            body=body,
+            now=now.timestamp(),
+        )
+    except InvalidSignature as exc:
+        raise _reject(getattr(exc, "reason", "invalid"), item.id) from None
+    if not switch.triggers_enabled(now=now):
+        raise ServiceUnavailable("triggers are switched off; nothing was stored, retry later")
+    if item.status != "active":
+        record_metric("WebhooksRefused", reason="disabled")
+        raise Gone(f"trigger is disabled ({item.disabled_reason or 'manual'})")
+    if _expired(spec, now=now):
+        dynamo.disable_trigger(item.id, reason="expired", now_ms=_ms(now))
+        record_metric("WebhooksRefused", reason="expired")
+        raise Gone("trigger has expired")
+    body_json = _parse_json(body)
+    if source == "slack":
+        challenge = signatures.slack_challenge(body_json)
+        if challenge is not None:
+            return 200, {"challenge": challenge}
+    if not filters.matches(source, event.get("filter"), headers=headers, body_json=body_json):
+        record_metric("WebhooksIgnored", source=source)
+        return 202, {"event_id": None, "run_id": None, "ignored": "filter"}
+    return _accept(item, spec, source, body=body, body_json=body_json, headers=headers, now=now)
+
+
+def _accept(
+    item: TriggerModel,
+    spec: dict,
+    source: str,
+    *,
+    body: bytes,
+    body_json: Any,
+    headers: Mapping[str, str],
+    now: datetime,
+) -> tuple[int, dict]:
+    settings = get_settings()
+    event = spec.get("event") or {}
+    now_ms = _ms(now)
+    dedupe_key = signatures.delivery_id(source, headers=headers, body_json=body_json)
+    event_id = ids.event_id_for(item.id, dedupe_key)
+    run_id = ids.event_run_id(item.id, now_ms, event_id)
+    window_s = int(event.get("dedupe_window_s") or 7 * 86400)
+    keep_s = max(window_s, settings.event_retention_days * 86400)
+    record = EventModel(
+        event_id,
+        trigger_id=item.id,
+        tenant=item.tenant,
+        received_ms=now_ms,
+        received_sk=f"{now_ms:013d}#{event_id}",
+        status="pending",
+        run_id=run_id,
+        attempt=0,
+        source=source,
+        event_type=(filters.event_type(source, headers=headers, body_json=body_json) or "")[:256]
+        or None,
+        dedupe_key=dedupe_key,
+        body_size=len(body),
+        headers=json.dumps(signatures.clip_headers(headers), separators=(",", ":")),
+        pending_trigger=item.id,
+        pending_shard=dynamo.shard_of(event_id, settings.due_shards),
+        pending_sk=f"{now_ms:013d}#{run_id}",
+        dedupe_until=now_ms + window_s * 1000,
+        expires=now_ms // 1000 + keep_s,
+    )
+    text = _utf8_or_none(body)
+    if text is not None and len(body) <= settings.inline_body_limit:
+        record.body = text
+    else:
+        # Too big for an item (or not text): the body goes to S3 first, then the item
+        # that points at it, so a stored event always has its body.
+        record.body_s3_key = f"events/{item.id}/{event_id}/{now_ms}-{_random.token_hex(4)}"
+        s3.put_body(record.body_s3_key, body)
+    original = _put_event(record, now_ms=now_ms)
+    if original is not None:
+        if record.body_s3_key:
+            s3.delete_body(record.body_s3_key)
+        record_metric("WebhooksDuplicate", source=source)
+        return 200, {"event_id": original.id, "run_id": original.run_id, "duplicate": True}
+    if _full_after_store(item, capacity=int(spec.get("concurrency") or 1)):
+        record_metric("EventsQueued")
+    else:
+        _dispatch_new(item.id, run_id=run_id, event_id=event_id)
+    record_metric("WebhooksAccepted", source=source)
+    logger.info(
+        "webhook accepted",
+        extra={"trigger_id": item.id, "event_id": event_id, "run_id": run_id, "bytes": len(body)},
+    )
+    return 202, {"event_id": event_id, "run_id": run_id}
+
+
+def _full_after_store(item: TriggerModel, *, capacity: int) -> bool:
+    """True if the trigger is full now that the event is stored: then it needs no message.
+
+    Race, drawn (concurrency 1, run R in flight):
+
+        ingress:  GetItem (R in flight) ── PutItem(event) ── GetItem again: R still in flight?
+        runner:                                   R settles ── pulls the oldest ready event
+
+    If the second read still sees R, R settles after the event was stored, so R's pull
+    finds it (or an older one, whose run pulls in turn): the event is reached without a
+    message of its own, and a burst does not flood the queue with messages that could
+    only find the trigger full. If R settled in between, the event is sent as usual.
+    """
+    if len(dynamo.in_flight_of(item)) < capacity:
+        return False  # room when we looked: send (the common case costs no extra read)
+    fresh = dynamo.get_trigger(item.id)
+    return fresh is not None and len(dynamo.in_flight_of(fresh)) >= capacity
+
+
+def _dispatch_new(trigger_id: str, *, run_id: str, event_id: str) -> None:
+    """Send a stored event's message; if that fails it stays pending for the sweep."""
+    message = FireMessage(run_id=run_id, trigger_id=trigger_id, surface="event", event_id=event_id)
+    try:
+        failed = send_fires([message])
+    except Exception:  # the event is stored: a failed send must not turn into an error answer
+        logger.exception("event dispatch raised", extra={"trigger_id": trigger_id})
+        failed = [message]
+    if failed:
+        record_metric("EventDispatchFailed")
+        logger.warning(
+            "event stored but not dispatched; the heartbeat will dispatch it",
+            extra={"trigger_id": trigger_id, "event_id": event_id},
+        )
+
+
+def _utf8_or_none(body: bytes) -> str | None:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _put_event(record: EventModel, *, now_ms: int) -> EventModel | None:
+    """Store a new event; if its id is taken within the dedupe window, return that event.
+
+    One PutItem: the condition is the dedupe, and ``ReturnValuesOnConditionCheckFailure``
+    hands back the original (pynamodb cannot ask for it, so this uses the client).
+    """
+    try:
+        client("dynamodb").put_item(
+            TableName=EventModel.Meta.table_name,
+            Item=record.serialize(),
+            ConditionExpression="attribute_not_exists(#id) OR #until < :now",
+            ExpressionAttributeNames={"#id": "id", "#until": "dedupe_until"},
+            ExpressionAttributeValues={":now": {"N": str(now_ms)}},
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+        return None
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            raise ServiceUnavailable("the event could not be stored; try again") from None
+        old = exc.response.get("Item")
+    except BotoCoreError:
+        raise ServiceUnavailable("the event could not be stored; try again") from None
+    if old:
+        return EventModel.from_raw_data(old)
+    try:
+        return EventModel.get(record.id, consistent_read=True)
+    except DoesNotExist:
+        raise ServiceUnavailable("the event could not be stored; try again") from None
+
+
+# --- event runs -----------------------------------------------------------------------
+
+
+def _message_for(row: EventModel, *, waited: bool = False) -> FireMessage | None:
+    """The fire message of a pending-index row (its sort key carries the run id).
+
+    ``waited`` marks the message of an event that waited out of the queue (a retry, a
+    deferral, or one the sweep resends): it carries its ready time as ``scheduled_ms``,
+    which tells the runner to put the event back in its trigger's queue first.
+    """
+    ready, sep, run_id = (row.pending_sk or "").partition("#")
+    trigger_id = ids.trigger_id_of_run(run_id) if sep else None
+    if trigger_id is None:
+        return None
+    return FireMessage(
+        run_id=run_id,
+        trigger_id=trigger_id,
+        surface="event",
+        event_id=row.id,
+        scheduled_ms=int(ready) if waited and ready.isdigit() else None,
+    )
+
+
+def _queue_of(trigger_id: str, *, limit: int) -> list[EventModel]:
+    """The first ``limit`` events in a trigger's queue, the longest waiting first."""
+    return list(EventModel.pending_by_trigger.query(trigger_id, limit=limit, page_size=limit))
+
+
+def dispatch_pending(trigger_id: str, *, limit: int = 1) -> int:
+    """Enqueue the first event(s) of a trigger's queue; returns how many were sent."""
+    messages = [m for m in map(_message_for, _queue_of(trigger_id, limit=limit)) if m]
+    if not messages:
+        return 0
+    failed = send_fires(messages)
+    return len(messages) - len(failed)
+
+
+def _requeue(event_id: str, *, run_id: str, trigger_id: str, now_ms: int) -> bool:
+    """Put an event that waited (retry backoff, deferral) back in its trigger's queue.
+
+    Not before its backoff is over: a queued event must be able to start, or pulling it
+    would only drop it and pull it again.
+    """
+    e = EventModel
+    try:
+        EventModel(event_id).update(
+            actions=[e.pending_trigger.set(trigger_id)],
+            condition=(e.status == "pending")
+            & (e.run_id == run_id)
+            & e.pending_trigger.does_not_exist()
+            & (e.retry_at.does_not_exist() | (e.retry_at <= now_ms + _EARLY_MS)),
+        )
+    except UpdateError as exc:
+        if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
+
+
+def _flip_running(event_id: str, *, run_id: str, now_ms: int) -> EventModel | None:
+    """pending → running for this run id: the event's start fence (None if fenced out)."""
+    e = EventModel
+    event = EventModel(event_id)
+    try:
+        event.update(
+            actions=[
+                e.status.set("running"),
+                e.attempt.add(1),
+                e.pending_trigger.remove(),
+                e.pending_shard.remove(),
+                e.pending_sk.remove(),
+                e.retry_at.remove(),
+            ],
+            condition=(e.status == "pending")
+            & (e.run_id == run_id)
+            & (e.retry_at.does_not_exist() | (e.retry_at <= now_ms + _EARLY_MS)),
+        )
+    except UpdateError as exc:
+        if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+            return None
+        raise
+    return event
+
+
+def _end_pending(event_id: str, *, run_id: str, status: str, now_ms: int) -> bool:
+    """A pending event that will never run (its trigger is disabled or gone): terminal."""
+    e = EventModel
+    try:
+        EventModel(event_id).update(
+            actions=[
+                e.status.set(status),
+                e.finished_ms.set(now_ms),
+                e.pending_trigger.remove(),
+                e.pending_shard.remove(),
+                e.pending_sk.remove(),
+                e.retry_at.remove(),
+            ],
+            condition=(e.status == "pending") & (e.run_id == run_id),
+        )
+    except UpdateError as exc:
+        if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
+
+
+def start_event_run(
+    message: FireMessage, *, lease_ms: int, now: datetime
+) -> tuple[TriggerModel, EventModel] | None:
+    """Claim and start an event run; None if it must not run now (full, duplicate, gone).
+
+    1. Read the trigger: a disabled or deleted one ends the event ``skipped``; a full one
+       leaves it pending (every run in flight pulls the next event when it settles).
+    2. Arrival order: if an older event of this trigger is ready, send that one instead;
+       this one is pulled in its turn.
+    3. Claim a slot and start in one write (capacity = the trigger's ``concurrency``).
+    4. Flip the event pending → running for this run id. A duplicate delivery fails
+       here: the slot is given back (fenced on our lease) and the next event pulled.
+    """
+    settings = get_settings()
+    now_ms = _ms(now)
+    event_id = message.event_id
+    if not event_id:
+        return None
+    item = dynamo.get_trigger(message.trigger_id)
+    if item is None or item.status != "active":
+        if _end_pending(event_id, run_id=message.run_id, status="skipped", now_ms=now_ms):
+            record_metric("EventsSkipped")
+        if item is not None:
+            dispatch_pending(item.id)  # skip the rest of the queue in turn
+        return None
+    if message.scheduled_ms is not None:
+        # A retry or deferral whose wait is over (or the sweep's resend): back in the queue,
+        # so that if it cannot start now, a run in flight pulls it in its turn.
+        _requeue(event_id, run_id=message.run_id, trigger_id=item.id, now_ms=now_ms)
+    spec = json.loads(item.spec or "{}")
+    capacity = int(spec.get("concurrency") or 1)
+    in_flight = dynamo.in_flight_of(item)
+    if len(in_flight) >= capacity and message.run_id not in in_flight:
+        # A slot freed since our read was freed by a run that pulls the next event.
+        return None
+    queue = _queue_of(item.id, limit=FIFO_WINDOW)
+    if queue and queue[0].id != event_id:
+        # Not our turn. If we are queued (or the queue is long), the first one may have
+        # lost its message: send it one (the fences make a second one harmless). A
+        # message whose event is not queued (a duplicate of a started or finished one)
+        # just ends here, so that duplicates do not breed more messages.
+        if any(row.id == event_id for row in queue) or len(queue) >= FIFO_WINDOW:
+            first = _message_for(queue[0])
+            if first is not None:
+                send_fires([first])
+        return None
+    outcome, claimed = dynamo.claim_and_start(
+        item.id,
+        run_id=message.run_id,
+        surface="event",
+        lease_ms=lease_ms,
+        capacity=capacity,
+        shard=dynamo.shard_of(item.id, settings.due_shards),
+        event_id=event_id,
+    )
+    if outcome != dynamo.ClaimResult.CLAIMED or claimed is None:
+        if len(in_flight) < capacity:
+            # There was room when we read the trigger, so the claim lost a race: maybe to
+            # a second message of the same event. Nobody may be left to pull the next
+            # event into that room, so pull it (at worst an extra, harmless message).
+            dispatch_pending(item.id)
+        return None
+    event = _flip_running(event_id, run_id=message.run_id, now_ms=now_ms)
+    if event is None:
+        dynamo.drop_claim(item.id, run_id=message.run_id, lease_ms=lease_ms)
+        dispatch_pending(item.id)
+        return None
+    return claimed, event
+
+
+def _payload_of(raw: bytes) -> Any:
+    text = raw.decode("utf-8", "replace")
+    parsed = _parse_json(raw)
+    return parsed if parsed is not None else text
+
+
+def _fire_extras(ctx: runner.RunContext) -> dict:
+    """The whole body as the payload (parsed if JSON), and the clipped headers."""
+    event = ctx.event
+    if event is None or ctx.message.surface != "event":
+        return {}
+    if event.body is not None:
+        raw = event.body.encode("utf-8")
+    elif event.body_s3_key:
+        raw = s3.get_body(event.body_s3_key)
+    else:
+        raw = b""
+    return {"payload": _payload_of(raw), "headers": json.loads(event.headers or "{}")}
+
+
+def _settle_event(
+    event_id: str,
+    *,
+    run_id: str,
+    trigger_id: str,
+    status: str,
+    attempt: int | None,
+    max_attempts: int,
+    now_ms: int,
+    defer_s: int | None = None,
+) -> str | None:
+    """Record how an attempt ended: terminal, or back to pending for a retry. Fenced on the run.
+
+    A failed attempt waits out its backoff (``retry_at``, enforced by the start fence).
+    ``defer_s`` is a run a guard asked to wait (its serialize_key is held): the attempt
+    does not count, and the event may start as soon as a message comes (the key's
+    release sends one), or at ``defer_s`` at the latest.
+    """
+    e = EventModel
+    fence = (e.status == "running") & (e.run_id == run_id)
+    counted = defer_s is None
+    ready_ms: int | None = None
+    if defer_s is not None:
+        ready_ms = now_ms + max(1, int(defer_s)) * 1000
+    elif status == "failed":
+        ready_ms = now_ms + int(retry_delay_s(max(1, attempt or 1)) * 1000)
+    if ready_ms is not None:
+        # Out of the trigger's queue while it waits (its message puts it back, see
+        # _requeue); in the sweep's index, so that a lost message is resent.
+        actions = [
+            e.status.set("pending"),
+            e.retry_at.remove() if not counted else e.retry_at.set(ready_ms),
+            e.pending_trigger.remove(),
+            e.pending_shard.set(dynamo.shard_of(event_id, get_settings().due_shards)),
+            e.pending_sk.set(f"{ready_ms:013d}#{run_id}"),
+        ]
+        if not counted:
+            actions.append(e.attempt.add(-1))
+            condition = fence
+        else:
+            condition = fence & (e.attempt < max_attempts)
+        try:
+            EventModel(event_id).update(actions=actions, condition=condition)
+            message = FireMessage(
+                run_id=run_id,
+                trigger_id=trigger_id,
+                surface="event",
+                event_id=event_id,
+                scheduled_ms=ready_ms,
+                delay_s=max(0, (ready_ms - now_ms + 999) // 1000),
+            )
+            if send_fires([message]):
+                logger.warning(
+                    "event retry not queued; the heartbeat will dispatch it",
+                    extra={"trigger_id": trigger_id, "event_id": event_id},
+                )
+            return "retry" if counted else "deferred"
+        except UpdateError as exc:
+            if getattr(exc, "cause_response_code", None) != "ConditionalCheckFailedException":
+                raise
+            if not counted:
+                return None
+            # attempts used up (or fenced out): fall through to the terminal write
+    try:
+        EventModel(event_id).update(
+            actions=[e.status.set(status), e.finished_ms.set(now_ms)], condition=fence
+        )
+    except UpdateError as exc:
+        if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+            return None
+        raise
+    return status
+
+
+def _on_finish(ctx: runner.RunContext) -> None:
+    """After a run of an event trigger settled: record the attempt, retry or finish, pull the next."""
+    if ctx.item.kind != "event":
+        return
+    now_ms = _ms(ctx.finished_at or ctx.now)
+    # The slot is free: pull the next event first, it is what a waiting burst waits for.
+    dispatch_pending(ctx.item.id)
+    if ctx.message.surface != "event" or ctx.event is None:
+        return  # a manual run held the slot
+    event = ctx.spec.get("event") or {}
+    status = ctx.status or "failed"
+    outcome = _settle_event(
+        ctx.event.id,
+        run_id=ctx.message.run_id,
+        trigger_id=ctx.item.id,
+        status=status if status in _TERMINAL else "failed",
+        attempt=int(ctx.event.attempt or 1),
+        max_attempts=int(event.get("max_attempts") or 3),
+        now_ms=now_ms,
+        defer_s=(ctx.defer_s or 1) if ctx.deferred else None,
+    )
+    if outcome is not None:
+        record_metric("EventAttempts", outcome=outcome)
+
+
+def _on_lost(*, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+    """A reaped event run is a failed attempt: retried, or the event fails."""
+    if item.kind != "event":
+        return
+    try:
+        _record_lost_attempt(item, run_id=run_id, entry=entry, now=now)
+    except Exception:  # never break the heartbeat's reaping; the sweep keeps pending events moving
+        logger.exception("event bookkeeping after a lost run failed", extra={"trigger_id": item.id})
+
+
+def _record_lost_attempt(item: TriggerModel, *, run_id: str, entry: Any, now: datetime) -> None:
+    now_ms = _ms(now)
+    if not isinstance(entry, dict) or entry.get("k") != "e" or not entry.get("e"):
+        dispatch_pending(item.id)  # a slot was freed: pull the next event
+        return
+    _, event = _event_spec(item)
+    _settle_event(
+        str(entry["e"]),
+        run_id=run_id,
+        trigger_id=item.id,
+        status="failed",
+        attempt=None,
+        max_attempts=int(event.get("max_attempts") or 3),
+        now_ms=now_ms,
+    )
+    dispatch_pending(item.id)
+
+
+def sweep(*, now: datetime, report: Any) -> None:
+    """The safety net: resend pending events whose message was lost (one per trigger per tick).
+
+    Every pending event ready for more than ``SWEEP_GRACE_S`` is overdue: its send
+    failed, or its message was dropped while the trigger was full and nothing pulled it.
+    One message per trigger restarts its queue (each settled run pulls the next), and the
+    start fence makes a message that was not lost after all harmless.
+    """
+    settings = get_settings()
+    cutoff = f"{_ms(now) - SWEEP_GRACE_S * 1000:013d}~"
+    seen: set[str] = set()
+    messages: list[FireMessage] = []
+    for shard in range(settings.due_shards):
+        rows = EventModel.pending_all.query(
+            str(shard),
+            EventModel.pending_sk <= cutoff,
+            limit=SWEEP_ROWS_PER_SHARD,
+            page_size=500,
+        )
+        for row in rows:
+            message = _message_for(row, waited=True)
+            if message is None or message.trigger_id in seen:
+                continue
+            seen.add(message.trigger_id)
+            messages.append(message)
+    if not messages:
+        return
+    failed = send_fires(messages)
+    sent = len(messages) - len(failed)
+    report.events_dispatched += sent
+    record_metric("EventsSwept", sent)
+    logger.info("pending events redispatched", extra={"sent": sent, "failed": len(failed)})
+
+
+# --- reading and replaying ------------------------------------------------------------
+
+
+def event_view(event: EventModel) -> dict:
+    """An event as the API shows it (no body; headers already clipped and credential-free)."""
+    try:
+        headers = json.loads(event.headers or "{}")
+    except ValueError:
+        headers = {}
+    return {
+        "id": event.id,
+        "trigger_id": event.trigger_id,
+        "status": event.status,
+        "run_id": event.run_id,
+        "attempt": int(event.attempt or 0),
+        "source": event.source,
+        "event_type": event.event_type,
+        "dedupe_key": event.dedupe_key,
+        "received_at": iso_ms(event.received_ms),
+        "retry_at": iso_ms(event.retry_at),
+        "finished_at": iso_ms(event.finished_ms),
+        "body_size": int(event.body_size or 0),
+        "headers": headers,
+    }
+
+
+def list_events(principal: Principal, trigger_id: str, params: dict) -> dict:
+    """A trigger's events, newest first: ``{items, next_cursor}``."""
+    item = triggers.load_owned(principal, trigger_id)
+    limit = triggers.parse_limit(params.get("limit"))
+    cursor = triggers.decode_cursor(
+        params.get("cursor"),
+        shape={"id": "S", "trigger_id": "S", "received_sk": "S"},
+        fixed={"trigger_id": item.id},
+    )
+    status = params.get("status")
+    page = EventModel.by_trigger.query(
+        item.id, scan_index_forward=False, limit=limit, last_evaluated_key=cursor
+    )
+    ids_in_order = [row.id for row in page]
+    found = {e.id: e for e in EventModel.batch_get(ids_in_order)} if ids_in_order else {}
+    items = [event_view(found[i]) for i in ids_in_order if i in found]
+    if status:
+        items = [e for e in items if e["status"] == status]
+    return {"items": items, "next_cursor": triggers.encode_cursor(page.last_evaluated_key)}
+
+
+def replay_event(principal: Principal, event_id: str, *, now: datetime) -> dict:
+    """Run a stored event again, as a new run of the same event: 202 ``{run_id}``."""
+    if not event_id.startswith("evt_") or len(event_id) > 64:
+        raise NotFound(f"event {event_id!r} not found")
+    try:
+        event = EventModel.get(event_id, consistent_read=True)
+    except DoesNotExist:
+        raise NotFound(f"event {event_id!r} not found") from None
+    if event.tenant != principal.tenant:
+        raise NotFound(f"event {event_id!r} not found")
+    item = triggers.load_owned(principal, event.trigger_id)
+    if item.status != "active":
+        raise Conflict(f"trigger is disabled ({item.disabled_reason or 'manual'}); enable it first")
+    if event.status not in _TERMINAL:
+        raise Conflict(f"event is {event.status}; it runs already")
+    settings = get_settings()
+    now_ms = _ms(now)
+    run_id = ids.event_run_id(item.id, now_ms, event_id)
+    e = EventModel
+    try:
+        event.update(
+            actions=[
+                e.status.set("pending"),
+                e.run_id.set(run_id),
+                e.attempt.set(0),
+                e.retry_at.remove(),
+                e.finished_ms.remove(),
+                e.pending_trigger.set(item.id),
+                e.pending_shard.set(dynamo.shard_of(event_id, settings.due_shards)),
+                e.pending_sk.set(f"{now_ms:013d}#{run_id}"),
+                e.expires.set(max(int(event.expires or 0), now_ms // 1000 + 86400)),
+            ],
+            condition=(e.status == event.status) & (e.run_id == event.run_id),
+        )
+    except UpdateError as exc:
+        if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+            raise Conflict("the event changed at the same time; try again") from None
+        raise
+    message = FireMessage(run_id=run_id, trigger_id=item.id, surface="event", event_id=event_id)
+    if send_fires([message]):
+        logger.warning(
+            "replay stored but not dispatched; the heartbeat will dispatch it",
+            extra={"trigger_id": item.id, "event_id": event_id},
+        )
+    triggers.audit(
+        principal,
+        "replay",
+        tenant=item.tenant,
+        trigger_id=item.id,
+        now=now,
+        detail={"event_id": event_id, "run_id": run_id},
+    )
+    return {"event_id": event_id, "run_id": run_id}
+
+
+def _register() -> None:
+    triggers.event_hooks["prepare"] = prepare
+    if _view not in triggers.view_hooks:
+        triggers.view_hooks.append(_view)
+    if _fire_extras not in runner.fire_extras:
+        runner.fire_extras.append(_fire_extras)
+    if _on_finish not in runner.finish_hooks:
+        runner.finish_hooks.append(_on_finish)
+    if _on_lost not in runs.lost_hooks:
+        runs.lost_hooks.append(_on_lost)
+    if sweep not in heartbeat.sweep_hooks:
+        heartbeat.sweep_hooks.append(sweep)
+
+
+_register()

@@ -1,0 +1,146 @@
+"""API keys as a resource (create, list, delete) and the run-as-creator guard.
+
+A key is random, shown once in the answer to its creation, and stored only as its
+SHA-256 (``auth.hash_key``). Keys belong to a tenant; only the root key may create,
+list or delete keys of another tenant. Every other admin sees its own tenant only,
+and another tenant's key answers 404 (as every other resource does).
+
+Run as creator: a trigger records the key that created it, and each fire re-resolves
+that key (``creator_guard``, registered with the runner when this module loads). A
+deleted key, or one demoted below ``operator``, disables the trigger with the reason
+``creator_gone``: the trigger never runs on someone else's authority or bill.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist
+
+from chalicelib.domain.errors import Forbidden, NotFound, ValidationError
+from chalicelib.domain.ids import new_key_id
+from chalicelib.domain.spec import KeyIn, parse_model
+from chalicelib.observability import logger, record_metric
+from chalicelib.services import runner, triggers
+from chalicelib.services.auth import Principal, hash_key, new_api_key, principal_still_allowed
+from chalicelib.services.runs import iso_ms
+from chalicelib.store.models import KeyModel
+
+__all__ = ["create_key", "list_keys", "delete_key", "key_view", "creator_guard"]
+
+CURSOR_SHAPE = {"id": "S", "tenant": "S", "created_ms": "N"}
+_TENANT_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _ms(at: datetime) -> int:
+    return int(round(at.timestamp() * 1000))
+
+
+def key_view(stored: KeyModel) -> dict:
+    """A key as the API lists it: never the key, never its hash."""
+    return {
+        "id": stored.id,
+        "tenant": stored.tenant,
+        "role": stored.role,
+        "created_at": iso_ms(stored.created_ms),
+        "created_by": stored.created_by,
+    }
+
+
+def _tenant_for(principal: Principal, requested: str | None) -> str:
+    """The tenant a key operation acts on: only the root key may name another one."""
+    if requested is None or requested == principal.tenant:
+        return principal.tenant
+    if not principal.is_root:
+        raise Forbidden("only the root key may act on another tenant's keys", field="tenant")
+    return requested
+
+
+def create_key(principal: Principal, body: Any, *, now: datetime) -> dict:
+    """A new key for ``{role, tenant?}``; the answer is the only place the key ever appears."""
+    data = parse_model(KeyIn, body)
+    tenant = _tenant_for(principal, data.tenant)
+    key_id = new_key_id()
+    key = new_api_key(key_id)
+    stored = KeyModel(
+        key_id,
+        tenant=tenant,
+        role=data.role,
+        key_hash=hash_key(key),
+        created_ms=_ms(now),
+        created_by=principal.key_id,
+    )
+    stored.save(condition=KeyModel.id.does_not_exist())
+    triggers.audit(
+        principal,
+        "create_key",
+        tenant=tenant,
+        trigger_id=None,
+        now=now,
+        detail={"key_id": key_id, "role": data.role, "tenant": tenant},
+    )
+    record_metric("KeysCreated", role=data.role)
+    logger.info("api key created", extra={"key_id": key_id, "tenant": tenant, "role": data.role})
+    return {**key_view(stored), "key": key}
+
+
+def list_keys(principal: Principal, params: dict) -> dict:
+    """The tenant's keys, newest first (the root key may pass ``tenant``)."""
+    requested = params.get("tenant") or None
+    if requested is not None and not set(requested) <= _TENANT_CHARS:
+        raise ValidationError("tenant is not a valid tenant name", field="tenant")
+    tenant = _tenant_for(principal, requested)
+    limit = triggers.parse_limit(params.get("limit"))
+    cursor = triggers.decode_cursor(
+        params.get("cursor"), shape=CURSOR_SHAPE, fixed={"tenant": tenant}
+    )
+    page = KeyModel.by_tenant.query(
+        tenant, scan_index_forward=False, limit=limit, last_evaluated_key=cursor
+    )
+    items = [key_view(k) for k in page if not k.revoked]
+    return {"items": items, "next_cursor": triggers.encode_cursor(page.last_evaluated_key)}
+
+
+def _load_key(principal: Principal, key_id: str) -> KeyModel:
+    if not key_id.startswith("key_") or len(key_id) > 64:
+        raise NotFound(f"key {key_id!r} not found")
+    try:
+        stored = KeyModel.get(key_id, consistent_read=True)
+    except DoesNotExist:
+        raise NotFound(f"key {key_id!r} not found") from None
+    if stored.tenant != principal.tenant and not principal.is_root:
+        raise NotFound(f"key {key_id!r} not found")
+    return stored
+
+
+def delete_key(principal: Principal, key_id: str, *, now: datetime) -> None:
+    """Delete a key: it stops authenticating at once, and its triggers stop at their next fire."""
+    stored = _load_key(principal, key_id)
+    stored.delete()
+    triggers.audit(
+        principal,
+        "delete_key",
+        tenant=stored.tenant,
+        trigger_id=None,
+        now=now,
+        detail={"key_id": stored.id, "role": stored.role, "tenant": stored.tenant},
+    )
+    logger.info("api key deleted", extra={"key_id": stored.id, "tenant": stored.tenant})
+
+
+def creator_guard(ctx: runner.RunContext) -> runner.Refusal | None:
+    """Refuse (and disable with ``creator_gone``) a fire whose creator key is gone or demoted."""
+    item = ctx.item
+    if principal_still_allowed(item.created_by, item.tenant, "operator"):
+        return None
+    return runner.Refusal(
+        "refused",
+        f"the key that created this trigger ({item.created_by}) was deleted or no longer "
+        "has the operator role; recreate the trigger with a current key",
+        reason="creator_gone",
+    )
+
+
+if creator_guard not in runner.guards:
+    runner.guards.append(creator_guard)

@@ -1,0 +1,1 @@
+"""Deploying cronhook to AWS: the merge template, packaging, deploying, monitoring."""

@@ -1,0 +1,286 @@
+"""One least-privilege IAM role per Lambda function.
+
+``ACCESS`` says what each function touches; ``role_resources`` turns it into roles with
+exact resources (tables and their named indexes, the queue, the bucket, the key, the
+parameters). No statement grants ``*`` actions, and ``Resource: "*"`` appears only for
+X-Ray, whose actions have no resource-level permissions.
+
+``tests/infra/test_iam.py`` records every AWS call a scenario makes per function and
+checks it against these roles as deployed (into moto); a new call the role does not
+allow fails there, so add it here, to the function that makes it, and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chalicelib.store.models import ALL_MODELS, base_name
+from infra.tables import table_logical_id
+
+__all__ = ["Access", "ACCESS", "FUNCTIONS", "role_logical_id", "role_resources"]
+
+READ = (
+    "dynamodb:GetItem",
+    "dynamodb:BatchGetItem",
+    "dynamodb:Query",
+    "dynamodb:ConditionCheckItem",
+)
+WRITE = (
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+)
+
+
+@dataclass(frozen=True)
+class Access:
+    """What one function may touch."""
+
+    read: tuple[str, ...] = ()  # table base names: read (and query every index)
+    write: tuple[str, ...] = ()  # table base names: read and write
+    send: bool = False  # sqs:SendMessage on the fire queue
+    consume: bool = False  # the runner's event source mapping polls the queue
+    payloads: tuple[str, ...] = ()  # s3 actions on the payload bucket's objects
+    kms: tuple[str, ...] = ()  # kms actions on the stack's key
+    params: tuple[str, ...] = ()  # "switch", "root_key", "secrets"
+    secrets_manager: bool = False
+    invoke_workflows: bool = False
+
+
+# Chalice's function names (config.json's lambda_functions keys) -> CloudFormation ids.
+FUNCTIONS = {"api_handler": "APIHandler", "heartbeat": "Heartbeat", "runner": "Runner"}
+
+ACCESS: dict[str, Access] = {
+    # The REST API and the webhook ingress: everything a user can change, the root key,
+    # sealing/unsealing webhook secrets, large bodies to S3, eager dispatch to the queue.
+    "api_handler": Access(
+        write=("triggers", "states", "runs", "events", "audit", "keys"),
+        send=True,
+        payloads=("s3:PutObject", "s3:GetObject", "s3:DeleteObject"),
+        kms=("kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey"),
+        params=("switch", "root_key"),
+    ),
+    # Find due, claim, enqueue, reap, sweep pending events. A reaped run's budget hold is
+    # charged (ledger); never states or keys.
+    "heartbeat": Access(
+        write=("triggers", "runs", "events", "ledger", "audit"),
+        send=True,
+        params=("switch",),
+    ),
+    # Start, run, settle; budgets, locks, secrets for workflows, Lambda targets.
+    "runner": Access(
+        read=("keys",),
+        write=("triggers", "states", "runs", "events", "ledger", "audit", "locks"),
+        send=True,
+        consume=True,
+        payloads=("s3:GetObject",),
+        kms=("kms:Decrypt",),
+        params=("switch", "secrets"),
+        secrets_manager=True,
+        invoke_workflows=True,
+    ),
+}
+
+_INDEXES = {
+    base_name(m): sorted(m._get_schema()["global_secondary_indexes"], key=lambda i: i["index_name"])
+    for m in ALL_MODELS
+}
+
+
+def role_logical_id(function: str) -> str:
+    """``runner`` -> ``RunnerRole``."""
+    return FUNCTIONS[function] + "Role"
+
+
+def _table_arns(tables: tuple[str, ...]) -> list:
+    arns: list = []
+    for name in tables:
+        logical = table_logical_id(name)
+        arns.append({"Fn::GetAtt": [logical, "Arn"]})
+        for index in _INDEXES[name]:
+            arns.append({"Fn::Sub": "${" + logical + ".Arn}/index/" + index["index_name"]})
+    return arns
+
+
+def _statements(function: str, access: Access, log_group: str, stage: str) -> list[dict]:
+    statements: list[dict] = [
+        {
+            "Sid": "OwnLogs",
+            "Effect": "Allow",
+            "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+            "Resource": [
+                {"Fn::GetAtt": [log_group, "Arn"]},
+                {"Fn::Sub": "${" + log_group + ".Arn}:log-stream:*"},
+            ],
+        },
+        {
+            # X-Ray has no resource-level permissions: this is AWS's own minimal policy.
+            "Sid": "Tracing",
+            "Effect": "Allow",
+            "Action": ["xray:PutTraceSegments", "xray:PutTelemetryRecords"],
+            "Resource": "*",
+        },
+    ]
+    read_only = tuple(t for t in access.read if t not in access.write)
+    if read_only:
+        statements.append(
+            {
+                "Sid": "ReadTables",
+                "Effect": "Allow",
+                "Action": list(READ),
+                "Resource": _table_arns(read_only),
+            }
+        )
+    if access.write:
+        statements.append(
+            {
+                "Sid": "WriteTables",
+                "Effect": "Allow",
+                "Action": list(READ + WRITE),
+                "Resource": _table_arns(access.write),
+            }
+        )
+    if access.send:
+        statements.append(
+            {
+                "Sid": "SendFires",
+                "Effect": "Allow",
+                "Action": ["sqs:SendMessage"],
+                "Resource": {"Fn::GetAtt": ["FiresQueue", "Arn"]},
+            }
+        )
+    if access.consume:
+        statements.append(
+            {
+                # What Lambda's SQS poller needs (it polls with the function's role).
+                "Sid": "ConsumeFires",
+                "Effect": "Allow",
+                "Action": [
+                    "sqs:ReceiveMessage",
+                    "sqs:DeleteMessage",
+                    "sqs:ChangeMessageVisibility",
+                    "sqs:GetQueueAttributes",
+                ],
+                "Resource": {"Fn::GetAtt": ["FiresQueue", "Arn"]},
+            }
+        )
+    if access.payloads:
+        statements.append(
+            {
+                "Sid": "Payloads",
+                "Effect": "Allow",
+                "Action": list(access.payloads),
+                "Resource": {"Fn::Sub": "${PayloadBucket.Arn}/*"},
+            }
+        )
+    kms = set(access.kms)
+    if access.payloads:
+        # SSE-KMS: S3 asks KMS with the caller's permissions.
+        if "s3:PutObject" in access.payloads:
+            kms.add("kms:GenerateDataKey")
+        if "s3:GetObject" in access.payloads:
+            kms.add("kms:Decrypt")
+    if kms:
+        statements.append(
+            {
+                "Sid": "SecretsKey",
+                "Effect": "Allow",
+                "Action": sorted(kms),
+                "Resource": {"Fn::GetAtt": ["SecretsKey", "Arn"]},
+            }
+        )
+    param_arns = []
+    for param in access.params:
+        if param == "switch":
+            param_arns.append(
+                {
+                    "Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}"
+                    ":parameter${SwitchParameter}"
+                }
+            )
+        elif param == "root_key":
+            param_arns.append(
+                {
+                    "Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}"
+                    ":parameter${RootKeyParameterName}"
+                }
+            )
+        elif param == "secrets":
+            # Workflow secrets are /cronhook/<stage>/<tenant>/[<scope>/]<name>: at least two
+            # levels below the stage, so this never matches the root key or the switch
+            # (/cronhook/<stage>/<name>, one level).
+            param_arns.append(
+                {
+                    "Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}"
+                    f":parameter/cronhook/{stage}/*/*"
+                }
+            )
+        else:
+            raise ValueError(f"{function}: unknown parameter {param!r}")
+    if param_arns:
+        statements.append(
+            {
+                "Sid": "Parameters",
+                "Effect": "Allow",
+                "Action": ["ssm:GetParameter"],
+                "Resource": param_arns,
+            }
+        )
+    if access.secrets_manager:
+        statements.append(
+            {
+                "Sid": "WorkflowSecrets",
+                "Effect": "Allow",
+                "Action": ["secretsmanager:GetSecretValue"],
+                "Resource": {
+                    "Fn::Sub": "arn:${AWS::Partition}:secretsmanager:${AWS::Region}"
+                    f":${{AWS::AccountId}}:secret:cronhook/{stage}/*"
+                },
+            }
+        )
+    if access.invoke_workflows:
+        statements.append(
+            {
+                "Sid": "WorkflowFunctions",
+                "Effect": "Allow",
+                "Action": ["lambda:InvokeFunction"],
+                "Resource": {
+                    "Fn::Sub": "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}"
+                    ":function:${WorkflowFunctionPrefix}*"
+                },
+            }
+        )
+    return statements
+
+
+def role_resources(log_groups: dict[str, str], *, stage: str) -> dict[str, dict]:
+    """An ``AWS::IAM::Role`` per function with its one inline policy."""
+    resources: dict[str, dict] = {}
+    for function, access in ACCESS.items():
+        resources[role_logical_id(function)] = {
+            "Type": "AWS::IAM::Role",
+            "Properties": {
+                "Description": f"cronhook {function}: least privilege, generated by infra/iam.py",
+                "AssumeRolePolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "lambda.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ],
+                },
+                "Policies": [
+                    {
+                        "PolicyName": f"cronhook-{function.replace('_', '-')}",
+                        "PolicyDocument": {
+                            "Version": "2012-10-17",
+                            "Statement": _statements(function, access, log_groups[function], stage),
+                        },
+                    }
+                ],
+            },
+        }
+    return resources

@@ -1,0 +1,460 @@
+"""The console view: a CloudWatch dashboard, alarms and their SNS topic.
+
+``METRICS`` lists every metric the code emits (namespace ``cronhook``; dimensions
+``service`` and ``stage`` always, plus the ones named here) and the dashboard widget it
+belongs to. ``tests/infra`` scans the code's ``record_metric`` calls and fails if one is
+missing here, so the dashboard cannot silently lose a metric. Trigger, run and event ids
+are never dimensions: they would make one metric per trigger, and CloudWatch bills per
+metric (they ride along as EMF properties instead).
+
+Every alarm has a section of the same name in ``docs/runbook.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+__all__ = [
+    "METRICS",
+    "ALARMS",
+    "BASE_DIMENSIONS",
+    "FORBIDDEN_DIMENSIONS",
+    "Metric",
+    "monitoring_resources",
+    "dashboard_body",
+]
+
+NAMESPACE = "cronhook"
+# record_metric puts these on every metric; an alarm must name all of a metric's dimensions.
+BASE_DIMENSIONS = ("service", "stage")
+SERVICE = "cronhook"
+# Ids that must never be a dimension (one metric per trigger, billed per metric).
+FORBIDDEN_DIMENSIONS = frozenset({"trigger_id", "run_id", "event_id", "key_id", "token", "tenant"})
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: the widget it is drawn in, its extra dimension sets, statistic, label."""
+
+    widget: str
+    label: str
+    dims: tuple[tuple[str, ...], ...] = ((),)
+    stat: str = "Sum"
+
+
+_FIRES = "Fires and runs"
+_WEBHOOKS = "Webhooks by answer (202 accepted or ignored, 200 duplicate, 401/413, 410)"
+_RECOVERY = "Races and recovery"
+_EVENTS = "Event runs"
+_GUARDS = "Guardrails: budgets, serialization, the switch, state contracts"
+_CHANGES = "Changes through the API"
+
+METRICS: dict[str, Metric] = {
+    "Fires": Metric(_FIRES, "fires enqueued", dims=(("surface",),)),
+    "Runs": Metric(_FIRES, "runs", dims=(("status",), ("status", "surface"))),
+    "Lateness": Metric("Lateness of scheduled runs (ms)", "lateness", stat="p99"),
+    "Disables": Metric("Triggers disabled, by reason", "disabled", dims=(("reason",),)),
+    "WebhooksAccepted": Metric(_WEBHOOKS, "accepted", dims=(("source",),)),
+    "WebhooksIgnored": Metric(_WEBHOOKS, "ignored by filter", dims=(("source",),)),
+    "WebhooksDuplicate": Metric(_WEBHOOKS, "duplicate", dims=(("source",),)),
+    "WebhooksRejected": Metric(_WEBHOOKS, "rejected", dims=(("reason",),)),
+    "WebhooksRefused": Metric(_WEBHOOKS, "refused (gone)", dims=(("reason",),)),
+    "HeartbeatDuration": Metric("Heartbeat", "tick duration (ms)", stat="Maximum"),
+    "DueCount": Metric("Heartbeat", "due per tick", stat="Maximum"),
+    "ClaimsLost": Metric(_RECOVERY, "claims lost to races"),
+    "LeasesReaped": Metric(_RECOVERY, "leases reaped (runs lost)"),
+    "SettleFencedOut": Metric(_RECOVERY, "settles fenced out"),
+    "RunsDropped": Metric(_RECOVERY, "dropped at the start fence", dims=(("surface",),)),
+    "DeferSendFailed": Metric(_RECOVERY, "deferred re-send failed", dims=(("surface",),)),
+    "EventsQueued": Metric(_EVENTS, "queued behind a run"),
+    "EventsSwept": Metric(_EVENTS, "dispatched by the sweep"),
+    "EventDispatchFailed": Metric(_EVENTS, "dispatch failed"),
+    "EventAttempts": Metric(_EVENTS, "attempts", dims=(("outcome",),)),
+    "EventsSkipped": Metric(_EVENTS, "skipped"),
+    "BudgetRefusals": Metric(_GUARDS, "budget refusals"),
+    "SerializeWaits": Metric(_GUARDS, "serialize waits", dims=(("surface",),)),
+    "SerializeHandoffs": Metric(_GUARDS, "serialize hand-offs"),
+    "RunsDeferred": Metric(_GUARDS, "runs deferred", dims=(("surface",),)),
+    "SwitchedOffRuns": Metric(_GUARDS, "runs while switched off", dims=(("surface",),)),
+    "StateSchemaMismatch": Metric(_GUARDS, "state schema mismatches", dims=(("workflow",),)),
+    "TriggersCreated": Metric(_CHANGES, "triggers created", dims=(("kind",),)),
+    "TriggersUpdated": Metric(_CHANGES, "triggers updated", dims=(("kind",),)),
+    "TriggersDeleted": Metric(_CHANGES, "triggers deleted"),
+    "KeysCreated": Metric(_CHANGES, "API keys created", dims=(("role",),)),
+}
+
+
+@dataclass(frozen=True)
+class Alarm:
+    """A CloudWatch alarm; its logical id is also its ``docs/runbook.md`` heading."""
+
+    logical_id: str
+    properties: dict
+
+
+def _base(stage: str) -> list[dict]:
+    return [{"Name": "service", "Value": SERVICE}, {"Name": "stage", "Value": stage}]
+
+
+def _alarms(stage: str, api_stage: str) -> list[Alarm]:
+    topic = [{"Ref": "AlarmTopic"}]
+
+    def alarm(logical_id: str, description: str, **props) -> Alarm:
+        base = {
+            "AlarmName": f"cronhook-{stage}-{logical_id}",
+            "AlarmDescription": f"{description} Runbook: docs/runbook.md, '{logical_id}'.",
+            "AlarmActions": topic,
+            "OKActions": topic,
+            "TreatMissingData": "notBreaching",
+        }
+        base.update(props)
+        return Alarm(logical_id, base)
+
+    def lambda_metric(name: str, function: str) -> dict:
+        return {
+            "Namespace": "AWS/Lambda",
+            "MetricName": name,
+            "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": function}}],
+        }
+
+    return [
+        alarm(
+            "DeadLetterQueueNotEmpty",
+            "Fire messages reached the dead-letter queue: their runs did not happen.",
+            Namespace="AWS/SQS",
+            MetricName="ApproximateNumberOfMessagesVisible",
+            Dimensions=[
+                {"Name": "QueueName", "Value": {"Fn::GetAtt": ["DeadLetterQueue", "QueueName"]}}
+            ],
+            Statistic="Maximum",
+            Period=300,
+            EvaluationPeriods=1,
+            Threshold=0,
+            ComparisonOperator="GreaterThanThreshold",
+        ),
+        alarm(
+            "HeartbeatErrors",
+            "The heartbeat failed in 2 of the last 3 five-minute windows: schedules are not firing.",
+            **lambda_metric("Errors", "Heartbeat"),
+            Statistic="Sum",
+            Period=300,
+            EvaluationPeriods=3,
+            DatapointsToAlarm=2,
+            Threshold=1,
+            ComparisonOperator="GreaterThanOrEqualToThreshold",
+        ),
+        alarm(
+            "HeartbeatSlow",
+            "A heartbeat tick took more than 50 s of its 60 s budget.",
+            Namespace=NAMESPACE,
+            MetricName="HeartbeatDuration",
+            Dimensions=_base(stage),
+            Statistic="Maximum",
+            Period=300,
+            EvaluationPeriods=1,
+            Threshold=50_000,
+            ComparisonOperator="GreaterThanThreshold",
+        ),
+        alarm(
+            "HeartbeatStopped",
+            "The heartbeat was not invoked for 10 minutes: nothing scheduled fires.",
+            **lambda_metric("Invocations", "Heartbeat"),
+            Statistic="Sum",
+            Period=300,
+            EvaluationPeriods=2,
+            Threshold=1,
+            ComparisonOperator="LessThanThreshold",
+            TreatMissingData="breaching",
+        ),
+        alarm(
+            "LatenessHigh",
+            "The p99 lateness of scheduled runs was above 10 s in 2 of the last 3 five-minute windows.",
+            Namespace=NAMESPACE,
+            MetricName="Lateness",
+            Dimensions=_base(stage),
+            ExtendedStatistic="p99",
+            Period=300,
+            EvaluationPeriods=3,
+            DatapointsToAlarm=2,
+            Threshold=10_000,
+            ComparisonOperator="GreaterThanThreshold",
+        ),
+        alarm(
+            "DisablesByFailures",
+            "Triggers are being disabled for consecutive failures: at least the threshold within an hour.",
+            Namespace=NAMESPACE,
+            MetricName="Disables",
+            Dimensions=[*_base(stage), {"Name": "reason", "Value": "failures"}],
+            Statistic="Sum",
+            Period=3600,
+            EvaluationPeriods=1,
+            Threshold={"Ref": "DisablesByFailuresThreshold"},
+            ComparisonOperator="GreaterThanOrEqualToThreshold",
+        ),
+        alarm(
+            "Api5xx",
+            "The API answered 5xx: a bug or a failing AWS dependency (clients never cause a 5xx).",
+            Namespace="AWS/ApiGateway",
+            MetricName="5XXError",
+            Dimensions=[
+                {"Name": "ApiName", "Value": f"cronhook-{stage}"},
+                {"Name": "Stage", "Value": api_stage},
+            ],
+            Statistic="Sum",
+            Period=300,
+            EvaluationPeriods=1,
+            Threshold=1,
+            ComparisonOperator="GreaterThanOrEqualToThreshold",
+        ),
+        alarm(
+            "RunnerErrors",
+            "A runner invocation failed as a whole (not a workflow failure): its messages are retried, then dead-lettered.",
+            **lambda_metric("Errors", "Runner"),
+            Statistic="Sum",
+            Period=300,
+            EvaluationPeriods=1,
+            Threshold=1,
+            ComparisonOperator="GreaterThanOrEqualToThreshold",
+        ),
+    ]
+
+
+ALARMS = [a.logical_id for a in _alarms("dev", "api")]
+
+
+def _searches(name: str, stage: str) -> list[dict]:
+    """One SEARCH per dimension set: a schema matches only metrics with exactly its dims."""
+    spec = METRICS[name]
+    out = []
+    for i, dims in enumerate(spec.dims):
+        schema = ",".join((NAMESPACE, *BASE_DIMENSIONS, *dims))
+        query = f'{{{schema}}} MetricName="{name}" stage="{stage}"'
+        out.append(
+            {
+                "expression": f"SEARCH('{query}', '{spec.stat}', 300)",
+                "id": f"{name[0].lower()}{name[1:]}{i}",
+                "label": spec.label,
+            }
+        )
+    return out
+
+
+def _own(name: str, stage: str, **options: object) -> list:
+    return [NAMESPACE, name, "service", SERVICE, "stage", stage, options]
+
+
+def _widget(title: str, metrics: list, *, stat: str = "Sum", **extra: object) -> dict:
+    properties = {
+        "title": title,
+        "region": "${AWS::Region}",
+        "view": "timeSeries",
+        "stacked": False,
+        "period": 300,
+        "stat": stat,
+        "metrics": metrics,
+    }
+    properties.update(extra)
+    return {"type": "metric", "width": 8, "height": 6, "properties": properties}
+
+
+def dashboard_body(stage: str, *, api_stage: str) -> dict:
+    """The dashboard's JSON (``${...}`` placeholders are filled by ``Fn::Sub``)."""
+    widgets: list[dict] = [
+        {
+            "type": "text",
+            "width": 24,
+            "height": 2,
+            "properties": {
+                "markdown": (
+                    f"# cronhook `{stage}`\n"
+                    "Fires, runs and lateness from the app's EMF metrics (namespace `cronhook`); "
+                    "queues, functions and the API from AWS metrics. When an alarm fires: "
+                    "`docs/runbook.md`. Logs: Logs Insights on "
+                    f"`/aws/lambda/cronhook-{stage}-*`, filter on `trigger_id` or `run_id`."
+                )
+            },
+        },
+        {
+            "type": "alarm",
+            "width": 24,
+            "height": 3,
+            "properties": {
+                "title": "Alarms",
+                # ARNs built from the alarms' names: no dependency on the alarm resources.
+                "alarms": [
+                    "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:"
+                    + a.properties["AlarmName"]
+                    for a in _alarms(stage, api_stage)
+                ],
+            },
+        },
+        _widget(
+            "Lateness of scheduled runs (ms)",
+            [
+                _own("Lateness", stage, stat="p50", label="p50"),
+                _own("Lateness", stage, stat="p90", label="p90"),
+                _own("Lateness", stage, stat="p99", label="p99"),
+            ],
+            annotations={"horizontal": [{"label": "alarm: p99 10 s", "value": 10_000}]},
+        ),
+        _widget(
+            "Heartbeat",
+            [
+                _own("HeartbeatDuration", stage, stat="Maximum", label="tick duration max (ms)"),
+                _own("DueCount", stage, stat="Maximum", label="due per tick", yAxis="right"),
+            ],
+            annotations={"horizontal": [{"label": "alarm: 50 s", "value": 50_000}]},
+        ),
+    ]
+    drawn = {"Lateness", "HeartbeatDuration", "DueCount"}
+    groups: dict[str, list[str]] = {}
+    for name, spec in METRICS.items():
+        if name not in drawn:
+            groups.setdefault(spec.widget, []).append(name)
+    for title, names in groups.items():
+        widgets.append(_widget(title, [s for n in names for s in _searches(n, stage)]))
+
+    def sqs(metric: str, queue: str, label: str, **options: object) -> list:
+        return [
+            "AWS/SQS",
+            metric,
+            "QueueName",
+            "${" + queue + ".QueueName}",
+            {"label": label, "stat": "Maximum", **options},
+        ]
+
+    functions = [("api", "APIHandler"), ("heartbeat", "Heartbeat"), ("runner", "Runner")]
+    api = ["ApiName", f"cronhook-{stage}", "Stage", api_stage]
+    widgets += [
+        _widget(
+            "Fire queue and dead-letter queue",
+            [
+                sqs("ApproximateNumberOfMessagesVisible", "FiresQueue", "queued"),
+                sqs("ApproximateNumberOfMessagesNotVisible", "FiresQueue", "in flight"),
+                sqs("ApproximateNumberOfMessagesDelayed", "FiresQueue", "delayed"),
+                sqs(
+                    "ApproximateNumberOfMessagesVisible",
+                    "DeadLetterQueue",
+                    "DLQ depth",
+                    color="#d62728",
+                ),
+                sqs("ApproximateAgeOfOldestMessage", "FiresQueue", "oldest (s)", yAxis="right"),
+            ],
+            stat="Maximum",
+        ),
+        _widget(
+            "Lambda errors and throttles",
+            [
+                [
+                    "AWS/Lambda",
+                    m,
+                    "FunctionName",
+                    "${" + ref + "}",
+                    {"label": f"{label} {m.lower()}"},
+                ]
+                for label, ref in functions
+                for m in ("Errors", "Throttles")
+            ],
+        ),
+        _widget(
+            "Lambda duration p99 (ms) and runner concurrency",
+            [
+                [
+                    "AWS/Lambda",
+                    "Duration",
+                    "FunctionName",
+                    "${" + ref + "}",
+                    {"stat": "p99", "label": label},
+                ]
+                for label, ref in functions
+            ]
+            + [
+                [
+                    "AWS/Lambda",
+                    "ConcurrentExecutions",
+                    "FunctionName",
+                    "${Runner}",
+                    {"stat": "Maximum", "label": "runner concurrency", "yAxis": "right"},
+                ]
+            ],
+        ),
+        _widget(
+            "API requests, errors and latency",
+            [
+                ["AWS/ApiGateway", "Count", *api, {"label": "requests"}],
+                ["AWS/ApiGateway", "4XXError", *api, {"label": "4xx"}],
+                ["AWS/ApiGateway", "5XXError", *api, {"label": "5xx", "color": "#d62728"}],
+                [
+                    "AWS/ApiGateway",
+                    "Latency",
+                    *api,
+                    {"stat": "p99", "label": "latency p99 (ms)", "yAxis": "right"},
+                ],
+            ],
+        ),
+        _widget(
+            "DynamoDB: write units and throttles (all cronhook tables)",
+            [
+                {
+                    "expression": 'SEARCH(\'{AWS/DynamoDB,TableName} MetricName="ConsumedWriteCapacityUnits" '
+                    f"cronhook-{stage}-', 'Sum', 300)",
+                    "id": "wcu",
+                    "label": "",
+                },
+                {
+                    "expression": 'SEARCH(\'{AWS/DynamoDB,TableName,Operation} MetricName="ThrottledRequests" '
+                    f"cronhook-{stage}-', 'Sum', 300)",
+                    "id": "throttled",
+                    "label": "",
+                },
+            ],
+        ),
+    ]
+    # Lay the widgets out: full-width rows first, then three per row.
+    x = y = 0
+    for widget in widgets:
+        if x + widget["width"] > 24:
+            x, y = 0, y + 6
+        widget["x"], widget["y"] = x, y
+        x += widget["width"]
+        if x >= 24:
+            x, y = 0, y + widget["height"]
+    return {"start": "-PT6H", "periodOverride": "inherit", "widgets": widgets}
+
+
+def monitoring_resources(stage: str, *, api_stage: str) -> dict[str, dict]:
+    """The SNS topic (+ optional email subscription), the alarms and the dashboard."""
+    resources: dict[str, dict] = {
+        "AlarmTopic": {
+            "Type": "AWS::SNS::Topic",
+            "Properties": {
+                "TopicName": f"cronhook-{stage}-alarms",
+                "DisplayName": f"cronhook {stage} alarms",
+            },
+        },
+        "AlarmEmailSubscription": {
+            "Type": "AWS::SNS::Subscription",
+            "Condition": "HasAlarmEmail",
+            "Properties": {
+                "TopicArn": {"Ref": "AlarmTopic"},
+                "Protocol": "email",
+                "Endpoint": {"Ref": "AlarmEmail"},
+            },
+        },
+        "Dashboard": {
+            "Type": "AWS::CloudWatch::Dashboard",
+            "Properties": {
+                "DashboardName": f"cronhook-{stage}",
+                "DashboardBody": {
+                    "Fn::Sub": json.dumps(dashboard_body(stage, api_stage=api_stage))
+                },
+            },
+        },
+    }
+    for alarm in _alarms(stage, api_stage):
+        resources[alarm.logical_id] = {
+            "Type": "AWS::CloudWatch::Alarm",
+            "Properties": alarm.properties,
+        }
+    return resources

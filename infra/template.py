@@ -1,0 +1,479 @@
+"""The merge template for ``chalice package --merge-template``: everything Chalice does not make.
+
+Chalice generates the functions, the API and the event sources from ``app.py``; this
+module adds the tables (from the models), the queue and its DLQ, the payload bucket,
+the KMS key, the on/off switch, one IAM role per function, log groups, monitoring, and
+overrides the generated resources where Chalice has no knob:
+
+- the runner's SQS mapping points at the queue made here, with
+  ``FunctionResponseTypes: [ReportBatchItemFailures]`` (Chalice never sets it) and the
+  job ceiling as ``ScalingConfig.MaximumConcurrency``; the runner's reserved
+  concurrency is at least that ceiling (reserved concurrency alone lets Lambda's poller
+  throttle messages into the DLQ);
+- every function gets its role, its environment (queue, bucket, key, parameters) and
+  its log group;
+- the API gets a name, throttling, access logs and X-Ray.
+
+``python -m infra.template --stage dev`` prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chalicelib.settings import RUNNER_MAX_CONCURRENCY, Settings
+from infra.iam import ACCESS, FUNCTIONS, role_logical_id, role_resources
+from infra.monitoring import monitoring_resources
+from infra.tables import table_resources
+
+__all__ = ["StageConfig", "merge_template", "VISIBILITY_PER_TIMEOUT", "MAX_RECEIVE_COUNT"]
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+VISIBILITY_PER_TIMEOUT = 6  # AWS: queue visibility at least 6x the function timeout
+MAX_RECEIVE_COUNT = 5  # receives before a message is dead-lettered
+PROTECTED_STAGES = ("prod",)
+# Function logical ids whose name we set: chalice deploy's naming, so the console matches.
+FUNCTION_SUFFIX = {"api_handler": "api", "heartbeat": "heartbeat", "runner": "runner"}
+
+
+@dataclass(frozen=True)
+class StageConfig:
+    """What the template needs from ``.chalice/config.json`` for one stage."""
+
+    stage: str
+    app_name: str
+    api_stage: str
+    table_prefix: str
+    timeouts: dict[str, int]
+    memory: dict[str, int]
+
+    @classmethod
+    def load(cls, stage: str, project_dir: Path = PROJECT_DIR) -> StageConfig:
+        from chalice.config import Config
+
+        raw = json.loads((project_dir / ".chalice" / "config.json").read_text())
+        if stage not in raw.get("stages", {}):
+            raise SystemExit(f"stage {stage!r} is not in .chalice/config.json")
+        config = Config(
+            chalice_stage=stage,
+            config_from_disk=raw,
+            user_provided_params={"project_dir": str(project_dir)},
+            default_params={},
+        )
+        timeouts, memory = {}, {}
+        for function in FUNCTIONS:
+            scoped = config.scope(stage, function)
+            timeouts[function] = int(scoped.lambda_timeout or 60)
+            memory[function] = int(scoped.lambda_memory_size or 128)
+        env = config.scope(stage, "api_handler").environment_variables
+        return cls(
+            stage=stage,
+            app_name=raw["app_name"],
+            api_stage=config.api_gateway_stage or "api",
+            table_prefix=env.get("CRONHOOK_TABLE_PREFIX", f"cronhook-{stage}-"),
+            timeouts=timeouts,
+            memory=memory,
+        )
+
+    def function_name(self, function: str) -> str:
+        return f"{self.app_name}-{self.stage}-{FUNCTION_SUFFIX[function]}"
+
+
+def _parameters(stage: str) -> dict:
+    return {
+        "RootKeyParameterName": {
+            "Type": "String",
+            "Default": f"/cronhook/{stage}/root-key",
+            "AllowedPattern": "^/[A-Za-z0-9_.\\-/]+$",
+            "Description": (
+                "SSM SecureString holding the root API key. CloudFormation cannot create a "
+                "SecureString: create it first (docs/deploy.md)."
+            ),
+        },
+        "AlarmEmail": {
+            "Type": "String",
+            "Default": "",
+            "Description": "Email address subscribed to the alarm topic (empty: no subscription).",
+        },
+        "PublicUrl": {
+            "Type": "String",
+            "Default": "",
+            "Description": "Base URL of the API for webhook URLs (custom domain); empty: the execute-api URL.",
+        },
+        "WorkflowFunctionPrefix": {
+            "Type": "String",
+            "Default": "cronhook-workflow-",
+            "AllowedPattern": "^[A-Za-z0-9_\\-]+$",
+            "Description": "The runner may invoke Lambda functions whose name starts with this (lambda: targets).",
+        },
+        "ApiThrottleRateLimit": {
+            "Type": "Number",
+            "Default": 50,
+            "MinValue": 1,
+            "Description": "Steady requests per second for the whole API stage.",
+        },
+        "ApiThrottleBurstLimit": {
+            "Type": "Number",
+            "Default": 100,
+            "MinValue": 1,
+            "Description": "Burst of requests for the whole API stage.",
+        },
+        "LogRetentionDays": {
+            "Type": "Number",
+            "Default": 30,
+            "AllowedValues": [1, 3, 5, 7, 14, 30, 60, 90, 180, 365, 731, 1827, 3653],
+            "Description": "How long function and access logs are kept.",
+        },
+        "DisablesByFailuresThreshold": {
+            "Type": "Number",
+            "Default": 3,
+            "MinValue": 1,
+            "Description": "Alarm when this many triggers are disabled for failures within an hour.",
+        },
+        "ConfigureApiGatewayAccount": {
+            "Type": "String",
+            "Default": "true",
+            "AllowedValues": ["true", "false"],
+            "Description": (
+                "Set the region's API Gateway CloudWatch role (needed once per account and "
+                "region for access logs). 'false' if another stack already manages it."
+            ),
+        },
+    }
+
+
+def _log_group(name: str) -> dict:
+    return {
+        "Type": "AWS::Logs::LogGroup",
+        "DeletionPolicy": "Delete",
+        "UpdateReplacePolicy": "Delete",
+        "Properties": {"LogGroupName": name, "RetentionInDays": {"Ref": "LogRetentionDays"}},
+    }
+
+
+def _access_log_format() -> str:
+    # $context.resourcePath, never $context.path: the webhook path carries the trigger's token.
+    fields = {
+        "requestId": "$context.requestId",
+        "ip": "$context.identity.sourceIp",
+        "requestTime": "$context.requestTime",
+        "httpMethod": "$context.httpMethod",
+        "resourcePath": "$context.resourcePath",
+        "status": "$context.status",
+        "responseLength": "$context.responseLength",
+        "latencyMs": "$context.responseLatency",
+        "integrationLatencyMs": "$context.integrationLatency",
+        "integrationError": "$context.integrationErrorMessage",
+        "xrayTraceId": "$context.xrayTraceId",
+    }
+    return json.dumps(fields, separators=(",", ":"))
+
+
+def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, Any]:
+    """The merge template for ``stage``."""
+    cfg = StageConfig.load(stage, project_dir)
+    settings = Settings()  # the code's defaults: retention and shard counts
+    protect = stage in PROTECTED_STAGES
+    keep = "Retain" if protect else "Delete"
+    ceiling = RUNNER_MAX_CONCURRENCY
+    runner_timeout = cfg.timeouts["runner"]
+
+    log_groups = {f: f"{FUNCTIONS[f]}LogGroup" for f in FUNCTIONS}
+    resources: dict[str, Any] = {}
+    resources.update(table_resources(table_prefix=cfg.table_prefix, protect=protect))
+    resources.update(
+        {
+            "SecretsKey": {
+                "Type": "AWS::KMS::Key",
+                "DeletionPolicy": "Retain",
+                "UpdateReplacePolicy": "Retain",
+                "Properties": {
+                    "Description": f"cronhook {stage}: webhook secrets and large payloads",
+                    "EnableKeyRotation": True,
+                    "KeyPolicy": {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                # The account administers the key through IAM; the
+                                # functions' roles grant only the operations they need.
+                                "Sid": "AccountAdministersThroughIam",
+                                "Effect": "Allow",
+                                "Principal": {
+                                    "AWS": {
+                                        "Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:root"
+                                    }
+                                },
+                                "Action": "kms:*",
+                                "Resource": "*",
+                            }
+                        ],
+                    },
+                },
+            },
+            "SecretsKeyAlias": {
+                "Type": "AWS::KMS::Alias",
+                "Properties": {
+                    "AliasName": f"alias/cronhook-{stage}",
+                    "TargetKeyId": {"Ref": "SecretsKey"},
+                },
+            },
+            "DeadLetterQueue": {
+                "Type": "AWS::SQS::Queue",
+                "DeletionPolicy": keep,
+                "UpdateReplacePolicy": keep,
+                "Properties": {
+                    "QueueName": f"cronhook-{stage}-fires-dlq",
+                    "MessageRetentionPeriod": 1_209_600,
+                    "SqsManagedSseEnabled": True,
+                },
+            },
+            "FiresQueue": {
+                "Type": "AWS::SQS::Queue",
+                "Properties": {
+                    "QueueName": f"cronhook-{stage}-fires",
+                    "VisibilityTimeout": VISIBILITY_PER_TIMEOUT * runner_timeout,
+                    "MessageRetentionPeriod": 345_600,
+                    "SqsManagedSseEnabled": True,
+                    "RedrivePolicy": {
+                        "deadLetterTargetArn": {"Fn::GetAtt": ["DeadLetterQueue", "Arn"]},
+                        "maxReceiveCount": MAX_RECEIVE_COUNT,
+                    },
+                },
+            },
+            "PayloadBucket": {
+                "Type": "AWS::S3::Bucket",
+                "DeletionPolicy": keep,
+                "UpdateReplacePolicy": keep,
+                "Properties": {
+                    "BucketEncryption": {
+                        "ServerSideEncryptionConfiguration": [
+                            {
+                                "ServerSideEncryptionByDefault": {
+                                    "SSEAlgorithm": "aws:kms",
+                                    "KMSMasterKeyID": {"Fn::GetAtt": ["SecretsKey", "Arn"]},
+                                },
+                                "BucketKeyEnabled": True,
+                            }
+                        ]
+                    },
+                    "PublicAccessBlockConfiguration": {
+                        "BlockPublicAcls": True,
+                        "BlockPublicPolicy": True,
+                        "IgnorePublicAcls": True,
+                        "RestrictPublicBuckets": True,
+                    },
+                    "OwnershipControls": {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]},
+                    "LifecycleConfiguration": {
+                        "Rules": [
+                            {
+                                # Bodies live as long as their event item (TTL), plus a day.
+                                "Id": "expire-event-bodies",
+                                "Status": "Enabled",
+                                "ExpirationInDays": settings.event_retention_days + 1,
+                                "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1},
+                            }
+                        ]
+                    },
+                },
+            },
+            "PayloadBucketPolicy": {
+                "Type": "AWS::S3::BucketPolicy",
+                "Properties": {
+                    "Bucket": {"Ref": "PayloadBucket"},
+                    "PolicyDocument": {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Sid": "TlsOnly",
+                                "Effect": "Deny",
+                                "Principal": "*",
+                                "Action": "s3:*",
+                                "Resource": [
+                                    {"Fn::GetAtt": ["PayloadBucket", "Arn"]},
+                                    {"Fn::Sub": "${PayloadBucket.Arn}/*"},
+                                ],
+                                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                            }
+                        ],
+                    },
+                },
+            },
+            "SwitchParameter": {
+                "Type": "AWS::SSM::Parameter",
+                "Properties": {
+                    "Name": f"/cronhook/{stage}/triggers-enabled",
+                    "Type": "String",
+                    "Value": "on",
+                    "Description": "cronhook on/off switch: 'off' stops all firing (docs/runbook.md).",
+                },
+            },
+            "ApiAccessLogGroup": _log_group(f"/aws/apigateway/cronhook-{stage}-access"),
+            "ApiGatewayCloudWatchRole": {
+                "Type": "AWS::IAM::Role",
+                "Condition": "ConfigureApiGatewayAccount",
+                "Properties": {
+                    "AssumeRolePolicyDocument": {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Effect": "Allow",
+                                "Principal": {"Service": "apigateway.amazonaws.com"},
+                                "Action": "sts:AssumeRole",
+                            }
+                        ],
+                    },
+                    "ManagedPolicyArns": [
+                        {
+                            "Fn::Sub": "arn:${AWS::Partition}:iam::aws:policy/service-role/"
+                            "AmazonAPIGatewayPushToCloudWatchLogs"
+                        }
+                    ],
+                },
+            },
+            "ApiGatewayAccount": {
+                "Type": "AWS::ApiGateway::Account",
+                "Condition": "ConfigureApiGatewayAccount",
+                "Properties": {
+                    "CloudWatchRoleArn": {"Fn::GetAtt": ["ApiGatewayCloudWatchRole", "Arn"]}
+                },
+            },
+        }
+    )
+    for function, logical in log_groups.items():
+        resources[logical] = _log_group(f"/aws/lambda/{cfg.function_name(function)}")
+    resources.update(role_resources(log_groups, stage=stage))
+    resources.update(monitoring_resources(stage, api_stage=cfg.api_stage))
+
+    public_url = {
+        "Fn::If": [
+            "HasPublicUrl",
+            {"Ref": "PublicUrl"},
+            {
+                "Fn::Sub": "https://${RestAPI}.execute-api.${AWS::Region}.${AWS::URLSuffix}/"
+                + cfg.api_stage
+            },
+        ]
+    }
+    environment = {
+        "CRONHOOK_QUEUE_URL": {"Ref": "FiresQueue"},
+        "CRONHOOK_BUCKET": {"Ref": "PayloadBucket"},
+        "CRONHOOK_KMS_KEY_ID": {"Fn::GetAtt": ["SecretsKey", "Arn"]},
+        "CRONHOOK_ROOT_KEY_PARAM": {"Ref": "RootKeyParameterName"},
+        "CRONHOOK_SWITCH_PARAM": {"Ref": "SwitchParameter"},
+        "CRONHOOK_PUBLIC_URL": public_url,
+        "CRONHOOK_MAX_CONCURRENCY": str(ceiling),
+        "CRONHOOK_RUNNER_TIMEOUT_S": str(runner_timeout),
+        "POWERTOOLS_LOG_LEVEL": "INFO",
+        # Never record handler results in traces: a create answer carries a secret once.
+        "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+    }
+    for function in ACCESS:
+        logical = FUNCTIONS[function]
+        properties: dict[str, Any] = {
+            "FunctionName": cfg.function_name(function),
+            "Role": {"Fn::GetAtt": [role_logical_id(function), "Arn"]},
+            "Environment": {"Variables": environment},
+            "LoggingConfig": {"LogGroup": {"Ref": log_groups[function]}, "LogFormat": "Text"},
+        }
+        if function == "heartbeat":
+            # A tick that failed or was throttled is not worth retrying later: the next
+            # minute's tick does the same work with a fresh clock.
+            properties["EventInvokeConfig"] = {
+                "MaximumEventAgeInSeconds": 60,
+                "MaximumRetryAttempts": 0,
+            }
+        if function == "runner":
+            properties["ReservedConcurrentExecutions"] = ceiling
+            properties["Events"] = {
+                "RunnerSqsEventSource": {
+                    "Properties": {
+                        # Same key as Chalice's ``Fn::Sub``, so the deep merge replaces it.
+                        "Queue": {"Fn::Sub": "${FiresQueue.Arn}"},
+                        "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                        "ScalingConfig": {"MaximumConcurrency": ceiling},
+                    }
+                }
+            }
+        resources[logical] = {"Properties": properties}
+
+    resources["RestAPI"] = {
+        "DependsOn": ["ApiGatewayAccountReady"],
+        "Properties": {
+            "Name": f"cronhook-{stage}",
+            "TracingEnabled": True,
+            "MethodSettings": [
+                {
+                    "ResourcePath": "/*",
+                    "HttpMethod": "*",
+                    "ThrottlingRateLimit": {"Ref": "ApiThrottleRateLimit"},
+                    "ThrottlingBurstLimit": {"Ref": "ApiThrottleBurstLimit"},
+                    "MetricsEnabled": True,
+                    "DataTraceEnabled": False,
+                }
+            ],
+            "AccessLogSetting": {
+                "DestinationArn": {"Fn::GetAtt": ["ApiAccessLogGroup", "Arn"]},
+                "Format": _access_log_format(),
+            },
+        },
+    }
+    # CloudFormation cannot DependsOn a resource whose condition is false; this handle
+    # carries the dependency on the (optional) API Gateway account setting instead.
+    resources["ApiGatewayAccountReady"] = {
+        "Type": "AWS::CloudFormation::WaitConditionHandle",
+        "Metadata": {
+            "ApiGatewayAccount": {
+                "Fn::If": ["ConfigureApiGatewayAccount", {"Ref": "ApiGatewayAccount"}, ""]
+            }
+        },
+    }
+
+    outputs = {
+        "DashboardURL": {
+            "Value": {
+                "Fn::Sub": "https://${AWS::Region}.console.aws.amazon.com/cloudwatch/home"
+                "?region=${AWS::Region}#dashboards:name=${Dashboard}"
+            }
+        },
+        "AlarmTopicArn": {"Value": {"Ref": "AlarmTopic"}},
+        "FiresQueueUrl": {"Value": {"Ref": "FiresQueue"}},
+        "DeadLetterQueueUrl": {"Value": {"Ref": "DeadLetterQueue"}},
+        "PayloadBucketName": {"Value": {"Ref": "PayloadBucket"}},
+        "SecretsKeyArn": {"Value": {"Fn::GetAtt": ["SecretsKey", "Arn"]}},
+        "SwitchParameterName": {"Value": {"Ref": "SwitchParameter"}},
+        "RootKeyParameterName": {"Value": {"Ref": "RootKeyParameterName"}},
+        "TablePrefix": {"Value": cfg.table_prefix},
+        "WebhookBaseUrl": {"Value": public_url},
+    }
+    return {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Description": f"cronhook ({stage}): workflow triggers. Generated by infra/template.py.",
+        "Parameters": _parameters(stage),
+        "Conditions": {
+            "HasAlarmEmail": {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmEmail"}, ""]}]},
+            "HasPublicUrl": {"Fn::Not": [{"Fn::Equals": [{"Ref": "PublicUrl"}, ""]}]},
+            "ConfigureApiGatewayAccount": {
+                "Fn::Equals": [{"Ref": "ConfigureApiGatewayAccount"}, "true"]
+            },
+        },
+        "Resources": resources,
+        "Outputs": outputs,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stage", default="dev")
+    args = parser.parse_args(argv)
+    json.dump(merge_template(args.stage), sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,203 @@
+"""Every route × {no key, bad key, viewer, operator, admin, another tenant's admin}.
+
+Through ``chalice.test.Client`` (the app as API Gateway calls it) against the moto
+server. Each call gets fresh resources, so a write by one caller never changes what the
+next one sees. Another tenant's resources answer 404 on every route, never 403; a role
+too low answers 403 before anything is looked up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from chalice.test import Client
+
+import app as app_module
+from chalicelib.services.runner import Runner
+from tests.functional.api_client import Api
+
+CALLERS = ("none", "bad", "viewer", "operator", "admin", "other")
+RANK = {"viewer": 0, "operator": 1, "admin": 2}
+WEBHOOK_SECRET = "whsec_table_test_secret"
+
+
+@pytest.fixture
+def api(aws):
+    with Client(app_module.app, stage_name="test") as client:
+        api = Api(client)
+        for role in ("viewer", "operator", "admin"):
+            api.make_key(role, role)
+        api.make_key("other", "admin", tenant="acme")
+        api.aws = aws
+        yield api
+
+
+def _trigger(api: Api) -> dict:
+    return {"trigger_id": api.create_trigger()["id"]}
+
+
+def _event_trigger(api: Api) -> dict:
+    created = api.create_trigger(
+        {"workflow": "echo", "event": {"source": "webhook", "secret": WEBHOOK_SECRET}}
+    )
+    token = created["webhook"]["url"].rsplit("/", 1)[-1]
+    return {"trigger_id": created["id"], "token": token}
+
+
+def send_webhook(api: Api, token: str, payload: dict) -> dict:
+    raw = json.dumps(payload).encode()
+    signature = hmac.new(WEBHOOK_SECRET.encode(), raw, hashlib.sha256).hexdigest()
+    answer = api.call(
+        "POST",
+        f"/hooks/{token}",
+        raw=raw,
+        key=None,
+        headers={"X-Signature-256": f"sha256={signature}", "Idempotency-Key": secrets.token_hex(8)},
+    )
+    assert answer.status == 202, answer.body
+    return answer.body
+
+
+def _event(api: Api) -> dict:
+    ctx = _event_trigger(api)
+    sent = send_webhook(api, ctx["token"], {"n": 1})
+    api.aws.drain(Runner())
+    return {**ctx, "event_id": sent["event_id"]}
+
+
+def _run(api: Api) -> dict:
+    ctx = _trigger(api)
+    fired = api.call("POST", f"/v1/triggers/{ctx['trigger_id']}/fire")
+    assert fired.status == 202, fired.body
+    api.aws.drain(Runner())
+    return {**ctx, "run_id": fired.body["run_id"]}
+
+
+def _key(api: Api) -> dict:
+    return {"key_id": api.make_key(f"k{secrets.token_hex(3)}", "viewer")["id"]}
+
+
+def _nothing(api: Api) -> dict:
+    return {}
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str
+    role: str | None
+    ok: int
+    setup: Callable[[Api], dict] = _nothing
+    body: dict | None = None
+    # A collection of the caller's own tenant: another tenant gets an answer, just not
+    # the first tenant's things (checked by `isolated`).
+    collection: bool = False
+
+
+CRON = {"workflow": "echo", "schedule": {"cron": "0 8 * * 1"}}
+ROUTES = (
+    Route("GET", "/healthz", None, 200),
+    Route("GET", "/v1/openapi.json", None, 200),
+    Route("POST", "/v1/triggers", "operator", 201, body=CRON, collection=True),
+    Route("GET", "/v1/triggers", "viewer", 200, _trigger, collection=True),
+    Route("GET", "/v1/triggers/{trigger_id}", "viewer", 200, _trigger),
+    Route("PATCH", "/v1/triggers/{trigger_id}", "operator", 200, _trigger, {"title": "x"}),
+    Route("DELETE", "/v1/triggers/{trigger_id}", "operator", 204, _trigger),
+    Route("POST", "/v1/triggers/{trigger_id}/fire", "operator", 202, _trigger),
+    Route("POST", "/v1/triggers/{trigger_id}/enable", "operator", 200, _trigger),
+    Route("POST", "/v1/triggers/{trigger_id}/disable", "operator", 200, _trigger),
+    Route("POST", "/v1/triggers/{trigger_id}/rotate-secret", "operator", 200, _event_trigger),
+    Route("GET", "/v1/triggers/{trigger_id}/preview", "viewer", 200, _trigger),
+    Route(
+        "POST",
+        "/v1/schedules/preview",
+        "viewer",
+        200,
+        body={"cron": "0 8 * * *", "from": "2030-01-01T00:00:00Z", "count": 2},
+        collection=True,
+    ),
+    Route("GET", "/v1/triggers/{trigger_id}/runs", "viewer", 200, _run),
+    Route("GET", "/v1/runs", "viewer", 200, _run, collection=True),
+    Route("GET", "/v1/runs/{run_id}", "viewer", 200, _run),
+    Route("GET", "/v1/triggers/{trigger_id}/events", "viewer", 200, _event),
+    Route("POST", "/v1/events/{event_id}/replay", "operator", 202, _event),
+    Route("GET", "/v1/workflows", "viewer", 200, collection=True),
+    Route("DELETE", "/v1/workflows/echo/triggers", "operator", 200, _trigger, collection=True),
+    Route("GET", "/v1/audit", "admin", 200, _trigger, collection=True),
+    Route("POST", "/v1/keys", "admin", 201, body={"role": "viewer"}, collection=True),
+    Route("GET", "/v1/keys", "admin", 200, _key, collection=True),
+    Route("DELETE", "/v1/keys/{key_id}", "admin", 204, _key),
+)
+
+
+def expected_status(route: Route, who: str) -> int:
+    """The table: 401 before 403 before 404 before the answer."""
+    if route.role is None:
+        return route.ok
+    if who in ("none", "bad"):
+        return 401
+    role = "admin" if who == "other" else who
+    if RANK[role] < RANK[route.role]:
+        return 403
+    if who == "other" and not route.collection:
+        return 404
+    return route.ok
+
+
+def _headers_for(api: Api, who: str) -> str | None:
+    if who == "none":
+        return None
+    if who == "bad":
+        return "chk_key_doesnotexist_" + secrets.token_urlsafe(16)
+    return who
+
+
+def test_the_table_covers_every_registered_route():
+    registered = {
+        (method, path)
+        for path, methods in app_module.app.routes.items()
+        for method in methods
+        if path != "/hooks/{token}"
+    }
+    covered = {(r.method, r.path.replace("/echo/", "/{name}/")) for r in ROUTES}
+    assert registered <= covered, f"routes missing from the table: {registered - covered}"
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_route_answers_each_caller_as_the_table_says(api, route):
+    seen = {}
+    for who in CALLERS:
+        ctx = route.setup(api)
+        path = route.path.format(**ctx)
+        answer = api.call(route.method, path, route.body, key=_headers_for(api, who))
+        seen[who] = answer.status
+        want = expected_status(route, who)
+        assert answer.status == want, (who, answer.status, answer.body)
+        if answer.status >= 400:
+            error = answer.error
+            assert error.get("code") and error.get("message"), answer.body
+            if answer.status == 404:
+                # The same answer as for an id that never existed: nothing to probe.
+                assert "acme" not in json.dumps(answer.body)
+        if who == "other" and route.collection and route.method == "GET":
+            isolated(api, answer.body, ctx)
+        if who == "other" and route.path.startswith("/v1/workflows/"):
+            assert answer.body == {"deleted": 0}
+            still = api.call("GET", f"/v1/triggers/{ctx['trigger_id']}")
+            assert still.status == 200
+    assert seen["none"] == seen["bad"]
+
+
+def isolated(api: Api, body: dict, ctx: dict) -> None:
+    """Another tenant's list shows none of the first tenant's things."""
+    text = json.dumps(body)
+    for value in ctx.values():
+        assert value not in text
+    if "items" in body and body["items"]:
+        assert all(item.get("tenant") in (None, "acme") for item in body["items"])

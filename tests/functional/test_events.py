@@ -1,0 +1,403 @@
+"""Event runs on the fenced run path, against the moto server: queueing behind a full
+trigger, retries, lost runs, the heartbeat's safety sweep, replay, listing."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from botocore.exceptions import ClientError
+
+from chalicelib.domain.errors import Conflict, NotFound, ValidationError
+from chalicelib.services import events, heartbeat, triggers
+from chalicelib.services.runner import Runner
+from chalicelib.store import dynamo, kms
+from chalicelib.store.aws import client
+from chalicelib.store.models import EventModel
+from chalicelib.store.sqs import FireMessage, send_fires
+from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
+from tests.signing import signed_headers
+
+
+@pytest.fixture(autouse=True)
+def _fresh_secret_cache():
+    kms.clear_cache()
+
+
+@pytest.fixture
+def record(monkeypatch):
+    """A workflow ``record`` (no state) that keeps the ``n`` of every payload it runs."""
+    seen: list[int] = []
+
+    def run(fire: Fire) -> Result:
+        seen.append(fire.payload["n"])
+        return Result(output={"n": fire.payload["n"]})
+
+    monkeypatch.setitem(REGISTRY, "record", Workflow(name="record", func=run))
+    return seen
+
+
+def make_trigger(root, clock, *, workflow: str = "record", **fields) -> dict:
+    event = {"source": "webhook", **fields.pop("event", {})}
+    return triggers.create_trigger(
+        root, {"workflow": workflow, "event": event, **fields}, now=clock()
+    )
+
+
+def deliver(created: dict, clock, n: int, *, key: str | None = None) -> tuple[int, dict]:
+    """A signed generic-webhook delivery with payload ``{"n": n}``, straight to the service."""
+    body = json.dumps({"type": "job", "n": n}).encode()
+    headers = signed_headers(
+        "webhook", created["webhook"]["secret"], body, ts=0, delivery=key or f"job-{n}"
+    )
+    token = created["webhook"]["url"].rsplit("/", 1)[1]
+    return events.receive(token, body=body, headers=headers, now=clock())
+
+
+def event_of(answer: dict) -> EventModel:
+    return EventModel.get(answer["event_id"], consistent_read=True)
+
+
+def test_events_of_a_full_trigger_wait_and_run_one_after_another_in_arrival_order(
+    aws, clock, root, monkeypatch
+):
+    order: list[int] = []
+    nested: list[str] = []
+    runner = Runner(clock=clock)
+
+    def run(fire: Fire) -> Result:
+        order.append(fire.payload["n"])
+        if fire.payload["n"] == 1:
+            # While the first event runs, the messages of the others arrive: the trigger
+            # (concurrency 1) is full, so each is dropped and its event stays pending.
+            messages = aws.receive()
+            nested.extend(runner.handle(FireMessage.parse(m["Body"])) for m in messages)
+            aws.delete(messages)
+            # An event that arrives while the trigger is full is stored without a message:
+            # the run in flight pulls it when it settles.
+            clock.advance(1)
+            answers.append(deliver(created, clock, 6)[1])
+            assert aws.receive() == []
+        return Result()
+
+    monkeypatch.setitem(REGISTRY, "queue", Workflow(name="queue", func=run))
+    created = make_trigger(root, clock, workflow="queue")
+    answers = [deliver(created, clock, 1)[1]]
+    (first,) = aws.receive(max_messages=1)
+    for n in range(2, 6):
+        clock.advance(1)
+        answers.append(deliver(created, clock, n)[1])
+    assert runner.handle(FireMessage.parse(first["Body"])) == "succeeded"
+    aws.delete([first])
+    assert nested == ["dropped"] * 4
+
+    statuses = aws.drain(runner)
+    assert statuses.count("succeeded") == 5
+    assert order == [1, 2, 3, 4, 5, 6]
+    assert {event_of(a).status for a in answers} == {"succeeded"}
+    runs = triggers.list_trigger_runs(root, created["id"], {})["items"]
+    assert sorted(r["id"] for r in runs) == sorted(a["run_id"] for a in answers)
+    assert dynamo.in_flight_of(dynamo.get_trigger(created["id"])) == {}
+
+
+def test_a_newer_events_message_yields_its_slot_to_the_oldest_ready_event(aws, clock, root, record):
+    created = make_trigger(root, clock)
+    for n in (1, 2, 3):
+        deliver(created, clock, n)
+        clock.advance(1)
+    messages = aws.receive()
+    runner = Runner(clock=clock)
+    # Handle the newest first: each gives the slot back and sends the oldest instead.
+    newest_first = sorted(messages, key=lambda m: json.loads(m["Body"])["r"], reverse=True)
+    assert runner.handle(FireMessage.parse(newest_first[0]["Body"])) == "dropped"
+    aws.delete(messages)
+    aws.drain(runner)
+    assert record == [1, 2, 3]
+
+
+def step(aws, runner) -> list[str]:
+    """Handle what is queued now, once (delayed messages included: time is the test's clock)."""
+    aws.purge_delays()
+    messages = aws.receive()
+    statuses = [runner.handle(FireMessage.parse(m["Body"])) for m in messages]
+    aws.delete(messages)
+    return statuses
+
+
+def test_a_failed_event_is_retried_with_backoff_then_marked_failed_and_kept(aws, clock, root):
+    created = make_trigger(root, clock, workflow="fail", event={"max_attempts": 3})
+    answer = deliver(created, clock, 1)[1]
+    runner = Runner(clock=clock)
+    assert step(aws, runner) == ["failed"]
+    event = event_of(answer)
+    assert (event.status, event.attempt) == ("pending", 1)
+    assert event.retry_at == int(clock().timestamp() * 1000) + 2000
+
+    # On time, the delayed retry message runs the second attempt.
+    clock.advance(2)
+    assert step(aws, runner) == ["failed"]
+    event = event_of(answer)
+    assert (event.status, event.attempt) == ("pending", 2)
+    assert event.retry_at == int(clock().timestamp() * 1000) + 8000
+
+    # A retry message that arrives before its time is dropped; the event keeps waiting,
+    # and the heartbeat's sweep sends it again once it is overdue.
+    assert step(aws, runner) == ["dropped"]
+    assert event_of(answer).status == "pending"
+    clock.advance(8 + events.SWEEP_GRACE_S)
+    assert heartbeat.tick(now=clock()).events_dispatched == 1
+    assert step(aws, runner) == ["failed"]
+    event = event_of(answer)
+    assert (event.status, event.attempt) == ("failed", 3)
+    assert event.pending_sk is None
+
+    clock.advance(3600)
+    assert heartbeat.tick(now=clock()).events_dispatched == 0
+    assert aws.drain(runner) == []
+    (run,) = triggers.list_trigger_runs(root, created["id"], {})["items"]
+    assert (run["id"], run["status"], run["attempt"]) == (answer["run_id"], "failed", 3)
+    view = events.list_events(root, created["id"], {})["items"][0]
+    assert (view["status"], view["attempt"]) == ("failed", 3)
+
+
+def test_an_event_stored_but_not_enqueued_is_run_after_the_next_tick(aws, clock, root, record):
+    created = make_trigger(root, clock)
+    sqs = client("sqs")
+
+    def refuse(**kwargs):
+        raise ClientError(
+            {"Error": {"Code": "InternalError", "Message": "injected"}}, "SendMessageBatch"
+        )
+
+    sqs.meta.events.register("before-send.sqs.SendMessageBatch", refuse)
+    try:
+        status, answer = deliver(created, clock, 7)
+    finally:
+        sqs.meta.events.unregister("before-send.sqs.SendMessageBatch", refuse)
+    assert status == 202  # stored durably: acknowledged even though the send failed
+    assert event_of(answer).status == "pending"
+    runner = Runner(clock=clock)
+    assert aws.drain(runner) == []
+
+    clock.advance(events.SWEEP_GRACE_S - 1)
+    assert heartbeat.tick(now=clock()).events_dispatched == 0  # not overdue yet
+    clock.advance(2)
+    assert heartbeat.tick(now=clock()).events_dispatched == 1
+    assert aws.drain(runner) == ["succeeded"]
+    assert record == [7]
+    (run,) = triggers.list_trigger_runs(root, created["id"], {})["items"]
+    assert run["id"] == answer["run_id"] and run["event_id"] == answer["event_id"]
+
+
+def test_a_reaped_event_run_counts_as_a_failed_attempt_and_is_retried(aws, clock, root, record):
+    created = make_trigger(root, clock)
+    answer = deliver(created, clock, 3)[1]
+    (message,) = aws.receive()
+    aws.delete([message])
+    now_ms = int(clock().timestamp() * 1000)
+    # A runner starts the event and dies before settling.
+    started = events.start_event_run(
+        FireMessage.parse(message["Body"]), lease_ms=now_ms + 5000, now=clock()
+    )
+    assert started is not None and event_of(answer).status == "running"
+
+    clock.advance(6)
+    assert heartbeat.tick(now=clock()).reaped == 1
+    event = event_of(answer)
+    assert (event.status, event.attempt) == ("pending", 1)
+    assert triggers.get_run_view(root, answer["run_id"])["status"] == "lost"
+
+    clock.advance(2)
+    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert record == [3]
+    event = event_of(answer)
+    assert (event.status, event.attempt) == ("succeeded", 2)
+    run = triggers.get_run_view(root, answer["run_id"])
+    assert (run["status"], run["attempt"]) == ("succeeded", 2)
+
+
+def test_a_second_message_for_a_finished_event_is_dropped_and_gives_its_slot_back(
+    aws, clock, root, record
+):
+    created = make_trigger(root, clock)
+    answer = deliver(created, clock, 1)[1]
+    runner = Runner(clock=clock)
+    assert aws.drain(runner) == ["succeeded"]
+    duplicate = FireMessage(
+        run_id=answer["run_id"],
+        trigger_id=created["id"],
+        surface="event",
+        event_id=answer["event_id"],
+    )
+    assert send_fires([duplicate, duplicate]) == []
+    assert aws.drain(runner) == ["dropped", "dropped"]
+    assert record == [1]
+    assert dynamo.in_flight_of(dynamo.get_trigger(created["id"])) == {}
+    assert deliver(created, clock, 2)[0] == 202
+    assert aws.drain(runner) == ["succeeded"]  # the slot was given back
+
+
+def test_replay_runs_a_stored_event_again_as_a_new_run(aws, clock, root, record):
+    created = make_trigger(root, clock)
+    answer = deliver(created, clock, 4)[1]
+    runner = Runner(clock=clock)
+    with pytest.raises(Conflict):
+        events.replay_event(root, answer["event_id"], now=clock())  # still pending
+    assert aws.drain(runner) == ["succeeded"]
+
+    clock.advance(60)
+    replayed = events.replay_event(root, answer["event_id"], now=clock())
+    assert replayed["run_id"] != answer["run_id"]
+    assert aws.drain(runner) == ["succeeded"]
+    assert record == [4, 4]
+    runs = triggers.list_trigger_runs(root, created["id"], {})["items"]
+    assert [r["id"] for r in runs] == [replayed["run_id"], answer["run_id"]]
+    assert {r["event_id"] for r in runs} == {answer["event_id"]}
+    # A redelivery is still a duplicate, now answered with the latest run.
+    assert deliver(created, clock, 4)[1] == {
+        "event_id": answer["event_id"],
+        "run_id": replayed["run_id"],
+        "duplicate": True,
+    }
+    with pytest.raises(NotFound):
+        events.replay_event(root, "evt_doesnotexist", now=clock())
+
+
+def test_pending_events_of_a_disabled_trigger_are_skipped_not_run(aws, clock, root, record):
+    created = make_trigger(root, clock)
+    answers = [deliver(created, clock, n)[1] for n in (1, 2, 3)]
+    triggers.set_enabled(root, created["id"], enabled=False, now=clock())
+    aws.drain(Runner(clock=clock))
+    assert record == []
+    assert {event_of(a).status for a in answers} == {"skipped"}
+    assert triggers.list_trigger_runs(root, created["id"], {})["items"] == []
+
+
+def test_events_are_listed_newest_first_a_page_at_a_time(aws, clock, root, record):
+    created = make_trigger(root, clock)
+    answers = []
+    for n in (1, 2, 3):
+        answers.append(deliver(created, clock, n)[1])
+        clock.advance(1)
+    first = events.list_events(root, created["id"], {"limit": "2"})
+    assert [e["id"] for e in first["items"]] == [answers[2]["event_id"], answers[1]["event_id"]]
+    assert first["items"][0]["status"] == "pending"
+    assert first["items"][0]["headers"]["idempotency-key"] == "job-3"
+    assert "x-signature-256" not in first["items"][0]["headers"]
+    rest = events.list_events(root, created["id"], {"limit": "2", "cursor": first["next_cursor"]})
+    assert [e["id"] for e in rest["items"]] == [answers[0]["event_id"]]
+    other = make_trigger(root, clock)
+    with pytest.raises(ValidationError):  # a cursor of another trigger is refused
+        events.list_events(root, other["id"], {"cursor": first["next_cursor"]})
+
+
+@pytest.mark.server
+def test_concurrent_runners_never_run_more_of_a_triggers_events_than_its_concurrency(
+    aws, clock, root, monkeypatch
+):
+    lock = threading.Lock()
+    running = {"now": 0, "max": 0}
+    ran: list[int] = []
+
+    def slow(fire: Fire) -> Result:
+        with lock:
+            running["now"] += 1
+            running["max"] = max(running["max"], running["now"])
+        time.sleep(0.2)
+        with lock:
+            running["now"] -= 1
+            ran.append(fire.payload["n"])
+        return Result()
+
+    monkeypatch.setitem(REGISTRY, "slow", Workflow(name="slow", func=slow))
+    created = make_trigger(root, clock, workflow="slow", concurrency=2)
+    total = 24
+    for n in range(total):
+        deliver(created, clock, n)
+    runner = Runner(clock=clock)
+    stop = threading.Event()
+    sweeps: list[int] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            while not stop.is_set():
+                messages = aws.receive(max_messages=2)
+                for m in messages:
+                    runner.handle(FireMessage.parse(m["Body"]))
+                aws.delete(messages)
+                if not messages:
+                    time.sleep(0.01)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work) for _ in range(4)]
+    for w in workers:
+        w.start()
+    deadline = time.monotonic() + 60
+    progress, idle_since = -1, time.monotonic()
+    try:
+        while len(ran) < total and time.monotonic() < deadline and not errors:
+            time.sleep(0.1)
+            if len(ran) != progress:
+                progress, idle_since = len(ran), time.monotonic()
+            elif time.monotonic() - idle_since > 5.0:
+                # Nothing ran for 5 s while events wait: the sweep restarts the queue
+                # (a tick in the future, so that no lease of a live run expires).
+                later = clock() + timedelta(seconds=events.SWEEP_GRACE_S + 1)
+                sweeps.append(heartbeat.tick(now=later).events_dispatched)
+                idle_since = time.monotonic()
+    finally:
+        stop.set()
+        for w in workers:
+            w.join(timeout=10)
+    assert not errors
+    assert sorted(ran) == list(range(total))  # each event ran exactly once
+    assert 1 <= running["max"] <= 2
+    statuses = {e.status for e in EventModel.scan()}
+    assert statuses == {"succeeded"}
+
+
+def test_an_event_waiting_for_its_serialize_key_runs_when_the_key_is_handed_over(
+    aws, clock, root, monkeypatch
+):
+    runner = Runner(clock=clock)
+    ran: list[str] = []
+    nested: list[str] = []
+
+    def hold(fire: Fire) -> Result:
+        ran.append(fire.payload["who"])
+        if fire.payload["who"] == "a":
+            # While A holds the key, B's event comes up: it must wait, not fail.
+            messages = aws.receive()
+            nested.extend(runner.handle(FireMessage.parse(m["Body"])) for m in messages)
+            aws.delete(messages)
+        return Result()
+
+    monkeypatch.setitem(REGISTRY, "hold", Workflow(name="hold", func=hold))
+    a = make_trigger(root, clock, workflow="hold", serialize_key="client-7")
+    b = make_trigger(root, clock, workflow="hold", serialize_key="client-7")
+
+    def send(created: dict, who: str) -> dict:
+        body = json.dumps({"who": who}).encode()
+        headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0, delivery=who)
+        token = created["webhook"]["url"].rsplit("/", 1)[1]
+        return events.receive(token, body=body, headers=headers, now=clock())[1]
+
+    send(a, "a")
+    (first,) = aws.receive()
+    b_answer = send(b, "b")
+    assert runner.handle(FireMessage.parse(first["Body"])) == "succeeded"
+    aws.delete([first])
+    assert nested == ["deferred"]
+    event = event_of(b_answer)
+    assert (event.status, event.attempt, event.retry_at) == ("pending", 0, None)
+
+    # A's release hands the key to B and sends B's message: B runs at once.
+    assert aws.drain(runner).count("succeeded") == 1
+    assert ran == ["a", "b"]
+    event = event_of(b_answer)
+    assert (event.status, event.attempt) == ("succeeded", 1)

@@ -1,0 +1,183 @@
+"""serialize_key through the runner on the moto server: one run at a time across triggers."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import timedelta
+
+from chalicelib.services import events, heartbeat, keys, triggers
+from chalicelib.services.auth import Principal
+from chalicelib.services.runner import Runner
+from chalicelib.store import dynamo, kms, locks
+from chalicelib.store.sqs import FireMessage
+from chalicelib.workflows import Result, workflow
+from tests.signing import signed_headers
+
+GATE = threading.Event()
+ENTERED = threading.Event()
+LOG: list[tuple[str, str]] = []
+
+
+@workflow("test-serial")
+def serial(fire):
+    """Logs enter/exit; a payload with block waits at the gate in between."""
+    LOG.append(("enter", fire.trigger_id))
+    if (fire.payload or {}).get("block"):
+        ENTERED.set()
+        GATE.wait(timeout=20)
+    LOG.append(("exit", fire.trigger_id))
+    return Result(state={"done": True})
+
+
+def _ms(at):
+    return int(at.timestamp() * 1000)
+
+
+def _create(root, clock, **body):
+    body.setdefault("workflow", "test-serial")
+    body.setdefault("schedule", {"interval_s": 60})
+    body.setdefault("serialize_key", "client-7")
+    return triggers.create_trigger(root, body, now=clock())["id"]
+
+
+def _handle_visible(aws, runner):
+    """Handle what is visible now (no fast-forward of delayed messages)."""
+    messages = aws.receive()
+    statuses = [runner.handle(FireMessage.parse(m["Body"])) for m in messages]
+    aws.delete(messages)
+    return statuses
+
+
+def test_triggers_sharing_a_serialize_key_never_overlap_and_the_waiter_runs_next(aws, clock, root):
+    LOG.clear()
+    GATE.clear()
+    ENTERED.clear()
+    first = _create(root, clock, payload={"block": True})
+    second = _create(root, clock)  # the same schedule: both slots are due together
+    runner = Runner(clock=clock)
+    clock.advance(60)
+    assert heartbeat.tick(now=clock()).claimed == 2
+    messages = {FireMessage.parse(m["Body"]).trigger_id: m for m in aws.receive()}
+    aws.delete(list(messages.values()))
+    statuses: dict[str, str] = {}
+
+    def run_first():
+        statuses[first] = runner.handle(FireMessage.parse(messages[first]["Body"]))
+
+    holder = threading.Thread(target=run_first)
+    holder.start()
+    assert ENTERED.wait(timeout=10)
+    # The second trigger's run finds the key held: it waits, and is not a failure.
+    second_message = FireMessage.parse(messages[second]["Body"])
+    assert runner.handle(second_message) == "deferred"
+    item = dynamo.get_trigger(second)
+    entry = dynamo.in_flight_of(item)[second_message.run_id]
+    assert entry["s"] == 0  # still claimed, not started: the start fence accepts it again
+    assert item.run_count == 0 and item.last_run is None
+    assert dynamo.get_run(second, second_message.run_id) is None
+    held = locks.holder("local#client-7")
+    assert held.owner.startswith(first) and second_message.run_id in held.waiters
+
+    GATE.set()
+    holder.join(timeout=20)
+    assert statuses[first] == "succeeded"
+    # The key was handed to the waiter, and its message sent again at once.
+    assert locks.holder("local#client-7").owner == second_message.run_id
+    # Both its own delayed retry and the hand-off arrive; the start fence runs it once.
+    assert sorted(aws.drain(runner)) == ["dropped", "succeeded"]
+    assert LOG == [("enter", first), ("exit", first), ("enter", second), ("exit", second)]
+    run = dynamo.get_run(second, second_message.run_id)
+    assert run.status == "succeeded" and run.scheduled_for == second_message.scheduled_ms
+    assert locks.holder("local#client-7").owner is None
+    view = triggers.get_trigger_view(root, second)
+    assert (view["run_count"], view["consecutive_failures"]) == (1, 0)
+
+
+def test_a_deferred_at_trigger_keeps_its_only_fire(aws, clock, root):
+    LOG.clear()
+    at = clock() + timedelta(seconds=60)
+    trigger_id = _create(root, clock, schedule={"at": at.isoformat()})
+    # Another run holds the key (its runner died), with 10 s left on its lease.
+    assert locks.acquire(
+        "local#client-7",
+        run_id="trg_other.0000000000000s",
+        lease_until_ms=_ms(at) + 10_000,
+        now_ms=_ms(clock()),
+    )
+    runner = Runner(clock=clock)
+    clock.advance(60)
+    heartbeat.tick(now=clock())
+    assert _handle_visible(aws, runner) == ["deferred"]
+    view = triggers.get_trigger_view(root, trigger_id)
+    assert view["status"] == "active" and view["run_count"] == 0  # waiting is not a run
+    # The holder's lease runs out; the waiter's own retry takes the key over.
+    clock.advance(20)
+    assert aws.drain(runner) == ["succeeded"]
+    assert LOG == [("enter", trigger_id), ("exit", trigger_id)]
+    view = triggers.get_trigger_view(root, trigger_id)
+    assert (view["status"], view["disabled_reason"], view["run_count"]) == (
+        "disabled",
+        "max_runs",
+        1,
+    )
+
+
+def test_a_waiter_that_ends_without_its_turn_leaves_the_queue(aws, clock, root):
+    trigger_id = _create(root, clock)
+    assert locks.acquire(
+        "local#client-7", run_id="trg_other.1s", lease_until_ms=_ms(clock()) + 600_000, now_ms=0
+    )
+    runner = Runner(clock=clock)
+    clock.advance(60)
+    heartbeat.tick(now=clock())
+    assert _handle_visible(aws, runner) == ["deferred"]
+    assert len(locks.holder("local#client-7").waiters) == 1
+    triggers.set_enabled(root, trigger_id, enabled=False, now=clock())
+    assert aws.drain(runner) == ["skipped"]  # its retry finds the trigger disabled
+    assert locks.holder("local#client-7").waiters == {}
+    # The holder's release then finds nobody to hand the key to.
+    assert locks.release("local#client-7", run_id="trg_other.1s", handoff_until_ms=0) is None
+    assert locks.holder("local#client-7").owner is None
+
+
+def test_one_tenants_serialize_key_never_holds_up_another_tenant(aws, clock, root):
+    acme_key = keys.create_key(root, {"role": "operator", "tenant": "acme"}, now=clock())
+    acme = Principal(acme_key["id"], "acme", "operator")
+    ours = _create(root, clock)
+    theirs = _create(acme, clock)
+    # A run of tenant local holds local's client-7 for a long while.
+    assert locks.acquire(
+        "local#client-7", run_id="trg_x.1s", lease_until_ms=_ms(clock()) + 600_000, now_ms=0
+    )
+    clock.advance(60)
+    heartbeat.tick(now=clock())
+    runner = Runner(clock=clock)
+    by_trigger = {}
+    for message in aws.receive():
+        fire = FireMessage.parse(message["Body"])
+        by_trigger[fire.trigger_id] = runner.handle(fire)
+    assert by_trigger == {ours: "deferred", theirs: "succeeded"}
+
+
+def test_event_runs_wait_for_the_serialize_key_too(aws, clock, root):
+    kms.clear_cache()
+    created = triggers.create_trigger(
+        root,
+        {"workflow": "echo", "event": {"source": "webhook"}, "serialize_key": "client-7"},
+        now=clock(),
+    )
+    assert locks.acquire(
+        "local#client-7", run_id="trg_x.1s", lease_until_ms=_ms(clock()) + 30_000, now_ms=0
+    )
+    body = json.dumps({"n": 1}).encode()
+    headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0, delivery="d1")
+    token = created["webhook"]["url"].rsplit("/", 1)[1]
+    assert events.receive(token, body=body, headers=headers, now=clock())[0] == 202
+    runner = Runner(clock=clock)
+    assert _handle_visible(aws, runner) == ["deferred"]
+    assert triggers.list_trigger_runs(root, created["id"], {})["items"] == []
+    clock.advance(31)  # the holder's lease runs out
+    assert aws.drain(runner) == ["succeeded"]
+    [run] = triggers.list_trigger_runs(root, created["id"], {})["items"]
+    assert (run["attempt"], run["output"]) == (1, {"n": 1})  # waiting used no attempt

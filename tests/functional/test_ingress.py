@@ -1,0 +1,525 @@
+"""``POST /hooks/{token}`` through the real Chalice route, against the moto server.
+
+Deliveries are signed with the providers' own SDKs (see ``tests/signing.py``); time is
+the test's ``Clock``, which the route reads through ``app.now_utc``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from datetime import timedelta
+
+import boto3
+import pytest
+
+from chalicelib.services import events, switch, triggers
+from chalicelib.services.auth import Principal
+from chalicelib.services.runner import Runner
+from chalicelib.store import kms
+from chalicelib.store.models import AuditModel, EventModel, TriggerModel
+from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
+from tests.conftest import ROOT_KEY
+from tests.signing import GITHUB_VECTOR, ISSUED_SECRETS, SOURCES, delivery_body, signed_headers
+
+TIMESTAMPED = ("stripe", "slack", "standard")
+INVALID = {"error": {"code": "invalid_signature", "message": "signature missing or invalid"}}
+SIGNATURE_HEADERS = {
+    "webhook": ("X-Signature-256",),
+    "github": ("X-Hub-Signature-256",),
+    "stripe": ("Stripe-Signature",),
+    "slack": ("X-Slack-Signature", "X-Slack-Request-Timestamp"),
+    "standard": ("webhook-signature", "webhook-timestamp", "webhook-id"),
+    "shopify": ("X-Shopify-Hmac-Sha256",),
+}
+
+
+@pytest.fixture
+def http(aws, clock, monkeypatch):
+    """The Chalice app's HTTP test client; the routes read the test's clock."""
+    from chalice.test import Client
+
+    import app as app_module
+
+    monkeypatch.setattr(app_module, "now_utc", clock)
+    kms.clear_cache()
+    switch.set_override(None)
+    with Client(app_module.app) as client:
+        yield client.http
+    switch.set_override(None)
+
+
+@pytest.fixture
+def fires(monkeypatch):
+    """A workflow ``record-fire`` that keeps every Fire it gets and returns a digest of it."""
+    seen: list[Fire] = []
+
+    def record(fire: Fire) -> Result:
+        seen.append(fire)
+        text = json.dumps(fire.payload, sort_keys=True) if fire.payload is not None else ""
+        return Result(output={"sha256": hashlib.sha256(text.encode()).hexdigest()})
+
+    monkeypatch.setitem(REGISTRY, "record-fire", Workflow(name="record-fire", func=record))
+    return seen
+
+
+def make_trigger(root, clock, source: str, *, workflow: str = "echo", **event) -> dict:
+    """Create an event trigger for ``source`` (with the provider's secret where it issues one)."""
+    spec = {"source": source, **event}
+    if source in ISSUED_SECRETS and "secret" not in event:
+        spec["secret"] = ISSUED_SECRETS[source]
+    return triggers.create_trigger(root, {"workflow": workflow, "event": spec}, now=clock())
+
+
+def token_of(created: dict) -> str:
+    return created["webhook"]["url"].rsplit("/", 1)[1]
+
+
+def post(http, created_or_token, body: bytes, headers: dict) -> tuple[int, dict]:
+    token = created_or_token if isinstance(created_or_token, str) else token_of(created_or_token)
+    response = http.post(f"/hooks/{token}", headers=headers, body=body)
+    return response.status_code, json.loads(response.body or b"null")
+
+
+def stored_events() -> list[EventModel]:
+    return list(EventModel.scan())
+
+
+def now_s(clock) -> int:
+    return int(clock().timestamp())
+
+
+# --- each scheme, through the route ---------------------------------------------------
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_each_source_is_accepted_and_every_bad_signature_gets_the_same_401(
+    aws, clock, root, http, fires, source
+):
+    created = make_trigger(root, clock, source, workflow="record-fire")
+    secret = created["webhook"]["secret"]
+    body = delivery_body(source, "delivery-1")
+    good = signed_headers(source, secret, body, ts=now_s(clock), delivery="delivery-1")
+
+    rejected = {
+        "tampered body": (body.replace(b"}", b',"x":1}', 1), good),
+        "wrong secret": (
+            body,
+            signed_headers(source, secret[:-4] + "AAA=", body, ts=now_s(clock), delivery="d"),
+        ),
+        "missing signature": (
+            body,
+            {k: v for k, v in good.items() if k not in SIGNATURE_HEADERS[source]},
+        ),
+        "garbage signature": (
+            body,
+            {**good, **{h: "garbage,,=\u00e9" for h in SIGNATURE_HEADERS[source]}},
+        ),
+        "unknown token": (body, good),
+    }
+    if source in TIMESTAMPED:
+        for label, offset in (("stale", -301), ("future", 301)):
+            rejected[label] = (
+                body,
+                signed_headers(source, secret, body, ts=now_s(clock) + offset, delivery="d"),
+            )
+    for label, (sent_body, headers) in rejected.items():
+        token = token_of(created)
+        if label == "unknown token":
+            token = token.split(".")[0] + ".not-the-token"
+        status, answer = post(http, token, sent_body, headers)
+        assert (status, answer) == (401, INVALID), label
+    assert stored_events() == []
+
+    status, answer = post(http, created, body, good)
+    assert status == 202, answer
+    assert answer["event_id"].startswith("evt_")
+    assert answer["run_id"].startswith(created["id"] + ".")
+    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert len(fires) == 1
+    assert fires[0].payload == json.loads(body)
+    assert fires[0].event_id == answer["event_id"]
+    assert fires[0].surface == "event"
+    # What the workflow sees of the headers: no signature, no credential.
+    seen_headers = {name.lower() for name in fires[0].headers}
+    assert seen_headers
+    assert not seen_headers & {h.lower() for h in SIGNATURE_HEADERS[source]} - {
+        "webhook-id",
+        "webhook-timestamp",
+        "x-slack-request-timestamp",
+    }
+
+
+def test_githubs_documented_vector_is_accepted(aws, clock, root, http, fires):
+    created = make_trigger(root, clock, "github", workflow="record-fire")
+    rotated = events.rotate_secret(
+        root, created["id"], {"secret": GITHUB_VECTOR["secret"], "grace_s": 0}, now=clock()
+    )
+    assert rotated["secret"] == GITHUB_VECTOR["secret"]
+    headers = {
+        "X-Hub-Signature-256": GITHUB_VECTOR["signature"],
+        "X-GitHub-Event": "ping",
+        "X-GitHub-Delivery": "vector-1",
+        "Content-Type": "text/plain",
+    }
+    status, answer = post(http, created, GITHUB_VECTOR["body"], headers)
+    assert status == 202, answer
+    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert fires[0].payload == "Hello, World!"  # not JSON: the workflow gets the text
+
+
+# --- size, store, dedupe --------------------------------------------------------------
+
+
+def test_a_body_over_1_mib_is_413_before_anything_else(aws, clock, root, http):
+    created = make_trigger(root, clock, "webhook")
+    body = b"x" * (1024 * 1024 + 1)
+    headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=now_s(clock))
+    assert post(http, created, body, headers)[0] == 413
+    assert post(http, "trg_unknown.token", body, {})[0] == 413
+    assert stored_events() == []
+
+
+def test_a_700_kb_body_goes_to_s3_encrypted_and_the_workflow_sees_it_whole(
+    aws, clock, root, http, fires
+):
+    created = make_trigger(root, clock, "webhook", workflow="record-fire")
+    doc = {"type": "bulk", "rows": [f"r{i:06d}-{'é' * 20}" for i in range(13_500)]}
+    body = json.dumps(doc, ensure_ascii=False).encode()
+    assert 690_000 < len(body) < 1024 * 1024
+    headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=now_s(clock))
+    status, answer = post(http, created, body, headers)
+    assert status == 202, answer
+
+    (event,) = stored_events()
+    assert event.body is None and event.body_s3_key
+    assert event.body_size == len(body)
+    s3 = boto3.client("s3", endpoint_url=aws.endpoint, region_name="us-east-1")
+    head = s3.head_object(Bucket=aws.bucket, Key=event.body_s3_key)
+    assert head["ServerSideEncryption"] == "aws:kms"
+
+    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert fires[0].payload == doc
+    run = triggers.get_run_view(root, answer["run_id"])
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+    assert run["output"] == {"sha256": digest}
+
+
+def test_a_duplicate_delivery_answers_200_with_the_original_ids_and_runs_once(
+    aws, clock, root, http
+):
+    created = make_trigger(root, clock, "github", dedupe_window_s=3600)
+    secret = created["webhook"]["secret"]
+    body = delivery_body("github", "guid-1")
+    first = post(http, created, body, signed_headers("github", secret, body, ts=0, delivery="g1"))
+    assert first[0] == 202
+    clock.advance(30)
+    again = post(http, created, body, signed_headers("github", secret, body, ts=0, delivery="g1"))
+    assert again == (200, {**first[1], "duplicate": True})
+    other = post(http, created, body, signed_headers("github", secret, body, ts=0, delivery="g2"))
+    assert other[0] == 202 and other[1]["event_id"] != first[1]["event_id"]
+
+    statuses = aws.drain(Runner(clock=clock))
+    assert statuses.count("succeeded") == 2
+    runs = triggers.list_trigger_runs(root, created["id"], {})["items"]
+    assert sorted(r["id"] for r in runs) == sorted([first[1]["run_id"], other[1]["run_id"]])
+
+    # After the window the same delivery id is a new event.
+    clock.advance(3600)
+    later = post(http, created, body, signed_headers("github", secret, body, ts=0, delivery="g1"))
+    assert later[0] == 202 and later[1]["run_id"] != first[1]["run_id"]
+
+
+def test_a_disabled_or_expired_trigger_answers_410_and_stores_nothing(aws, clock, root, http):
+    created = make_trigger(root, clock, "webhook")
+    secret = created["webhook"]["secret"]
+    body = b'{"type": "x"}'
+    headers = signed_headers("webhook", secret, body, ts=now_s(clock))
+    triggers.set_enabled(root, created["id"], enabled=False, now=clock())
+    assert post(http, created, body, headers) == (
+        410,
+        {"error": {"code": "gone", "message": "trigger is disabled (manual)"}},
+    )
+    # A bad signature still gets the 401: the token does not reveal the trigger's status.
+    assert post(http, created, body, {"X-Signature-256": "sha256=" + "0" * 64})[0] == 401
+
+    expiring = triggers.create_trigger(
+        root,
+        {
+            "workflow": "echo",
+            "event": {"source": "webhook"},
+            "limits": {"expires_at": (clock() + timedelta(hours=1)).isoformat()},
+        },
+        now=clock(),
+    )
+    clock.advance(3601)
+    headers = signed_headers("webhook", expiring["webhook"]["secret"], body, ts=now_s(clock))
+    assert post(http, expiring, body, headers)[0] == 410
+    assert triggers.get_trigger_view(root, expiring["id"])["disabled_reason"] == "expired"
+    assert stored_events() == []
+
+
+def test_triggers_switched_off_answer_503_and_store_nothing(aws, clock, root, http):
+    created = make_trigger(root, clock, "webhook")
+    body = b'{"type": "x"}'
+    headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=now_s(clock))
+    switch.set_override(False)
+    assert post(http, created, body, headers)[0] == 503
+    assert stored_events() == []
+    switch.set_override(None)
+    assert post(http, created, body, headers)[0] == 202
+
+
+def test_a_filtered_out_delivery_answers_202_ignored_and_stores_nothing(aws, clock, root, http):
+    created = make_trigger(root, clock, "github", filter={"github_event": "push", "branch": "MAIN"})
+    secret = created["webhook"]["secret"]
+    body = delivery_body("github", "x", ref="refs/heads/feature")
+    headers = signed_headers("github", secret, body, ts=0, delivery="f1")
+    assert post(http, created, body, headers) == (
+        202,
+        {"event_id": None, "run_id": None, "ignored": "filter"},
+    )
+    assert stored_events() == []
+    body = delivery_body("github", "x", ref="refs/heads/main")
+    headers = signed_headers("github", secret, body, ts=0, delivery="f2")
+    assert post(http, created, body, headers)[0] == 202  # branch matches casefolded
+    assert len(stored_events()) == 1
+
+
+def test_slacks_url_verification_is_answered_with_its_challenge_only_when_signed(
+    aws, clock, root, http
+):
+    created = make_trigger(root, clock, "slack")
+    body = json.dumps(
+        {
+            "token": "legacy",
+            "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P",
+            "type": "url_verification",
+        }
+    ).encode()
+    headers = signed_headers("slack", ISSUED_SECRETS["slack"], body, ts=now_s(clock))
+    assert post(http, created, body, headers) == (
+        200,
+        {"challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"},
+    )
+    unsigned = {"X-Slack-Request-Timestamp": str(now_s(clock)), "X-Slack-Signature": "v0=00"}
+    assert post(http, created, body, unsigned)[0] == 401
+    assert stored_events() == []
+
+
+# --- secrets ----------------------------------------------------------------------------
+
+
+def test_event_triggers_need_the_providers_secret_and_a_valid_filter(aws, clock, root):
+    from chalicelib.domain.errors import ValidationError
+
+    for source in ISSUED_SECRETS:
+        with pytest.raises(ValidationError) as caught:
+            triggers.create_trigger(
+                root, {"workflow": "echo", "event": {"source": source}}, now=clock()
+            )
+        assert caught.value.field == "event.secret"
+    with pytest.raises(ValidationError) as caught:
+        make_trigger(root, clock, "standard", secret="not-a-standard-secret")
+    assert caught.value.field == "event.secret"
+    with pytest.raises(ValidationError) as caught:
+        make_trigger(root, clock, "github", filter={"branches": "main"})
+    assert caught.value.field == "event.filter.branches"
+    assert list(TriggerModel.scan()) == []
+
+
+def test_a_rotated_secret_keeps_the_old_one_valid_for_the_grace_period(aws, clock, root, http):
+    created = make_trigger(root, clock, "standard")
+    old = created["webhook"]["secret"]
+    rotated = http.post(
+        f"/v1/triggers/{created['id']}/rotate-secret",
+        headers={"Authorization": f"Bearer {ROOT_KEY}"},
+    )
+    assert rotated.status_code == 200
+    new = json.loads(rotated.body)["secret"]
+    assert new != old and new.startswith("whsec_")
+
+    def delivery(secret: str, n: int) -> tuple[int, dict]:
+        body = delivery_body("standard", f"m{n}")
+        return post(
+            http,
+            created,
+            body,
+            signed_headers("standard", secret, body, ts=now_s(clock), delivery=f"m{n}"),
+        )
+
+    assert delivery(old, 1)[0] == 202
+    assert delivery(new, 2)[0] == 202
+    clock.advance(24 * 3600 - 60)
+    assert delivery(old, 3)[0] == 202
+    clock.advance(120)
+    assert delivery(old, 4) == (401, INVALID)
+    assert delivery(new, 5)[0] == 202
+
+    # Provider-issued secrets are passed in; without one the rotation is refused.
+    stripe_trigger = make_trigger(root, clock, "stripe")
+    refused = http.post(
+        f"/v1/triggers/{stripe_trigger['id']}/rotate-secret",
+        headers={"Authorization": f"Bearer {ROOT_KEY}"},
+    )
+    assert refused.status_code == 422
+    assert json.loads(refused.body)["error"]["field"] == "secret"
+    given = http.post(
+        f"/v1/triggers/{stripe_trigger['id']}/rotate-secret",
+        headers={"Authorization": f"Bearer {ROOT_KEY}", "Content-Type": "application/json"},
+        body=json.dumps({"secret": "whsec_rolled_secret_2"}).encode(),
+    )
+    assert given.status_code == 200
+    body = delivery_body("stripe", "evt_rolled")
+    for secret in (ISSUED_SECRETS["stripe"], "whsec_rolled_secret_2"):
+        headers = signed_headers("stripe", secret, body, ts=now_s(clock))
+        assert post(http, stripe_trigger, body, headers)[0] in (200, 202)
+
+
+def test_a_secret_appears_only_in_the_create_and_rotate_answers(
+    aws, clock, root, http, caplog, monkeypatch
+):
+    audited: list[str] = []
+    original_audit = triggers.event_hooks.get("audit")
+
+    def recording_audit(*args, **kwargs):
+        audited.append(json.dumps([args[1:], kwargs], default=str))
+        if original_audit is not None:
+            original_audit(*args, **kwargs)
+
+    monkeypatch.setitem(triggers.event_hooks, "audit", recording_audit)
+    caplog.set_level(logging.DEBUG)
+    auth = {"Authorization": f"Bearer {ROOT_KEY}", "Content-Type": "application/json"}
+    answers: list[str] = []
+
+    def call(method: str, path: str, body: object = None) -> dict:
+        raw = b"" if body is None else json.dumps(body).encode()
+        response = getattr(http, method)(path, headers=auth, body=raw)
+        answers.append(response.body.decode())
+        return json.loads(response.body or b"null")
+
+    created = call("post", "/v1/triggers", {"workflow": "echo", "event": {"source": "webhook"}})
+    secret = created["webhook"]["secret"]
+    trigger_id = created["id"]
+    shown_once = [answers.pop()]
+    body = b'{"type": "build.finished"}'
+    good = signed_headers("webhook", secret, body, ts=now_s(clock), delivery="h1")
+    for headers in (good, good, {**good, "X-Signature-256": "sha256=" + "1" * 64}):
+        answers.append(
+            http.post(f"/hooks/{token_of(created)}", headers=headers, body=body).body.decode()
+        )
+    event_id = json.loads(answers[-3])["event_id"]
+    aws.drain(Runner(clock=clock))
+    call("get", f"/v1/triggers/{trigger_id}")
+    call("get", "/v1/triggers")
+    call("get", f"/v1/triggers/{trigger_id}/events")
+    call("get", f"/v1/triggers/{trigger_id}/runs")
+    replayed = http.post(f"/v1/events/{event_id}/replay", headers=auth)
+    answers.append(replayed.body.decode())
+    assert replayed.status_code == 202
+    rotated = call("post", f"/v1/triggers/{trigger_id}/rotate-secret", {})
+    shown_once.append(answers.pop())
+    call("get", f"/v1/triggers/{trigger_id}")
+    call("post", f"/v1/triggers/{trigger_id}/rotate-secret", {"secret": "short"})  # 422
+    call(
+        "post",
+        "/v1/triggers",
+        {"workflow": "echo", "event": {"source": "standard", "secret": secret + "!"}},
+    )
+    call("get", "/v1/audit")
+
+    secrets = [secret, rotated["secret"], secret + "!"]
+    assert secret in shown_once[0] and rotated["secret"] in shown_once[1]
+    logs = "\n".join(json.dumps(r.__dict__, default=str) + r.getMessage() for r in caplog.records)
+    items = json.dumps(
+        [
+            boto3.client("dynamodb", endpoint_url=aws.endpoint, region_name="us-east-1").scan(
+                TableName=model.Meta.table_name
+            )["Items"]
+            for model in (TriggerModel, EventModel, AuditModel)
+        ],
+        default=str,
+    )
+    from chalicelib.observability import metric_counts
+
+    metrics = json.dumps([list(k) for k in metric_counts()], default=str)
+    for s in secrets:
+        for where, text in (
+            ("answers", "\n".join(answers)),
+            ("logs", logs),
+            ("audit", "\n".join(audited)),
+            ("stored items", items),
+            ("metrics", metrics),
+        ):
+            assert s not in text, f"a secret leaked into {where}"
+    assert audited, "the scenario was audited"
+
+
+def test_the_accepted_path_makes_at_most_three_aws_calls(aws, clock, root, http):
+    created = make_trigger(root, clock, "github")
+    secret = created["webhook"]["secret"]
+    calls: list[str] = []
+
+    def count(model=None, params=None, **kwargs):
+        calls.append(kwargs.get("event_name", "").removeprefix("before-call."))
+
+    from chalicelib.store.aws import client
+
+    found = [client(name) for name in ("dynamodb", "sqs", "kms", "s3", "ssm")]
+    found += [m._get_connection().connection.client for m in (TriggerModel, EventModel)]
+    clients = list({id(c): c for c in found}.values())
+    for c in clients:
+        c.meta.events.register("before-call", count)
+    try:
+        per_delivery = []
+        for n in range(3):
+            body = delivery_body("github", f"c{n}")
+            calls.clear()
+            status, _ = post(
+                http, created, body, signed_headers("github", secret, body, ts=0, delivery=f"c{n}")
+            )
+            assert status == 202
+            per_delivery.append(list(calls))
+    finally:
+        for c in clients:
+            c.meta.events.unregister("before-call", count)
+    # The first delivery unseals the secret (KMS Decrypt); later ones use the cache.
+    assert per_delivery[0] == [
+        "dynamodb.GetItem",
+        "kms.Decrypt",
+        "dynamodb.PutItem",
+        "sqs.SendMessageBatch",
+    ]
+    assert (
+        per_delivery[1]
+        == per_delivery[2]
+        == ["dynamodb.GetItem", "dynamodb.PutItem", "sqs.SendMessageBatch"]
+    )
+
+
+def test_another_tenants_events_and_secrets_are_not_found(aws, clock, root, http):
+    from chalicelib.domain.errors import NotFound
+
+    created = make_trigger(root, clock, "webhook")
+    body = b'{"type": "x"}'
+    headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0, delivery="t1")
+    event_id = post(http, created, body, headers)[1]["event_id"]
+    aws.drain(Runner(clock=clock))
+    stranger = Principal("key_other", "other-tenant", "admin")
+    with pytest.raises(NotFound):
+        events.list_events(stranger, created["id"], {})
+    with pytest.raises(NotFound):
+        events.rotate_secret(stranger, created["id"], {}, now=clock())
+    with pytest.raises(NotFound):
+        events.replay_event(stranger, event_id, now=clock())
+
+
+def test_a_sealed_secret_opens_only_for_its_own_trigger(aws, clock):
+    sealed = kms.seal("whsec_c2VjcmV0", trigger_id="trg_a")
+    assert "whsec_c2VjcmV0" not in sealed and sealed.startswith("k1:" + aws.kms_key_id + ":")
+    kms.clear_cache()
+    assert kms.unseal(sealed, trigger_id="trg_a", now_s=0) == "whsec_c2VjcmV0"
+    kms.clear_cache()
+    with pytest.raises(ValueError):
+        kms.unseal(sealed, trigger_id="trg_b", now_s=0)

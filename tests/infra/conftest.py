@@ -1,0 +1,361 @@
+"""Session fixtures: package once, deploy once into moto, run one scenario through it.
+
+``chalice package`` builds a deployment zip with pip (about 20 s), so it runs once per
+session: exactly ``make package`` (``python -m infra.package``), into a temporary dir.
+The packaged template is then deployed into a moto server of its own by
+``infra/deploy.py`` (the ``make deploy`` code, with the SAM transform expanded locally),
+and a scenario drives the app's real handlers with the deployed functions'
+configuration. The tests read what that scenario produced.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import hmac
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.infra.harness import (
+    MOTO_DROPPED,
+    ArnContext,
+    CallRecorder,
+    Functions,
+    LogCapture,
+    MotoProcess,
+    Resolver,
+    later,
+    utc_now,
+)
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+STAGE = "dev"
+
+
+@dataclass
+class Packaged:
+    dir: Path
+    template: dict
+    merge_template: dict
+    report: dict
+    output: str
+
+
+@pytest.fixture(scope="package")
+def packaged(tmp_path_factory: pytest.TempPathFactory) -> Packaged:
+    """``make package STAGE=dev`` into a temporary dir (cfn-lint included: it fails on errors)."""
+    out = tmp_path_factory.mktemp("build") / STAGE
+    env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1"}
+    answer = subprocess.run(
+        [sys.executable, "-m", "infra.package", "--stage", STAGE, "--out", str(out)]
+        + ["--measure-runs", "1"],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if answer.returncode != 0:
+        pytest.fail(f"make package failed:\n{answer.stdout}\n{answer.stderr}")
+    return Packaged(
+        dir=out,
+        template=json.loads((out / "sam.json").read_text()),
+        merge_template=json.loads((out / "merge-template.json").read_text()),
+        report=json.loads((out / "package-report.json").read_text()),
+        output=answer.stdout,
+    )
+
+
+@dataclass
+class Deployed:
+    endpoint: str
+    stack_name: str
+    outputs: dict[str, str]
+    expanded: dict  # the template as deployed (SAM expanded)
+    physical: dict[str, str]  # logical id -> physical id
+    mapping: dict  # the runner's event source mapping, as created
+    functions: Functions
+    recorder: CallRecorder
+    root_key: str
+    policies: dict[str, dict]  # function key -> its role's inline policy document
+    arn_context: ArnContext
+    resolver: Resolver
+    boto: Any  # session factory for direct (unrecorded) checks
+
+    def client(self, name: str) -> Any:
+        return self.boto.client(name, region_name="us-east-1", endpoint_url=self.endpoint)
+
+
+def _policy_document(document: Any) -> dict:
+    if isinstance(document, dict):
+        return document
+    try:
+        return json.loads(document)
+    except ValueError:
+        # moto keeps a policy that CloudFormation gave it as a dict as its Python repr.
+        return ast.literal_eval(document)
+
+
+def adapt_for_moto(expanded: dict, keep: dict) -> dict:
+    keep["expanded"] = json.loads(json.dumps(expanded))
+    resources = {}
+    for logical, resource in expanded["Resources"].items():
+        if resource["Type"] in MOTO_DROPPED:
+            continue
+        if resource["Type"] == "AWS::KMS::Key":
+            # moto keeps a key policy given as an object unparsed and then fails on it.
+            resource = json.loads(json.dumps(resource))
+            resource["Properties"]["KeyPolicy"] = json.dumps(resource["Properties"]["KeyPolicy"])
+        resources[logical] = resource
+    return {**expanded, "Resources": resources}
+
+
+@pytest.fixture(scope="package")
+def deployed(packaged: Packaged) -> Iterator[Deployed]:
+    """The packaged template deployed into its own moto server by ``infra/deploy.py``."""
+    import boto3
+
+    from infra.deploy import DeployOptions, deploy
+    from infra.iam import FUNCTIONS
+    from infra.template import StageConfig
+
+    moto = MotoProcess().start()
+    recorder = CallRecorder()
+    logs = LogCapture()
+    try:
+        kept: dict = {}
+        deploy(
+            DeployOptions(
+                stage=STAGE,
+                region="us-east-1",
+                endpoint_url=moto.url,
+                expand_sam=True,
+                adapt=lambda t: adapt_for_moto(t, kept),
+                create_root_key=True,
+                build_dir=packaged.dir,
+                poll_s=0.05,
+            )
+        )
+        session = boto3.session.Session(region_name="us-east-1")
+
+        def client(name: str) -> Any:
+            return session.client(name, region_name="us-east-1", endpoint_url=moto.url)
+
+        stack_name = f"cronhook-{STAGE}"
+        physical = {
+            r["LogicalResourceId"]: r.get("PhysicalResourceId", "")
+            for r in client("cloudformation").list_stack_resources(StackName=stack_name)[
+                "StackResourceSummaries"
+            ]
+        }
+        lam = client("lambda")
+        cfg = StageConfig.load(STAGE)
+        configs = {
+            f: lam.get_function_configuration(FunctionName=cfg.function_name(f)) for f in FUNCTIONS
+        }
+        mappings = lam.list_event_source_mappings(FunctionName=cfg.function_name("runner"))
+        (mapping,) = mappings["EventSourceMappings"]
+        # Our harness is the runner's poller: moto's would try to run the code in Docker.
+        lam.update_event_source_mapping(UUID=mapping["UUID"], Enabled=False)
+        iam = client("iam")
+        policies = {}
+        for function, logical in FUNCTIONS.items():
+            role_name = configs[function]["Role"].rsplit("/", 1)[-1]
+            (policy_name,) = iam.list_role_policies(RoleName=role_name)["PolicyNames"]
+            document = iam.get_role_policy(RoleName=role_name, PolicyName=policy_name)[
+                "PolicyDocument"
+            ]
+            policies[function] = _policy_document(document)
+            assert logical  # every function of the app has a role of its own
+        kms = client("kms")
+        key_arn = kms.describe_key(KeyId=physical["SecretsKey"])["KeyMetadata"]["Arn"]
+        key_id = key_arn.rsplit("/", 1)[-1]
+        arn_context = ArnContext(
+            key_arns={key_id: key_arn, key_arn: key_arn, f"alias/cronhook-{STAGE}": key_arn},
+            bucket_keys={physical["PayloadBucket"]: key_arn},
+        )
+        # moto's change sets drop the stack's Outputs: resolve them from the template.
+        resolver = Resolver(kept["expanded"], physical, client, stack_name)
+        outputs = {k: resolver.resolve(v["Value"]) for k, v in kept["expanded"]["Outputs"].items()}
+        root_key = client("ssm").get_parameter(
+            Name=outputs["RootKeyParameterName"],
+            WithDecryption=True,
+        )["Parameter"]["Value"]
+        from chalicelib.observability import logger
+
+        logger._logger.addHandler(logs)
+        recorder.install()
+        yield Deployed(
+            endpoint=moto.url,
+            stack_name=stack_name,
+            outputs=outputs,
+            expanded=kept["expanded"],
+            physical=physical,
+            mapping=mapping,
+            functions=Functions(moto.url, configs, recorder, logs),
+            recorder=recorder,
+            root_key=root_key,
+            policies=policies,
+            arn_context=arn_context,
+            resolver=resolver,
+            boto=session,
+        )
+    finally:
+        recorder.uninstall()
+        from chalicelib.observability import logger
+
+        if logs in logger._logger.handlers:
+            logger._logger.removeHandler(logs)
+        moto.stop()
+        from chalicelib.settings import reset_settings
+        from chalicelib.store.aws import reset_clients
+
+        reset_settings()
+        reset_clients()
+
+
+@dataclass
+class Scenario:
+    """What one pass through the deployed stack did and saw."""
+
+    answers: dict[str, tuple[int, Any]] = field(default_factory=dict)
+    runs: list[dict] = field(default_factory=list)
+    secrets: list[str] = field(default_factory=list)
+    trigger_ids: list[str] = field(default_factory=list)
+    batch_answers: list[dict] = field(default_factory=list)
+    log_lines: list[tuple[str, str]] = field(default_factory=list)  # (function, JSON line)
+    stdout: list[tuple[str, str]] = field(default_factory=list)  # (function, EMF line)
+
+
+def _sign(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+@pytest.fixture(scope="package")
+def scenario(deployed: Deployed) -> Scenario:
+    """Everything a deployment does, through the deployed functions' handlers.
+
+    1. The API creates an interval trigger with a budget; a manual fire runs.
+    2. The heartbeat ("two minutes later": its clock is the one thing moved; the functions
+       otherwise read the real clock) claims the first slot; the runner runs it.
+    3. The next slot is claimed but its message is lost (a crashed runner): a heartbeat
+       after the lease reaps it as ``lost`` (charging the budget hold) and claims again.
+    4. An operator key creates a trigger and fires it (the runner re-checks the creator).
+    5. Two webhooks arrive back to back, one over the inline limit (S3): the second waits
+       for the first (concurrency 1) and the runner dispatches it.
+    """
+    fn = deployed.functions
+    queue_url = deployed.outputs["FiresQueueUrl"]
+    result = Scenario(secrets=[deployed.root_key])
+    auth = {"authorization": f"Bearer {deployed.root_key}"}
+    lease_s = 60 + int(deployed.functions.configs["runner"]["Timeout"]) + 60
+    first_line, first_print = len(fn.logs.lines), len(fn.stdout)
+
+    def call(name: str, method: str, path: str, **kwargs: Any) -> Any:
+        headers = {**auth, **kwargs.pop("headers", {})}
+        status, body = fn.api(method, path, headers=headers, **kwargs)
+        result.answers[name] = (status, body)
+        return status, body
+
+    def drain() -> None:
+        result.batch_answers.extend(fn.drain_queue(queue_url))
+
+    assert fn.api("GET", "/healthz")[0] == 200
+
+    # 1.
+    status, created = call(
+        "create_interval",
+        "POST",
+        "/v1/triggers",
+        body={
+            "workflow": "echo",
+            "title": "deploy check",
+            "schedule": {"interval_s": 60},
+            "limits": {"max_usd": 5.0, "budget_period": "month"},
+        },
+    )
+    assert status == 201, created
+    interval_id = created["id"]
+    result.trigger_ids.append(interval_id)
+    call("list", "GET", "/v1/triggers")
+    call("get", "GET", f"/v1/triggers/{interval_id}")
+    status, fired = call("fire", "POST", f"/v1/triggers/{interval_id}/fire")
+    assert status == 202, fired
+    drain()
+
+    # 2.
+    start = utc_now()
+    fn.heartbeat(now=later(start, 120))  # Chalice drops a scheduled handler's return value
+    drain()
+
+    # 3.
+    fn.heartbeat(now=later(start, 180))
+    deployed.client("sqs").purge_queue(QueueUrl=queue_url)  # the runner "crashed"
+    fn.heartbeat(now=later(start, 180 + lease_s + 60))
+    drain()
+
+    # 4.
+    status, key = call("create_key", "POST", "/v1/keys", body={"role": "operator"})
+    assert status == 201, key
+    result.secrets.append(key["key"])
+    operator = {"authorization": f"Bearer {key['key']}"}
+    status, mine = fn.api(
+        "POST",
+        "/v1/triggers",
+        body={"workflow": "echo", "title": "made by an operator", "schedule": {"interval_s": 3600}},
+        headers=operator,
+    )
+    assert status == 201, mine
+    result.trigger_ids.append(mine["id"])
+    assert fn.api("POST", f"/v1/triggers/{mine['id']}/fire", headers=operator)[0] == 202
+    drain()
+
+    # 5.
+    status, hook = call(
+        "create_webhook",
+        "POST",
+        "/v1/triggers",
+        body={"workflow": "echo", "title": "deploy webhook", "event": {"source": "webhook"}},
+    )
+    assert status == 201, hook
+    result.trigger_ids.append(hook["id"])
+    secret = hook["webhook"]["secret"]
+    result.secrets.append(secret)
+    url = hook["webhook"]["url"]
+    assert url.startswith(deployed.outputs["WebhookBaseUrl"] + "/hooks/"), url
+    token_path = url[url.index("/hooks/") :]
+    small = json.dumps({"hello": "world"}).encode()
+    large = json.dumps({"blob": "x" * 150_000}).encode()  # over the inline limit: S3
+    for name, body in (("webhook_small", small), ("webhook_large", large)):
+        status, answer = fn.api(
+            "POST",
+            token_path,
+            body=body,
+            headers={
+                "x-signature-256": _sign(secret, body),
+                "idempotency-key": f"{name}-{time.time_ns()}",
+            },
+        )
+        result.answers[name] = (status, answer)
+        assert status == 202, (name, status, answer)
+    drain()
+
+    for trigger_id in result.trigger_ids:
+        status, runs = call(f"runs_{trigger_id}", "GET", f"/v1/triggers/{trigger_id}/runs")
+        assert status == 200, runs
+        result.runs += runs["items"]
+    call("disable", "POST", f"/v1/triggers/{interval_id}/disable")
+    status, _ = call("delete", "DELETE", f"/v1/triggers/{interval_id}")
+    assert status == 204
+    result.log_lines = [(f, line) for f, line in fn.logs.lines[first_line:] if f]
+    result.stdout = list(fn.stdout[first_print:])
+    return result

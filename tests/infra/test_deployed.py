@@ -1,0 +1,128 @@
+"""The packaged template deployed into moto by ``infra/deploy.py``, and the app run on it."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from chalicelib.settings import RUNNER_MAX_CONCURRENCY
+from tests.infra.harness import MOTO_DROPPED, MOTO_UNSUPPORTED, later, utc_now
+
+
+def test_make_deploy_creates_the_stack_in_moto(deployed):
+    cfn = deployed.client("cloudformation")
+    (stack,) = cfn.describe_stacks(StackName=deployed.stack_name)["Stacks"]
+    assert stack["StackStatus"] == "CREATE_COMPLETE"
+    expanded = deployed.expanded["Resources"]
+    # Every resource of the expanded template exists, or is a known moto gap.
+    missing = {
+        (logical, r["Type"])
+        for logical, r in expanded.items()
+        if not deployed.physical.get(logical) and r["Type"] not in MOTO_UNSUPPORTED | MOTO_DROPPED
+    }
+    # Lambda permissions have no physical id in moto; they exist all the same.
+    assert {kind for _, kind in missing} <= {"AWS::Lambda::Permission"}, missing
+    kinds = {r["Type"] for r in expanded.values()}
+    assert MOTO_DROPPED <= kinds  # the SAM API became a deployment and a stage
+    assert "AWS::Lambda::EventSourceMapping" in kinds
+
+
+def test_functions_point_at_the_resources_the_stack_made(deployed):
+    physical = deployed.physical
+    for function, config in deployed.functions.configs.items():
+        env = config["Environment"]["Variables"]
+        assert env["CRONHOOK_QUEUE_URL"] == physical["FiresQueue"], function
+        assert env["CRONHOOK_BUCKET"] == physical["PayloadBucket"], function
+        assert env["CRONHOOK_KMS_KEY_ID"].endswith(physical["SecretsKey"]), function
+        assert env["CRONHOOK_SWITCH_PARAM"] == physical["SwitchParameter"], function
+        assert env["CRONHOOK_ROOT_KEY_PARAM"] == "/cronhook/dev/root-key", function
+        assert env["CRONHOOK_PUBLIC_URL"] == deployed.outputs["WebhookBaseUrl"], function
+        assert env["CRONHOOK_PUBLIC_URL"].startswith(f"https://{physical['RestAPI']}.execute-api.")
+        assert config["Role"].split("/")[-1].startswith(f"cronhook-dev-{_role_of(function)}")
+    ssm = deployed.client("ssm")
+    assert ssm.get_parameter(Name=physical["SwitchParameter"])["Parameter"]["Value"] == "on"
+    tables = deployed.client("dynamodb").list_tables()["TableNames"]
+    assert all(name.startswith("cronhook-dev-") for name in tables) and len(tables) == 8
+
+
+def _role_of(function: str) -> str:
+    return {"api_handler": "APIHandlerRole", "heartbeat": "HeartbeatRole", "runner": "RunnerRole"}[
+        function
+    ]
+
+
+def test_runner_mapping_as_created_reports_partial_failures(deployed):
+    mapping = deployed.mapping
+    queue_arn = deployed.resolver.get_att("FiresQueue", "Arn")
+    assert mapping["EventSourceArn"] == queue_arn
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": RUNNER_MAX_CONCURRENCY}
+    assert mapping["BatchSize"] == 10
+    attrs = deployed.client("sqs").get_queue_attributes(
+        QueueUrl=deployed.physical["FiresQueue"], AttributeNames=["All"]
+    )["Attributes"]
+    redrive = json.loads(attrs["RedrivePolicy"])
+    assert redrive["deadLetterTargetArn"] == deployed.resolver.get_att("DeadLetterQueue", "Arn")
+    assert int(redrive["maxReceiveCount"]) >= 5
+    runner_timeout = deployed.functions.configs["runner"]["Timeout"]
+    assert int(attrs["VisibilityTimeout"]) >= 6 * runner_timeout
+
+
+def test_heartbeat_and_runner_ran_every_kind_of_fire_on_the_deployed_resources(deployed, scenario):
+    by_surface = Counter((r["surface"], r["status"]) for r in scenario.runs)
+    assert by_surface == {
+        ("schedule", "succeeded"): 2,  # the heartbeat claimed them, the runner ran them
+        ("schedule", "lost"): 1,  # claimed, its message lost, reaped after its lease
+        ("manual", "succeeded"): 2,  # one by root, one by an operator key (creator re-checked)
+        ("event", "succeeded"): 2,  # a small webhook inline, a large one through S3
+    }, scenario.runs
+    large = next(r for r in scenario.runs if r["surface"] == "event" and "blob" in str(r["output"]))
+    assert large["status"] == "succeeded"
+    for answer in scenario.batch_answers:
+        assert answer == {"batchItemFailures": []}
+    sqs = deployed.client("sqs")
+    for queue in ("FiresQueue", "DeadLetterQueue"):
+        attrs = sqs.get_queue_attributes(
+            QueueUrl=deployed.physical[queue], AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]
+        assert attrs["ApproximateNumberOfMessages"] == "0", queue
+    s3 = deployed.client("s3")
+    stored = s3.list_objects_v2(Bucket=deployed.physical["PayloadBucket"]).get("Contents", [])
+    assert len(stored) == 1  # the large body, encrypted with the stack's key
+    head = s3.head_object(Bucket=deployed.physical["PayloadBucket"], Key=stored[0]["Key"])
+    assert head["ServerSideEncryption"] == "aws:kms"
+
+
+def test_switch_parameter_off_stops_the_heartbeat_and_on_resumes(deployed, scenario):
+    fn = deployed.functions
+    auth = {"authorization": f"Bearer {deployed.root_key}"}
+    status, created = fn.api(
+        "POST",
+        "/v1/triggers",
+        body={"workflow": "echo", "title": "switch check", "schedule": {"interval_s": 60}},
+        headers=auth,
+    )
+    assert status == 201, created
+    ssm = deployed.client("ssm")
+    name = deployed.physical["SwitchParameter"]
+    sqs = deployed.client("sqs")
+    queue_url = deployed.physical["FiresQueue"]
+
+    def queued() -> int:
+        attrs = sqs.get_queue_attributes(
+            QueueUrl=queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]
+        return int(attrs["ApproximateNumberOfMessages"])
+
+    start = utc_now()
+    try:
+        ssm.put_parameter(Name=name, Value="off", Type="String", Overwrite=True)
+        fn.heartbeat(now=later(start, 120))
+        assert queued() == 0
+    finally:
+        ssm.put_parameter(Name=name, Value="on", Type="String", Overwrite=True)
+    fn.heartbeat(now=later(start, 125))
+    assert queued() == 1
+    answers = fn.drain_queue(queue_url)
+    assert answers == [{"batchItemFailures": []}]
+    assert fn.api("DELETE", f"/v1/triggers/{created['id']}", headers=auth)[0] == 204

@@ -1,0 +1,198 @@
+"""Least privilege: every call the code makes is allowed by its function's role, nothing more.
+
+The roles are read back from moto's IAM as CloudFormation created them (intrinsics
+resolved); the calls are those the scenario made through each function's handler.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from tests.infra.harness import ACCOUNT, REGION, allows, required_permissions
+
+# Statements no scenario call needs, and why they are still right.
+NOT_CALLED_BY_OUR_CODE = {
+    "OwnLogs": "the Lambda runtime writes the function's logs with the role",
+    "Tracing": "the X-Ray daemon in Lambda sends the segments with the role",
+    "WorkflowSecrets": "moto has no Lambda target; checked against secret_paths below",
+    "WorkflowFunctions": "moto cannot run Lambda code; checked against the prefix below",
+}
+
+
+def _table(name: str, stage: str = "dev") -> str:
+    return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/cronhook-{stage}-{name}"
+
+
+def _param(name: str) -> str:
+    return f"arn:aws:ssm:{REGION}:{ACCOUNT}:parameter/{name.lstrip('/')}"
+
+
+def _function(name: str) -> str:
+    return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
+
+
+def _grants(deployed, scenario):
+    """(function, action, resource, allowed, statement ids that allowed it) per call."""
+    out = []
+    for call in deployed.recorder.calls:
+        for action, resource in required_permissions(call, deployed.arn_context):
+            policy = deployed.policies[call.function]
+            sids = [
+                s.get("Sid")
+                for s in policy["Statement"]
+                if allows({"Statement": [s]}, action, resource)
+            ]
+            out.append((call.function, action, resource, bool(sids), sids))
+    return out
+
+
+def test_every_call_the_functions_made_is_allowed_by_their_deployed_role(deployed, scenario):
+    grants = _grants(deployed, scenario)
+    denied = sorted({(f, a, r) for f, a, r, ok, _ in grants if not ok})
+    assert not denied, "\n".join(f"{f}: {a} on {r}" for f, a, r in denied)
+    seen = defaultdict(set)
+    for function, action, *_ in grants:
+        seen[function].add(action)
+    # The scenario really went through every kind of access each function has.
+    assert {
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:Query",
+        "sqs:SendMessage",
+        "kms:Encrypt",
+        "kms:Decrypt",
+        "s3:PutObject",
+        "kms:GenerateDataKey",
+        "ssm:GetParameter",
+    } <= seen["api_handler"]
+    assert {"dynamodb:Query", "dynamodb:UpdateItem", "sqs:SendMessage", "ssm:GetParameter"} <= seen[
+        "heartbeat"
+    ]
+    assert {
+        "sqs:ReceiveMessage",
+        "sqs:DeleteMessage",
+        "dynamodb:GetItem",
+        "dynamodb:UpdateItem",
+        "s3:GetObject",
+        "kms:Decrypt",
+    } <= seen["runner"]
+
+
+def test_every_statement_of_every_role_is_needed(deployed, scenario):
+    used = defaultdict(set)
+    for function, _, _, _, sids in _grants(deployed, scenario):
+        used[function].update(sids)
+    unused = {
+        (function, s.get("Sid"))
+        for function, policy in deployed.policies.items()
+        for s in policy["Statement"]
+        if s.get("Sid") not in used[function] and s.get("Sid") not in NOT_CALLED_BY_OUR_CODE
+    }
+    assert not unused, f"granted but never needed by the scenario: {sorted(unused)}"
+
+
+def test_no_role_grants_wildcard_actions_or_resources_outside_the_stack(deployed):
+    allowed_prefixes = (
+        f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/cronhook-dev-",
+        f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires",
+        f"arn:aws:s3:::{deployed.physical['PayloadBucket']}/",
+        deployed.arn_context.key_arns[deployed.physical["SecretsKey"]],
+        f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/aws/lambda/cronhook-dev-",
+        f"arn:aws:ssm:{REGION}:{ACCOUNT}:parameter/cronhook/dev/",
+        f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:cronhook/dev/",
+        f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:cronhook-workflow-",
+    )
+    for function, policy in deployed.policies.items():
+        for statement in policy["Statement"]:
+            actions = statement["Action"]
+            actions = actions if isinstance(actions, list) else [actions]
+            resources = statement["Resource"]
+            resources = resources if isinstance(resources, list) else [resources]
+            assert statement["Effect"] == "Allow"
+            for action in actions:
+                assert "*" not in action, (function, action)
+            if resources == ["*"]:
+                # X-Ray's actions have no resource-level permissions.
+                assert set(actions) <= {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+                continue
+            for resource in resources:
+                assert resource.startswith(allowed_prefixes), (function, resource)
+
+
+@pytest.mark.parametrize(
+    ("function", "action", "resource"),
+    [
+        ("heartbeat", "dynamodb:GetItem", _table("keys")),
+        ("heartbeat", "dynamodb:GetItem", _table("states")),
+        ("heartbeat", "dynamodb:UpdateItem", _table("locks")),
+        ("heartbeat", "ssm:GetParameter", _param("/cronhook/dev/root-key")),
+        ("heartbeat", "sqs:ReceiveMessage", f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires"),
+        ("api_handler", "dynamodb:PutItem", _table("locks")),
+        ("api_handler", "dynamodb:UpdateItem", _table("ledger")),
+        ("api_handler", "sqs:ReceiveMessage", f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires"),
+        ("api_handler", "lambda:InvokeFunction", _function("cronhook-workflow-report")),
+        ("runner", "dynamodb:PutItem", _table("keys")),
+        ("runner", "dynamodb:DeleteItem", _table("keys")),
+        # The workflow-secrets grant is two levels below the stage: never the root key.
+        ("runner", "ssm:GetParameter", _param("/cronhook/dev/root-key")),
+        ("runner", "ssm:GetParameter", _param("/cronhook/prod/local/API_TOKEN")),
+        ("runner", "lambda:InvokeFunction", _function("cronhook-dev-api")),
+        ("runner", "lambda:InvokeFunction", _function("billing-export")),
+        ("runner", "dynamodb:GetItem", _table("triggers", stage="prod")),
+        *[
+            (function, action, _table("triggers"))
+            for function in ("api_handler", "heartbeat", "runner")
+            for action in (
+                "dynamodb:Scan",
+                "dynamodb:DeleteTable",
+                "dynamodb:UpdateTable",
+                "dynamodb:CreateBackup",
+            )
+        ],
+        *[
+            (function, "sqs:PurgeQueue", f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires")
+            for function in ("api_handler", "heartbeat", "runner")
+        ],
+    ],
+)
+def test_a_function_cannot_reach_what_it_does_not_use(deployed, function, action, resource):
+    assert not allows(deployed.policies[function], action, resource)
+
+
+@pytest.mark.parametrize("function", ["api_handler", "heartbeat", "runner"])
+def test_only_the_api_can_seal_secrets_and_nobody_can_manage_the_key(deployed, function):
+    key = deployed.arn_context.key_arns[deployed.physical["SecretsKey"]]
+    policy = deployed.policies[function]
+    assert allows(policy, "kms:Encrypt", key) is (function == "api_handler")
+    for action in ("kms:ScheduleKeyDeletion", "kms:DisableKey", "kms:PutKeyPolicy"):
+        assert not allows(policy, action, key)
+
+
+def test_runner_may_read_the_workflow_secrets_the_code_looks_up(deployed, monkeypatch):
+    from chalicelib.services.secrets import secret_paths
+    from chalicelib.settings import reset_settings
+
+    monkeypatch.setenv("CRONHOOK_STAGE", "dev")
+    reset_settings()
+    try:
+        paths = secret_paths("API_TOKEN", tenant="local", scope="client-7")
+    finally:
+        reset_settings()
+    assert len(paths) == 2
+    for path in paths:
+        parameter = _param("/" + path)
+        secret = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:{path}-AbCdEf"
+        assert allows(deployed.policies["runner"], "ssm:GetParameter", parameter)
+        assert allows(deployed.policies["runner"], "secretsmanager:GetSecretValue", secret)
+        for other in ("api_handler", "heartbeat"):
+            assert not allows(deployed.policies[other], "ssm:GetParameter", parameter)
+            assert not allows(deployed.policies[other], "secretsmanager:GetSecretValue", secret)
+
+
+def test_runner_may_invoke_workflow_functions_named_with_the_prefix(deployed):
+    prefix = deployed.expanded["Parameters"]["WorkflowFunctionPrefix"]["Default"]
+    assert allows(
+        deployed.policies["runner"], "lambda:InvokeFunction", _function(prefix + "weekly-report")
+    )

@@ -1,0 +1,87 @@
+"""What the deployed functions wrote: JSON log lines with ids, EMF metrics, never a secret."""
+
+from __future__ import annotations
+
+import json
+
+from infra.monitoring import BASE_DIMENSIONS, FORBIDDEN_DIMENSIONS, METRICS
+
+# Lines that summarise a whole invocation rather than one trigger.
+SUMMARY_MESSAGES = {"heartbeat"}
+
+
+def _lines(scenario, function: str | None = None) -> list[tuple[str, dict]]:
+    return [
+        (name, json.loads(line))
+        for name, line in scenario.log_lines
+        if function is None or name == function
+    ]
+
+
+def test_no_secret_reaches_a_log_line_or_a_metric(scenario):
+    assert len(scenario.secrets) == 3  # the root key, an API key, a webhook secret
+    written = [line for _, line in scenario.log_lines] + [line for _, line in scenario.stdout]
+    assert written
+    for secret in scenario.secrets:
+        for line in written:
+            assert secret not in line
+
+
+def test_every_line_is_json_and_lines_about_a_run_carry_its_ids(scenario):
+    lines = _lines(scenario)
+    assert {name for name, _ in lines} == {"api_handler", "heartbeat", "runner"}
+    for name, line in lines:
+        assert line["service"] == "cronhook"
+        assert line["level"] in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+        if name == "runner":
+            assert line.get("trigger_id") and line.get("run_id"), line
+            if line["run_id"].split(".", 1)[1][13:14] == "e":  # an event run's id
+                assert line.get("event_id"), line
+        elif name == "heartbeat" and line["message"] not in SUMMARY_MESSAGES:
+            assert line.get("trigger_id"), line
+    # One line per fire message handled; a redelivered message is dropped at the start fence.
+    handled = [line for name, line in lines if line["message"] == "fire handled"]
+    ran = [line["run_id"] for line in handled if line["status"] != "dropped"]
+    assert sorted(ran) == sorted(run["id"] for run in scenario.runs if run["status"] != "lost")
+
+
+def test_lines_of_a_request_about_a_trigger_carry_its_id(scenario):
+    webhook_lines = [
+        line for _, line in _lines(scenario, "api_handler") if line["message"] == "webhook accepted"
+    ]
+    assert len(webhook_lines) == 2
+    for line in webhook_lines:
+        assert line["trigger_id"] and line["event_id"] and line["run_id"]
+
+
+def _emf(scenario) -> list[tuple[str, dict]]:
+    records = []
+    for function, line in scenario.stdout:
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if "_aws" in doc:
+            records.append((function, doc))
+    return records
+
+
+def test_metrics_are_emf_with_low_cardinality_dimensions_and_ids_as_properties(scenario):
+    records = _emf(scenario)
+    names = set()
+    for _, doc in records:
+        (directive,) = doc["_aws"]["CloudWatchMetrics"]
+        assert directive["Namespace"] == "cronhook"
+        (dims,) = directive["Dimensions"]
+        # The alarms name exactly these base dimensions: they must be on every metric.
+        assert dims[: len(BASE_DIMENSIONS)] == list(BASE_DIMENSIONS), dims
+        assert doc["stage"] == "dev" and doc["service"] == "cronhook"
+        assert not FORBIDDEN_DIMENSIONS & set(dims), dims
+        for metric in directive["Metrics"]:
+            names.add(metric["Name"])
+            assert metric["Name"] in METRICS
+            extra = tuple(d for d in dims if d not in BASE_DIMENSIONS)
+            assert extra in METRICS[metric["Name"]].dims, (metric["Name"], dims)
+    assert {"Fires", "Runs", "HeartbeatDuration", "DueCount", "Lateness"} <= names
+    runs = [doc for function, doc in records if function == "runner" and "Runs" in doc]
+    assert runs and all(doc.get("trigger_id") and doc.get("run_id") for doc in runs)

@@ -1,0 +1,134 @@
+"""The console view: alarms (with a runbook section each), the dashboard, the metric catalog."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from infra.monitoring import ALARMS, FORBIDDEN_DIMENSIONS, METRICS
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+
+
+def _alarms(template: dict) -> dict[str, dict]:
+    return {
+        k: v["Properties"]
+        for k, v in template["Resources"].items()
+        if v["Type"] == "AWS::CloudWatch::Alarm"
+    }
+
+
+def test_alarms_cover_every_failure_the_issue_names(packaged):
+    alarms = _alarms(packaged.template)
+    assert set(alarms) == set(ALARMS)
+
+    def metric(alarm: str) -> tuple:
+        a = alarms[alarm]
+        dims = {d["Name"]: d["Value"] for d in a.get("Dimensions", [])}
+        return a["Namespace"], a["MetricName"], dims
+
+    assert metric("DeadLetterQueueNotEmpty")[:2] == (
+        "AWS/SQS",
+        "ApproximateNumberOfMessagesVisible",
+    )
+    assert metric("DeadLetterQueueNotEmpty")[2]["QueueName"] == {
+        "Fn::GetAtt": ["DeadLetterQueue", "QueueName"]
+    }
+    assert alarms["DeadLetterQueueNotEmpty"]["Threshold"] == 0
+    assert metric("HeartbeatErrors")[:2] == ("AWS/Lambda", "Errors")
+    assert metric("HeartbeatSlow")[:2] == ("cronhook", "HeartbeatDuration")
+    assert alarms["HeartbeatSlow"]["Threshold"] == 50_000  # ms
+    assert metric("LatenessHigh")[:2] == ("cronhook", "Lateness")
+    assert alarms["LatenessHigh"]["ExtendedStatistic"] == "p99"
+    assert alarms["LatenessHigh"]["Threshold"] == 10_000  # ms
+    # An alarm matches a metric only when it names all of its dimensions.
+    assert metric("DisablesByFailures")[2] == {
+        "service": "cronhook",
+        "stage": "dev",
+        "reason": "failures",
+    }
+    assert metric("LatenessHigh")[2] == {"service": "cronhook", "stage": "dev"}
+    assert metric("Api5xx") == (
+        "AWS/ApiGateway",
+        "5XXError",
+        {"ApiName": "cronhook-dev", "Stage": "api"},
+    )
+    for props in alarms.values():
+        assert props["AlarmActions"] == [{"Ref": "AlarmTopic"}]
+    subscription = packaged.template["Resources"]["AlarmEmailSubscription"]
+    assert subscription["Condition"] == "HasAlarmEmail"
+    assert subscription["Properties"]["Endpoint"] == {"Ref": "AlarmEmail"}
+
+
+def test_every_alarm_has_a_runbook_section(packaged):
+    runbook = (PROJECT_DIR / "docs" / "runbook.md").read_text()
+    headings = set(re.findall(r"^## (\S+)", runbook, flags=re.MULTILINE))
+    assert set(ALARMS) <= headings
+    for props in _alarms(packaged.template).values():
+        assert "docs/runbook.md" in props["AlarmDescription"]
+
+
+def test_cloudwatch_accepts_every_alarm_as_deployed(deployed):
+    """moto's CloudFormation skips alarms: put them through the CloudWatch API instead."""
+    cloudwatch = deployed.client("cloudwatch")
+    for logical in ALARMS:
+        props = deployed.resolver.resolve(deployed.expanded["Resources"][logical]["Properties"])
+        if "Threshold" in props:
+            props["Threshold"] = float(props["Threshold"])
+        cloudwatch.put_metric_alarm(**props)  # botocore validates names and types
+    names = {a["AlarmName"] for a in cloudwatch.describe_alarms()["MetricAlarms"]}
+    assert {f"cronhook-dev-{a}" for a in ALARMS} <= names
+    topic = deployed.physical["AlarmTopic"]
+    for alarm in cloudwatch.describe_alarms()["MetricAlarms"]:
+        assert alarm["AlarmActions"] == [topic]
+
+
+def test_dashboard_is_valid_json_and_shows_every_metric(deployed):
+    body = deployed.resolver.resolve(
+        deployed.expanded["Resources"]["Dashboard"]["Properties"]["DashboardBody"]
+    )
+    doc = json.loads(body)
+    text = json.dumps(doc)
+    for name in METRICS:
+        assert f'"{name}"' in text or f'\\"{name}\\"' in text, name
+    # DLQ depth comes from AWS/SQS.
+    assert deployed.physical["DeadLetterQueue"].rsplit("/", 1)[-1] in text
+    alarm_widget = next(w for w in doc["widgets"] if w["type"] == "alarm")
+    assert len(alarm_widget["properties"]["alarms"]) == len(ALARMS)
+    dashboards = deployed.client("cloudwatch").list_dashboards()["DashboardEntries"]
+    assert [d["DashboardName"] for d in dashboards] == ["cronhook-dev"]
+
+
+def _record_metric_calls() -> list[tuple[str, str, tuple[str, ...]]]:
+    calls = []
+    for path in sorted((PROJECT_DIR / "chalicelib").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "record_metric"):
+                continue
+            if not node.args or not isinstance(node.args[0], ast.Constant):
+                calls.append((str(path), "<not a literal name>", ()))
+                continue
+            dims = tuple(sorted(k.arg for k in node.keywords if k.arg not in ("unit", None)))
+            calls.append((str(path.relative_to(PROJECT_DIR)), node.args[0].value, dims))
+    return calls
+
+
+CALLS = _record_metric_calls()
+
+
+def test_the_code_emits_metrics():
+    assert len(CALLS) >= 10
+
+
+@pytest.mark.parametrize(("where", "name", "dims"), CALLS)
+def test_every_metric_the_code_emits_is_on_the_dashboard(where, name, dims):
+    assert name in METRICS, f"{where}: add {name!r} to infra/monitoring.py METRICS"
+    assert tuple(sorted(dims)) in {tuple(sorted(d)) for d in METRICS[name].dims}, (
+        f"{where}: {name} with dimensions {dims}: add them to METRICS (the dashboard's searches)"
+    )
+    assert not FORBIDDEN_DIMENSIONS & set(dims), f"{where}: an id is never a dimension"

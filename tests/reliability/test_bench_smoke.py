@@ -1,0 +1,70 @@
+"""The benchmarks' code paths, run on tiny numbers so that ``make bench`` cannot rot.
+
+Not timed: what is checked is that every section runs and reports what it should,
+plus the properties that hold at any size (a tick reads only what is due; nothing
+accepted is lost or run twice).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from bench.run import run, table
+
+TINY = {
+    "heartbeat": [(100, 1)],
+    "cost": {"triggers": 3, "ticks": 1, "repeats": 1, "variants": ("batched", "unbatched")},
+    "webhook": {"triggers": 2, "rounds": 1, "repeats": 1, "http_deliveries": 3},
+    "lateness": {"triggers": 2, "window_s": 2},
+    "burst": [(6, 1.0)],
+}
+
+
+@pytest.fixture
+def own_environment(moto_server):
+    """The benchmarks set their own environment; give the next test its own back."""
+    from chalicelib.settings import reset_settings
+    from chalicelib.store.aws import reset_clients
+
+    saved = dict(os.environ)
+    yield moto_server
+    os.environ.clear()
+    os.environ.update(saved)
+    reset_settings()
+    reset_clients()
+
+
+def test_in_process_benchmarks_run_and_report_every_key(own_environment):
+    plan = {**TINY, "webhook": {**TINY["webhook"], "http_deliveries": 0}}
+    results = run(
+        quick=True, only=("heartbeat", "cost", "webhook"), plan=plan, endpoint=own_environment
+    )
+    assert results["heartbeat_read_ratio"] <= 1.1
+    assert results["heartbeat"]["100"]["due"] == 1
+    for key in (
+        "usd_per_million_fires",
+        "usd_per_million_fires_unbatched",
+        "usd_per_million_webhooks",
+    ):
+        assert 0 < results[key] < 100, key
+    assert results["usd_per_million_fires_unbatched"] > results["usd_per_million_fires"]
+    sites = results["fire_cost"]["batched"]["by_site"]
+    assert any("claim_slot" in site for site in sites), sites
+    assert results["webhook_p50_ms"] <= results["webhook_p99_ms"]
+    shown = table(results)
+    assert "usd_per_million_fires" in shown and "heartbeat_read_ratio" in shown
+
+
+def test_local_stack_benchmarks_run_and_lose_nothing(own_environment):
+    only = ("webhook", "lateness", "burst")
+    plan = {**TINY, "webhook": {**TINY["webhook"], "repeats": 0}}
+    results = run(quick=True, only=only, plan=plan, endpoint=own_environment)
+    assert results["webhook_http_p50_ms"] > 0
+    assert results["lateness"]["fires"] > 0
+    assert results["lateness"]["duplicated_slots"] == 0
+    assert results["burst_accepted"] == 6
+    assert results["burst_lost"] == 0
+    assert results["burst_duplicated"] == 0
+    assert results["burst_max_concurrency"] <= 5

@@ -1,0 +1,177 @@
+"""Restart survival: a one-minute interval trigger across stops and restarts of the
+heartbeat and the runners, time driven by hand.
+
+Nothing of ours holds state between invocations, so a restart is: new Runner
+instances, new AWS clients (a cold start), and whatever the crash did to the messages
+in flight — lost, redelivered, or left behind by a runner that died between its start
+fence and its settle.
+"""
+
+from __future__ import annotations
+
+from chalicelib.domain.ids import schedule_run_id
+from chalicelib.services import heartbeat, triggers
+from chalicelib.services.runner import Runner
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo
+from chalicelib.store.sqs import FireMessage
+from tests.reliability.conftest import Esm, runs_of
+
+MINUTE_S = 60
+
+
+def _cold_start() -> None:
+    """What a new process starts with: no cached clients or connections."""
+    from chalicelib.store.aws import reset_clients
+    from chalicelib.store.models import ALL_MODELS
+
+    reset_clients()
+    for model in ALL_MODELS:
+        model._connection = None
+
+
+def _ms(at) -> int:
+    return int(round(at.timestamp() * 1000))
+
+
+def _receive_one(aws) -> tuple[FireMessage, dict]:
+    aws.purge_delays()
+    messages = aws.receive(max_messages=1, visibility=0)
+    assert len(messages) == 1, messages
+    return FireMessage.parse(messages[0]["Body"]), messages[0]
+
+
+def _lose_queued_messages(aws) -> None:
+    """What a restart of the local stack does to its in-memory queue."""
+    while True:
+        aws.purge_delays()
+        messages = aws.receive(visibility=0)
+        if not messages:
+            return
+        aws.delete(messages)
+
+
+def test_one_run_per_slot_across_restarts_crashes_lost_and_redelivered_messages(
+    aws, clock, root, executions
+):
+    created = triggers.create_trigger(
+        root,
+        {"workflow": "reliability-count", "schedule": {"interval_s": MINUTE_S}},
+        now=clock(),
+    )
+    trigger_id = created["id"]
+    start_ms = _ms(clock())
+    lease_s = get_settings().lease_s
+    runner = Runner(clock=clock)
+    esm = Esm(aws, runner)
+    slots = 0
+
+    def minute(*, drain: bool = True):
+        nonlocal slots
+        clock.advance(MINUTE_S)
+        slots += 1
+        report = heartbeat.tick(now=clock())
+        if drain:
+            esm.drain()
+        return report
+
+    # Minutes 1-2: normal fires.
+    minute()
+    minute()
+
+    # Minute 3: a runner takes the message, passes its start fence and dies before
+    # settling; the heartbeat and every runner restart.
+    minute(drain=False)
+    message, _ = _receive_one(aws)
+    assert dynamo.start_run(trigger_id, run_id=message.run_id, lease_ms=_ms(clock()) + 360_000)
+    _cold_start()
+    runner = Runner(clock=clock)
+    esm = Esm(aws, runner)
+    crashed_run = message.run_id
+
+    # The message comes back after its visibility timeout: the new runner drops it at
+    # the start fence. The next slots are skipped (overlap: skip) until the lease
+    # expires and the heartbeat reaps the crashed run as lost.
+    while True:
+        item = dynamo.get_trigger(trigger_id)
+        if crashed_run not in dynamo.in_flight_of(item):
+            break
+        minute()
+        assert slots < 20, "the crashed run was never reaped"
+
+    # Next minute: claimed, then the process stops before the message is handled, and
+    # the queue loses it (the local stack's queue is in memory). The claim was never
+    # started: it is reaped when its lease runs out.
+    minute(drain=False)
+    _lose_queued_messages(aws)
+    _cold_start()
+    runner = Runner(clock=clock)
+    esm = Esm(aws, runner)
+    lost_message_run = schedule_run_id(trigger_id, start_ms + slots * MINUTE_S * 1000)
+    for _ in range(lease_s // MINUTE_S + 1):
+        minute()
+
+    # Next minute: the message is delivered twice at once (two runner instances), and
+    # once more after the first runner settled but died before deleting it.
+    minute(drain=False)
+    message, _ = _receive_one(aws)
+    twin = Runner(clock=clock)
+    assert runner.handle(message) == "succeeded"
+    assert twin.handle(message) == "dropped"
+    assert Runner(clock=clock).handle(message) == "dropped"
+    _lose_queued_messages(aws)
+
+    # And a few quiet minutes after all of that.
+    for _ in range(3):
+        minute()
+
+    records = runs_of(trigger_id)
+    by_slot = {int(r.scheduled_for): r for r in records}
+    expected = [start_ms + n * MINUTE_S * 1000 for n in range(1, slots + 1)]
+    assert len(records) == len({r.run_id for r in records}), "a run id was recorded twice"
+    assert sorted(by_slot) == expected, "every slot has exactly one run record"
+    assert [r.run_id for r in records] == [schedule_run_id(trigger_id, s) for s in expected]
+    assert all(n == 1 for n in executions.values()), executions
+    statuses = {r.run_id: r.status for r in records}
+    assert statuses[crashed_run] == "lost"
+    assert statuses[lost_message_run] == "lost"
+    for r in records:
+        if r.status != "succeeded":
+            assert r.status in ("lost", "skipped") and r.error, (r.run_id, r.status, r.error)
+    succeeded = [r.run_id for r in records if r.status == "succeeded"]
+    assert sorted(executions) == sorted(succeeded)
+    view = triggers.get_trigger_view(root, trigger_id)
+    assert view["state"]["count"] == len(succeeded)
+    assert view["status"] == "active"
+    assert dynamo.in_flight_of(dynamo.get_trigger(trigger_id)) == {}
+
+
+def test_after_downtime_an_interval_trigger_fires_once_not_once_per_missed_slot(
+    aws, clock, root, executions
+):
+    created = triggers.create_trigger(
+        root,
+        {"workflow": "reliability-count", "schedule": {"interval_s": MINUTE_S}},
+        now=clock(),
+    )
+    runner = Runner(clock=clock)
+    clock.advance(MINUTE_S)
+    heartbeat.tick(now=clock())
+    Esm(aws, runner).drain()
+
+    # Ten minutes without heartbeat or runners, then a cold start.
+    clock.advance(10 * MINUTE_S)
+    _cold_start()
+    runner = Runner(clock=clock)
+    report = heartbeat.tick(now=clock())
+    assert report.claimed == 1
+    Esm(aws, runner).drain()
+    clock.advance(MINUTE_S)
+    heartbeat.tick(now=clock())
+    Esm(aws, runner).drain()
+
+    records = runs_of(created["id"])
+    assert [r.status for r in records] == ["succeeded"] * 3
+    assert list(executions.values()) == [1, 1, 1]
+    late = records[1]
+    assert late.lateness_ms >= 9 * MINUTE_S * 1000  # the one fire for the downtime
