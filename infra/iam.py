@@ -57,14 +57,14 @@ ACCESS: dict[str, Access] = {
     "api_handler": Access(
         write=("triggers", "states", "runs", "events", "audit", "keys"),
         send=True,
-        payloads=("s3:PutObject", "s3:GetObject", "s3:DeleteObject"),
-        kms=("kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey"),
+        payloads=("s3:PutObject", "s3:DeleteObject"),  # a duplicate's body is deleted
+        kms=("kms:Encrypt", "kms:Decrypt"),
         params=("switch", "root_key"),
     ),
     # Find due, claim, enqueue, reap, sweep pending events. A reaped run's budget hold is
-    # charged (ledger); never states or keys.
+    # charged (ledger); never states, keys or the audit log.
     "heartbeat": Access(
-        write=("triggers", "runs", "events", "ledger", "audit"),
+        write=("triggers", "runs", "events", "ledger"),
         send=True,
         params=("switch",),
     ),
@@ -156,12 +156,7 @@ def _statements(function: str, access: Access, log_group: str, stage: str) -> li
                 # What Lambda's SQS poller needs (it polls with the function's role).
                 "Sid": "ConsumeFires",
                 "Effect": "Allow",
-                "Action": [
-                    "sqs:ReceiveMessage",
-                    "sqs:DeleteMessage",
-                    "sqs:ChangeMessageVisibility",
-                    "sqs:GetQueueAttributes",
-                ],
+                "Action": ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
                 "Resource": {"Fn::GetAtt": ["FiresQueue", "Arn"]},
             }
         )

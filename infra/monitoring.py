@@ -62,6 +62,7 @@ METRICS: dict[str, Metric] = {
     "WebhooksRefused": Metric(_WEBHOOKS, "refused (gone)", dims=(("reason",),)),
     "HeartbeatDuration": Metric("Heartbeat", "tick duration (ms)", stat="Maximum"),
     "DueCount": Metric("Heartbeat", "due per tick", stat="Maximum"),
+    "HeartbeatErrors": Metric("Heartbeat", "AWS calls failed in ticks"),
     "ClaimsLost": Metric(_RECOVERY, "claims lost to races"),
     "LeasesReaped": Metric(_RECOVERY, "leases reaped (runs lost)"),
     "SettleFencedOut": Metric(_RECOVERY, "settles fenced out"),
@@ -135,10 +136,40 @@ def _alarms(stage: str, api_stage: str) -> list[Alarm]:
         ),
         alarm(
             "HeartbeatErrors",
-            "The heartbeat failed in 2 of the last 3 five-minute windows: schedules are not firing.",
-            **lambda_metric("Errors", "Heartbeat"),
-            Statistic="Sum",
-            Period=300,
+            "The heartbeat failed, or AWS calls inside its ticks failed, in 2 of the last 3 "
+            "five-minute windows: schedules may not be firing.",
+            # A tick that fails as a whole is a Lambda error; a tick that skips the rows
+            # whose AWS calls failed counts them in HeartbeatErrors. Either one counts.
+            Metrics=[
+                {
+                    "Id": "crashed",
+                    "ReturnData": False,
+                    "MetricStat": {
+                        "Metric": lambda_metric("Errors", "Heartbeat"),
+                        "Period": 300,
+                        "Stat": "Sum",
+                    },
+                },
+                {
+                    "Id": "rows",
+                    "ReturnData": False,
+                    "MetricStat": {
+                        "Metric": {
+                            "Namespace": NAMESPACE,
+                            "MetricName": "HeartbeatErrors",
+                            "Dimensions": _base(stage),
+                        },
+                        "Period": 300,
+                        "Stat": "Sum",
+                    },
+                },
+                {
+                    "Id": "errors",
+                    "Label": "heartbeat errors",
+                    "Expression": "FILL(crashed, 0) + FILL(rows, 0)",
+                    "ReturnData": True,
+                },
+            ],
             EvaluationPeriods=3,
             DatapointsToAlarm=2,
             Threshold=1,
@@ -303,11 +334,12 @@ def dashboard_body(stage: str, *, api_stage: str) -> dict:
             [
                 _own("HeartbeatDuration", stage, stat="Maximum", label="tick duration max (ms)"),
                 _own("DueCount", stage, stat="Maximum", label="due per tick", yAxis="right"),
+                _own("HeartbeatErrors", stage, stat="Sum", label="AWS calls failed", yAxis="right"),
             ],
             annotations={"horizontal": [{"label": "alarm: 50 s", "value": 50_000}]},
         ),
     ]
-    drawn = {"Lateness", "HeartbeatDuration", "DueCount"}
+    drawn = {"Lateness", "HeartbeatDuration", "DueCount", "HeartbeatErrors"}
     groups: dict[str, list[str]] = {}
     for name, spec in METRICS.items():
         if name not in drawn:

@@ -316,9 +316,12 @@ class LocalStack:
         if self.http is not None:
             self.http.shutdown()
             self.http.server_close()
+        # One shared deadline: a runner in the middle of a run gets a few seconds to
+        # settle; whatever is still running after that is recorded lost on the next start.
+        deadline = time.monotonic() + 10
         for thread in self.threads:
             if thread.name.startswith(("runner", "heartbeat")):
-                thread.join(timeout=10)
+                thread.join(timeout=max(0.1, deadline - time.monotonic()))
         try:
             self.save()
         finally:

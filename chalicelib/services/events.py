@@ -74,8 +74,6 @@ MAX_BODY_BYTES = 1024 * 1024
 # A pending event this long past its ready time has lost its message: the sweep resends.
 SWEEP_GRACE_S = 30
 SWEEP_ROWS_PER_SHARD = 1000
-# How far into a trigger's queue a message looks for its own event (arrival order check).
-FIFO_WINDOW = 10
 # SQS DelaySeconds are whole seconds, rounded up: a retry message may land this early.
 _EARLY_MS = 1000
 _TERMINAL = ("succeeded", "failed", "skipped", "refused", "budget_exceeded")
@@ -298,6 +296,7 @@ def _accept(
     run_id = ids.event_run_id(item.id, now_ms, event_id)
     window_s = int(event.get("dedupe_window_s") or 7 * 86400)
     keep_s = max(window_s, settings.event_retention_days * 86400)
+    kind = filters.event_type(source, headers=headers, body_json=body_json)
     record = EventModel(
         event_id,
         trigger_id=item.id,
@@ -308,8 +307,7 @@ def _accept(
         run_id=run_id,
         attempt=0,
         source=source,
-        event_type=(filters.event_type(source, headers=headers, body_json=body_json) or "")[:256]
-        or None,
+        event_type=kind[:256] if kind else None,
         dedupe_key=dedupe_key,
         body_size=len(body),
         headers=json.dumps(signatures.clip_headers(headers), separators=(",", ":")),
@@ -558,16 +556,12 @@ def start_event_run(
     if len(in_flight) >= capacity and message.run_id not in in_flight:
         # A slot freed since our read was freed by a run that pulls the next event.
         return None
-    queue = _queue_of(item.id, limit=FIFO_WINDOW)
+    queue = _queue_of(item.id, limit=1)
     if queue and queue[0].id != event_id:
-        # Not our turn. If we are queued (or the queue is long), the first one may have
-        # lost its message: send it one (the fences make a second one harmless). A
-        # message whose event is not queued (a duplicate of a started or finished one)
-        # just ends here, so that duplicates do not breed more messages.
-        if any(row.id == event_id for row in queue) or len(queue) >= FIFO_WINDOW:
-            first = _message_for(queue[0])
-            if first is not None:
-                send_fires([first])
+        # Not our turn: the first event has its message (sent at ingress, or pulled by
+        # the run before), and each run pulls the next. Sending it another one here would
+        # double every message of a burst that arrives between two runs; a first event
+        # whose message was lost is the sweep's job.
         return None
     outcome, claimed = dynamo.claim_and_start(
         item.id,
@@ -590,6 +584,10 @@ def start_event_run(
         dynamo.drop_claim(item.id, run_id=message.run_id, lease_ms=lease_ms)
         dispatch_pending(item.id)
         return None
+    if len(dynamo.in_flight_of(claimed)) < capacity:
+        # Room for more (concurrency > 1): start the next event too, so that a queue
+        # runs as many events at once as the trigger allows, each pulling its successor.
+        dispatch_pending(item.id)
     return claimed, event
 
 
@@ -743,10 +741,12 @@ def _record_lost_attempt(item: TriggerModel, *, run_id: str, entry: Any, now: da
 def sweep(*, now: datetime, report: Any) -> None:
     """The safety net: resend pending events whose message was lost (one per trigger per tick).
 
-    Every pending event ready for more than ``SWEEP_GRACE_S`` is overdue: its send
-    failed, or its message was dropped while the trigger was full and nothing pulled it.
-    One message per trigger restarts its queue (each settled run pulls the next), and the
-    start fence makes a message that was not lost after all harmless.
+    A pending event ready for more than ``SWEEP_GRACE_S`` is overdue. If its trigger has
+    a run in flight it is only waiting its turn (that run pulls the next event when it
+    settles, or the reaper does if it dies). If not, its message was lost (a failed send,
+    a retry message that never came): one message per trigger restarts its queue, as each
+    settled run pulls the next, and the start fence makes a message that was not lost
+    after all harmless.
     """
     settings = get_settings()
     cutoff = f"{_ms(now) - SWEEP_GRACE_S * 1000:013d}~"
@@ -764,6 +764,9 @@ def sweep(*, now: datetime, report: Any) -> None:
             if message is None or message.trigger_id in seen:
                 continue
             seen.add(message.trigger_id)
+            item = dynamo.get_trigger(message.trigger_id, consistent=False)
+            if item is not None and dynamo.in_flight_of(item):
+                continue  # a long queue, not a lost message: the run in flight pulls the next
             messages.append(message)
     if not messages:
         return

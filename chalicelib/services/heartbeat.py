@@ -7,7 +7,8 @@
    first (or the trigger changed): skip it.
 3. A row that is due only because of a lease is inspected: expired leases are reaped
    (fenced on the run id) and recorded ``lost``, then the row is re-keyed.
-4. Claimed fires are sent in batches of 10 with ``DelaySeconds`` so they land on their
+4. Rows are claimed most urgent first (across shards) and sent ten at a time as they
+   are claimed, with ``DelaySeconds`` counted from the send, so they land on their
    second. A fire whose message could not be sent is released, and the next tick
    retries it: a send failure never becomes a missed fire.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from chalicelib.domain import schedule
@@ -75,63 +76,44 @@ def tick(*, now: datetime) -> TickReport:
     report = TickReport()
     now_ms = _ms(now)
     horizon_ms = now_ms + settings.lookahead_s * 1000
-    messages: list[tuple[FireMessage, str]] = []
     # One failed AWS call costs only its own row (or shard): a tick that gave up at the
     # first error would drop every fire it had already claimed and not yet sent.
+    rows: list[tuple[dynamo.DueRow, str]] = []
     for shard_no in range(settings.due_shards):
         shard = str(shard_no)
         try:
-            rows = dynamo.query_due(shard, until_ms=horizon_ms)
+            rows.extend((row, shard) for row in dynamo.query_due(shard, until_ms=horizon_ms))
         except Exception:
             report.errors += 1
             logger.exception("due query failed; the shard is read again next tick")
-            continue
-        report.rows_read += len(rows)
-        for row in rows:
-            try:
-                if row.next_fire_at is not None and row.next_fire_at <= horizon_ms and row.sched:
-                    report.due += 1
-                    message = _claim_row(row, shard=shard, now=now, report=report)
-                    if message is not None:
-                        messages.append((message, shard))
-                else:
-                    item = dynamo.get_trigger(row.trigger_id)
-                    if item is not None:
-                        report.reaped += reap_expired(item, now=now)
-                        refresh_due(dynamo.get_trigger(row.trigger_id), now=now)
-            except Exception:
-                report.errors += 1
-                logger.exception(
-                    "due row failed; it stays due for the next tick",
-                    extra={"trigger_id": row.trigger_id},
-                )
-    failed = set()
-    if messages:
-        failed_msgs = send_fires([m for m, _ in messages])
-        failed = {m.run_id for m in failed_msgs}
-        for message, shard in messages:
-            if message.run_id in failed:
-                try:
-                    dynamo.release_claim(
-                        message.trigger_id,
-                        run_id=message.run_id,
-                        slot_ms=message.scheduled_ms,
-                        shard=shard,
-                    )
-                except Exception:  # the claim stays until its lease expires: reaped, lost
-                    report.errors += 1
-                    logger.exception(
-                        "releasing an unsent claim failed",
-                        extra={"trigger_id": message.trigger_id, "run_id": message.run_id},
-                    )
-                    continue
-                logger.warning(
-                    "enqueue failed; claim released for the next tick",
-                    extra={"trigger_id": message.trigger_id, "run_id": message.run_id},
-                )
-    report.send_failed = len(failed)
-    report.enqueued = len(messages) - len(failed)
-    report.run_ids = [m.run_id for m, _ in messages if m.run_id not in failed]
+    report.rows_read = len(rows)
+    # Most urgent first, across shards, and sent ten at a time as they are claimed: a
+    # fire due in two seconds must not wait for the claims of fires due in fifty.
+    rows.sort(key=lambda pair: pair[0].due_at)
+    claimed: list[tuple[FireMessage, str]] = []
+    for row, shard in rows:
+        try:
+            if row.next_fire_at is not None and row.next_fire_at <= horizon_ms and row.sched:
+                report.due += 1
+                message = _claim_row(row, shard=shard, now=now, report=report)
+                if message is not None:
+                    claimed.append((message, shard))
+            else:
+                item = dynamo.get_trigger(row.trigger_id)
+                if item is not None:
+                    report.reaped += reap_expired(item, now=now)
+                    refresh_due(dynamo.get_trigger(row.trigger_id), now=now)
+        except Exception:
+            report.errors += 1
+            logger.exception(
+                "due row failed; it stays due for the next tick",
+                extra={"trigger_id": row.trigger_id},
+            )
+        if len(claimed) >= 10:
+            _send(claimed, now_ms=now_ms, started=started, report=report)
+            claimed = []
+    if claimed:
+        _send(claimed, now_ms=now_ms, started=started, report=report)
     for hook in list(sweep_hooks):
         try:
             hook(now=now, report=report)
@@ -146,8 +128,50 @@ def tick(*, now: datetime) -> TickReport:
         record_metric("ClaimsLost", report.lost_races)
     if report.reaped:
         record_metric("LeasesReaped", report.reaped)
+    if report.errors:
+        record_metric("HeartbeatErrors", report.errors)
     logger.info("heartbeat", extra={k: v for k, v in report.__dict__.items() if k != "run_ids"})
     return report
+
+
+def _send(
+    claimed: list[tuple[FireMessage, str]], *, now_ms: int, started: float, report: TickReport
+) -> None:
+    """Send claimed fires; release the claim of any that could not be sent.
+
+    ``DelaySeconds`` counts from when the message is sent, not from the tick's ``now``:
+    the claims before it took time, and a fire must land on its second, not that late.
+    """
+    sent_at_ms = now_ms + int((time.perf_counter() - started) * 1000)
+    messages = [
+        replace(m, delay_s=max(0, (int(m.scheduled_ms or 0) - sent_at_ms + 999) // 1000))
+        for m, _ in claimed
+    ]
+    failed = {m.run_id for m in send_fires(messages)}
+    report.send_failed += len(failed)
+    report.enqueued += len(messages) - len(failed)
+    for message, shard in claimed:
+        if message.run_id not in failed:
+            report.run_ids.append(message.run_id)
+            continue
+        try:
+            dynamo.release_claim(
+                message.trigger_id,
+                run_id=message.run_id,
+                slot_ms=message.scheduled_ms,
+                shard=shard,
+            )
+        except Exception:  # the claim stays until its lease expires: reaped, lost
+            report.errors += 1
+            logger.exception(
+                "releasing an unsent claim failed",
+                extra={"trigger_id": message.trigger_id, "run_id": message.run_id},
+            )
+            continue
+        logger.warning(
+            "enqueue failed; claim released for the next tick",
+            extra={"trigger_id": message.trigger_id, "run_id": message.run_id},
+        )
 
 
 def _claim_row(

@@ -128,7 +128,7 @@ def stop_stack(stack: Stack) -> None:
     if stack.process.poll() is None:
         stack.process.send_signal(signal.SIGINT)
         try:
-            stack.process.wait(timeout=30)
+            stack.process.wait(timeout=90)
         except subprocess.TimeoutExpired:
             stack.process.kill()
             stack.process.wait(timeout=10)

@@ -81,6 +81,9 @@ def test_events_of_a_full_trigger_wait_and_run_one_after_another_in_arrival_orde
             clock.advance(1)
             answers.append(deliver(created, clock, 6)[1])
             assert aws.receive() == []
+            # Nor does the sweep resend the waiting events: they wait their turn.
+            later = clock() + timedelta(seconds=events.SWEEP_GRACE_S + 30)
+            assert heartbeat.tick(now=later).events_dispatched == 0
         return Result()
 
     monkeypatch.setitem(REGISTRY, "queue", Workflow(name="queue", func=run))
@@ -103,18 +106,21 @@ def test_events_of_a_full_trigger_wait_and_run_one_after_another_in_arrival_orde
     assert dynamo.in_flight_of(dynamo.get_trigger(created["id"])) == {}
 
 
-def test_a_newer_events_message_yields_its_slot_to_the_oldest_ready_event(aws, clock, root, record):
+def test_a_newer_events_message_leaves_the_slot_to_the_oldest_waiting_event(
+    aws, clock, root, record
+):
     created = make_trigger(root, clock)
     for n in (1, 2, 3):
         deliver(created, clock, n)
         clock.advance(1)
     messages = aws.receive()
     runner = Runner(clock=clock)
-    # Handle the newest first: each gives the slot back and sends the oldest instead.
     newest_first = sorted(messages, key=lambda m: json.loads(m["Body"])["r"], reverse=True)
-    assert runner.handle(FireMessage.parse(newest_first[0]["Body"])) == "dropped"
+    statuses = [runner.handle(FireMessage.parse(m["Body"])) for m in newest_first]
     aws.delete(messages)
-    aws.drain(runner)
+    # 3 and 2 are not first in line and wait; 1 runs, then each run pulls the next.
+    assert statuses == ["dropped", "dropped", "succeeded"]
+    assert aws.drain(runner) == ["succeeded", "succeeded"]
     assert record == [1, 2, 3]
 
 

@@ -127,6 +127,7 @@ def test_no_role_grants_wildcard_actions_or_resources_outside_the_stack(deployed
         ("heartbeat", "dynamodb:GetItem", _table("keys")),
         ("heartbeat", "dynamodb:GetItem", _table("states")),
         ("heartbeat", "dynamodb:UpdateItem", _table("locks")),
+        ("heartbeat", "dynamodb:PutItem", _table("audit")),
         ("heartbeat", "ssm:GetParameter", _param("/cronhook/dev/root-key")),
         ("heartbeat", "sqs:ReceiveMessage", f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires"),
         ("api_handler", "dynamodb:PutItem", _table("locks")),
@@ -159,6 +160,20 @@ def test_no_role_grants_wildcard_actions_or_resources_outside_the_stack(deployed
 )
 def test_a_function_cannot_reach_what_it_does_not_use(deployed, function, action, resource):
     assert not allows(deployed.policies[function], action, resource)
+
+
+def test_only_the_api_stores_large_bodies_and_only_the_runner_reads_them(deployed):
+    body = f"arn:aws:s3:::{deployed.physical['PayloadBucket']}/events/evt_x"
+    policies = deployed.policies
+    assert allows(policies["api_handler"], "s3:PutObject", body)
+    assert not allows(policies["api_handler"], "s3:GetObject", body)
+    assert allows(policies["runner"], "s3:GetObject", body)
+    assert not allows(policies["runner"], "s3:PutObject", body)
+    assert not any(allows(policies["heartbeat"], a, body) for a in ("s3:GetObject", "s3:PutObject"))
+    bucket = f"arn:aws:s3:::{deployed.physical['PayloadBucket']}"
+    for policy in policies.values():
+        assert not allows(policy, "s3:ListBucket", bucket)
+        assert not allows(policy, "s3:DeleteBucket", bucket)
 
 
 @pytest.mark.parametrize("function", ["api_handler", "heartbeat", "runner"])

@@ -28,6 +28,7 @@ def test_alarms_cover_every_failure_the_issue_names(packaged):
 
     def metric(alarm: str) -> tuple:
         a = alarms[alarm]
+        assert "Metrics" not in a
         dims = {d["Name"]: d["Value"] for d in a.get("Dimensions", [])}
         return a["Namespace"], a["MetricName"], dims
 
@@ -39,7 +40,14 @@ def test_alarms_cover_every_failure_the_issue_names(packaged):
         "Fn::GetAtt": ["DeadLetterQueue", "QueueName"]
     }
     assert alarms["DeadLetterQueueNotEmpty"]["Threshold"] == 0
-    assert metric("HeartbeatErrors")[:2] == ("AWS/Lambda", "Errors")
+    errors = {m["Id"]: m for m in alarms["HeartbeatErrors"]["Metrics"]}
+    assert errors["crashed"]["MetricStat"]["Metric"]["MetricName"] == "Errors"
+    assert errors["rows"]["MetricStat"]["Metric"]["MetricName"] == "HeartbeatErrors"
+    assert errors["rows"]["MetricStat"]["Metric"]["Dimensions"] == [
+        {"Name": "service", "Value": "cronhook"},
+        {"Name": "stage", "Value": "dev"},
+    ]
+    assert [m["Id"] for m in errors.values() if m["ReturnData"]] == ["errors"]
     assert metric("HeartbeatSlow")[:2] == ("cronhook", "HeartbeatDuration")
     assert alarms["HeartbeatSlow"]["Threshold"] == 50_000  # ms
     assert metric("LatenessHigh")[:2] == ("cronhook", "Lateness")
