@@ -2,9 +2,9 @@
 
 The local stack is started the way a user starts it (``python -m chalicelib.local.stack``,
 as the e2e tests do) with a 60 s heartbeat and 5 runner threads polling SQS. 200
-triggers are created over HTTP — cron triggers at minute granularity (every minute,
-every 2 minutes) and interval triggers (60 s, 120 s) anchored at their creation instant,
-so slots fall both on the heartbeat's own minute boundary and between ticks. Every fire
+triggers are created over HTTP, spread over four minutes: cron triggers every 4 minutes
+at offsets 0-3 (their slots fall on the heartbeat's own minute boundary) and interval
+triggers of 1-4 minutes anchored at their creation instant (slots between ticks). Every fire
 whose slot falls in the measured window (whole minutes after the first tick) is
 collected through ``GET /v1/runs``; lateness is ``started_at - scheduled_for``.
 
@@ -47,11 +47,17 @@ def _bodies(count: int, *, quick: bool) -> list[dict]:
             {"workflow": "echo", "schedule": {"interval_s": 2 * (1 + n % 2)}, "title": f"bench {n}"}
             for n in range(count)
         ]
+    # Spread over four minutes: a quarter of the crons on each minute (still all on its
+    # second :00, with the heartbeat's own tick), the intervals every 1-4 minutes.
     kinds = [
-        {"cron": "* * * * *"},
-        {"cron": "*/2 * * * *"},
+        {"cron": "0-59/4 * * * *"},
+        {"cron": "1-59/4 * * * *"},
+        {"cron": "2-59/4 * * * *"},
+        {"cron": "3-59/4 * * * *"},
         {"interval_s": 60},
         {"interval_s": 120},
+        {"interval_s": 180},
+        {"interval_s": 240},
     ]
     return [
         {"workflow": "echo", "schedule": kinds[n % len(kinds)], "title": f"bench {n}"}
@@ -77,6 +83,12 @@ def _slots(schedule_in: dict, created_at: str, start_ms: int, end_ms: int) -> li
         if at is None or at.timestamp() * 1000 >= end_ms:
             return slots
         slots.append(int(round(at.timestamp() * 1000)))
+
+
+def _kind(schedule_in: dict) -> str:
+    if schedule_in.get("cron"):
+        return f"cron {schedule_in['cron']}"
+    return f"interval {schedule_in.get('interval_s')} s"
 
 
 def _all_runs(stack, *, surface: str = "schedule") -> list[dict]:
@@ -150,6 +162,20 @@ def measure_lateness(
     lateness = [
         _ms(r["started_at"]) - _ms(r["scheduled_for"]) for r in window if r.get("started_at")
     ]
+    kind_of = {view["id"]: _kind(schedule_in) for view, schedule_in in created}
+    by_kind: dict[str, list[int]] = {}
+    for r in window:
+        if r.get("started_at"):
+            late = _ms(r["started_at"]) - _ms(r["scheduled_for"])
+            by_kind.setdefault(kind_of[r["trigger_id"]], []).append(late)
+    durations = [
+        _ms(r["finished_at"]) - _ms(r["started_at"])
+        for r in window
+        if r.get("started_at") and r.get("finished_at")
+    ]
+    statuses: dict[str, int] = {}
+    for r in window:
+        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
     per_slot: dict[tuple[str, int], int] = {}
     for r in window:
         key = (r["trigger_id"], _ms(r["scheduled_for"]))
@@ -161,6 +187,16 @@ def measure_lateness(
         "lateness_mean_ms": round(statistics.mean(lateness)) if lateness else None,
         "fires": len(window),
         "not_succeeded": sum(1 for r in window if r["status"] != "succeeded"),
+        "run_ms_p50": round(percentile(durations, 50)) if durations else None,
+        "statuses": statuses,
+        "by_kind": {
+            kind: {
+                "fires": len(values),
+                "p50_ms": round(percentile(values, 50)),
+                "p99_ms": round(percentile(values, 99)),
+            }
+            for kind, values in sorted(by_kind.items())
+        },
         "duplicated_slots": sum(1 for n in per_slot.values() if n > 1),
         "expected_fires": len(expected),
         "missing_fires": sum(
