@@ -32,6 +32,7 @@ PRICES = {
     "lambda_gb_s": 0.0000166667,
     "lambda_memory_gb": 128 / 1024,
     "apigw_rest_request": 3.50 / 1e6,
+    "kms_request": 0.03 / 1e4,
 }
 
 # What the peers cost per million, for the table (DESIGN.md "Cost").
@@ -66,7 +67,8 @@ def price(calls: list[Call]) -> dict:
     )
     total = 0.0
     for c in calls:
-        site = by_site[f"{c.service} {c.operation} ← {c.caller}"]
+        caller = "event source mapping" if c.caller == "env.poll_batches" else c.caller
+        site = by_site[f"{c.service} {c.operation} ← {caller}"]
         site["calls"] += 1
         if c.service == "dynamodb":
             usd = (c.wru + c.gsi_wru) * PRICES["dynamodb_wru"] + c.rru * PRICES["dynamodb_rru"]
@@ -75,6 +77,8 @@ def price(calls: list[Call]) -> dict:
         elif c.service == "sqs":
             usd = PRICES["sqs_request"]
             site["sqs_requests"] += 1
+        elif c.service == "kms":
+            usd = PRICES["kms_request"]
         else:
             usd = 0.0
         site["usd"] += usd

@@ -1,9 +1,10 @@
 """Fault injection: 10 % of DynamoDB and SQS calls fail (throttles, 500s, timeouts, and
 replies lost after the write was applied) over 1,000 scheduled fires.
 
-The heartbeat and the runners are driven with an explicit clock; a failed heartbeat
-or runner invocation is what Lambda would see (the next tick or the redelivery picks
-it up). Then the faults stop, the clock runs past every lease, and:
+The heartbeat and the runners are driven with an explicit clock. A tick never fails
+as a whole (a failed call costs its own row, which the next tick retries); a runner
+invocation that fails comes back as Lambda's event source mapping would redeliver it.
+Then the faults stop, the clock runs past every lease, and:
 
 - no fire ran twice (counted inside the workflow, by fire id);
 - every due slot ended one way: it ran exactly once, or it has a run record saying
@@ -74,15 +75,13 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
     injector = FaultInjector(seed=seed, rate=0.10)
     runner = Runner(clock=clock)
     esm = Esm(aws, runner, rounds=200)
-    failed_ticks = 0
     with hooked(injector.register):
         injector.active = True
         for _ in range(FAULT_MINUTES):
             clock.advance(60)
-            try:
-                heartbeat.tick(now=clock())
-            except Exception:  # a failed heartbeat invocation; the next tick retries
-                failed_ticks += 1
+            # Never raises: a failed call costs only its own row, never the whole tick
+            # (whose claims already made would then be lost until their leases expire).
+            heartbeat.tick(now=clock())
             esm.drain()
         injector.active = False
         last_fault_ms = _ms(clock())
@@ -126,9 +125,11 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
             else:
                 unaccounted.append(run_id)
     assert not unaccounted, (unaccounted, dict(outcomes), injector.injected)
+    # Under 10 % faults most slots still simply run (no tick gives up on its fires).
+    ran = outcomes["succeeded"] + outcomes["ran (record write failed)"]
+    assert ran >= TRIGGERS * FAULT_MINUTES // 2, dict(outcomes)
 
     for item in TriggerModel.batch_get(trigger_ids):
         assert dynamo.in_flight_of(item) == {}, (item.id, dynamo.in_flight_of(item))
         assert item.status == "active"
         assert int(item.last_run["finished_at"]) > last_fault_ms, item.id  # it fires again
-    print(dict(outcomes), failed_ticks, injector.total())

@@ -1,0 +1,119 @@
+"""``python -m bench.report [results.json]``: the results as Markdown tables, for
+docs/benchmarks.md (the narrative around them is written by hand)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["markdown"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _money(value: float) -> str:
+    return f"${value:,.3f}"
+
+
+def _cost_rows(by_site: dict, unit: str) -> list[str]:
+    rows = [
+        f"| call (← code) | calls per {unit} | WRU | RRU | $ per million |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    ordered = sorted(by_site.items(), key=lambda kv: -kv[1].get("usd_per_million", 0))
+    for site, row in ordered:
+        calls = row.get(f"calls_per_{unit}", 0)
+        wru = row.get(f"wru_per_{unit}")
+        rru = row.get(f"rru_per_{unit}")
+        rows.append(
+            f"| {site} | {calls:g} | {'' if wru is None else f'{wru:g}'} | "
+            f"{'' if rru is None else f'{rru:g}'} | {row['usd_per_million']:.3f} |"
+        )
+    return rows
+
+
+def markdown(results: dict) -> str:
+    """The tables of one run."""
+    out: list[str] = []
+    machine = results.get("machine", {})
+    out.append(
+        f"Run of {results.get('date')} on {machine.get('cpu')} × {machine.get('cpus')} "
+        f"CPUs, {machine.get('platform')}, Python {machine.get('python')}; load average at "
+        f"start {machine.get('load_avg_at_start')}. Sections took "
+        f"{results.get('section_seconds')} seconds."
+    )
+    out.append("")
+    if "heartbeat" in results:
+        out += [
+            "| registered | due | items read | read ratio | tick (moto) | claims/s (moto) | repeats |",
+            "|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for row in results["heartbeat"].values():
+            out.append(
+                f"| {row['registered']:,} | {row['due']:,} | {row['items_read']:,} | "
+                f"{row['read_ratio']} | {row['tick_ms']:,.0f} ms | {row['claims_per_s']:,.0f} | "
+                f"{row['repeats']} |"
+            )
+        out.append("")
+    for name, measured in (results.get("fire_cost") or {}).items():
+        per = measured["per_fire"]
+        out.append(
+            f"**Fire cost, {name}** ({measured['triggers']} triggers × {measured['ticks']} "
+            f"ticks × {measured['repeats']} runs, workflow `{measured['workflow']}`, event "
+            f"source mapping batches of up to {measured['batch_size']}): "
+            f"**{_money(measured['usd_per_million'])} per million fires**; per fire "
+            f"{per['dynamodb_wru']:g} WRU, {per['dynamodb_rru']:g} RRU, "
+            f"{per['dynamodb_calls']:g} DynamoDB calls, {per['sqs_requests']:g} SQS requests, "
+            f"{per['lambda_invocations']:g} Lambda invocations, runner "
+            f"{per['runner_ms_per_fire']:g} ms per fire."
+        )
+        out.append("")
+        out += _cost_rows(measured["by_site"], "fire")
+        out.append("")
+    if "webhook_cost_by_site" in results:
+        out.append(
+            f"**Webhook cost**: **{_money(results['usd_per_million_webhooks'])} per million "
+            f"webhooks** (median of {len(results.get('webhook_inprocess_runs', []))} runs)."
+        )
+        out.append("")
+        out += _cost_rows(results["webhook_cost_by_site"], "webhook")
+        out.append("")
+    late = results.get("lateness")
+    if late:
+        out.append(
+            f"**Lateness** ({late['triggers']} triggers, {late['window_s']} s window, "
+            f"heartbeat {late['heartbeat_s']} s): p50 {late['lateness_p50_ms']} ms, p99 "
+            f"{late['lateness_p99_ms']} ms, max {late['lateness_max_ms']} ms over "
+            f"{late['fires']} fires ({late['expected_fires']} expected, "
+            f"{late['missing_fires']} missing, {late['duplicated_slots']} duplicated; "
+            f"statuses {late.get('statuses')}; a run took {late.get('run_ms_p50')} ms at p50)."
+        )
+        out.append("")
+        out += ["| schedule | fires | p50 | p99 |", "|---|---:|---:|---:|"]
+        for kind, row in (late.get("by_kind") or {}).items():
+            out.append(f"| `{kind}` | {row['fires']} | {row['p50_ms']} ms | {row['p99_ms']} ms |")
+        out.append("")
+    bursts = results.get("burst")
+    if bursts:
+        out += [
+            "| burst | sent in | answers | accepted | lost | duplicated | unfinished | drain | runs/s | most at once |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for name, b in bursts.items():
+            out.append(
+                f"| {name} | {b['sent_s']} s | {b['answers']} | {b['accepted']} | {b['lost']} | "
+                f"{b['duplicated']} | {b.get('unfinished_at_cap', 0)} | {b['drain_s']} s | "
+                f"{b.get('runs_per_s', '')} | {b['max_concurrency']} (ceiling {b['ceiling']}) |"
+            )
+        out.append("")
+    return "\n".join(out)
+
+
+def main() -> None:
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "bench" / "results.json"
+    print(markdown(json.loads(path.read_text())))
+
+
+if __name__ == "__main__":
+    main()
