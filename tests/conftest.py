@@ -1,4 +1,4 @@
-"""Shared fixtures: the moto **server** (thread-safe, unlike in-process mock_aws) and helpers."""
+"""Shared fixtures: the moto **server** (never the in-process mock, which double-claims under threads) and helpers."""
 
 from __future__ import annotations
 
