@@ -15,6 +15,12 @@ app = Chalice(app_name="cronhook")
 app.api.cors = False
 
 
+@app.authorizer(name="authorizer", ttl_seconds=0)
+def api_key(auth_request):
+    """Every /v1 route but the OpenAPI document: ``Authorization: Bearer <key>``."""
+    return wiring.authorize(auth_request)
+
+
 def _params() -> dict:
     return dict(app.current_request.query_params or {})
 
@@ -25,7 +31,7 @@ def healthz():
     return {"ok": True}
 
 
-@app.route("/v1/triggers", methods=["POST"])
+@app.route("/v1/triggers", methods=["POST"], authorizer=api_key)
 @api
 def create_trigger():
     request = app.current_request
@@ -33,54 +39,54 @@ def create_trigger():
     return Response(body=body, status_code=201)
 
 
-@app.route("/v1/triggers", methods=["GET"])
+@app.route("/v1/triggers", methods=["GET"], authorizer=api_key)
 @api
 def list_triggers():
     return triggers.list_triggers(caller(app.current_request), _params())
 
 
-@app.route("/v1/triggers/{trigger_id}", methods=["GET"])
+@app.route("/v1/triggers/{trigger_id}", methods=["GET"], authorizer=api_key)
 @api
 def get_trigger(trigger_id):
     return triggers.get_trigger_view(caller(app.current_request), trigger_id)
 
 
-@app.route("/v1/triggers/{trigger_id}", methods=["DELETE"])
+@app.route("/v1/triggers/{trigger_id}", methods=["DELETE"], authorizer=api_key)
 @api
 def delete_trigger(trigger_id):
     triggers.delete_trigger(caller(app.current_request, "operator"), trigger_id, now=now_utc())
     return Response(body="", status_code=204)
 
 
-@app.route("/v1/triggers/{trigger_id}/fire", methods=["POST"])
+@app.route("/v1/triggers/{trigger_id}/fire", methods=["POST"], authorizer=api_key)
 @api
 def fire_trigger(trigger_id):
     principal = caller(app.current_request, "operator")
     return Response(body=triggers.fire_now(principal, trigger_id, now=now_utc()), status_code=202)
 
 
-@app.route("/v1/triggers/{trigger_id}/enable", methods=["POST"])
+@app.route("/v1/triggers/{trigger_id}/enable", methods=["POST"], authorizer=api_key)
 @api
 def enable_trigger(trigger_id):
     principal = caller(app.current_request, "operator")
     return triggers.set_enabled(principal, trigger_id, enabled=True, now=now_utc())
 
 
-@app.route("/v1/triggers/{trigger_id}/disable", methods=["POST"])
+@app.route("/v1/triggers/{trigger_id}/disable", methods=["POST"], authorizer=api_key)
 @api
 def disable_trigger(trigger_id):
     principal = caller(app.current_request, "operator")
     return triggers.set_enabled(principal, trigger_id, enabled=False, now=now_utc())
 
 
-@app.route("/v1/triggers/{trigger_id}/preview", methods=["GET"])
+@app.route("/v1/triggers/{trigger_id}/preview", methods=["GET"], authorizer=api_key)
 @api
 def preview_trigger(trigger_id):
     principal = caller(app.current_request)
     return triggers.preview_trigger(principal, trigger_id, _params(), now=now_utc())
 
 
-@app.route("/v1/schedules/preview", methods=["POST"])
+@app.route("/v1/schedules/preview", methods=["POST"], authorizer=api_key)
 @api
 def preview_schedule():
     request = app.current_request
@@ -88,19 +94,19 @@ def preview_schedule():
     return triggers.preview_schedule(json_body(request), now=now_utc())
 
 
-@app.route("/v1/triggers/{trigger_id}/runs", methods=["GET"])
+@app.route("/v1/triggers/{trigger_id}/runs", methods=["GET"], authorizer=api_key)
 @api
 def list_trigger_runs(trigger_id):
     return triggers.list_trigger_runs(caller(app.current_request), trigger_id, _params())
 
 
-@app.route("/v1/runs", methods=["GET"])
+@app.route("/v1/runs", methods=["GET"], authorizer=api_key)
 @api
 def list_runs():
     return triggers.list_runs(caller(app.current_request), _params())
 
 
-@app.route("/v1/runs/{run_id}", methods=["GET"])
+@app.route("/v1/runs/{run_id}", methods=["GET"], authorizer=api_key)
 @api
 def get_run(run_id):
     return triggers.get_run_view(caller(app.current_request), run_id)
@@ -110,6 +116,7 @@ def get_run(run_id):
     "/v1/triggers/{trigger_id}",
     methods=["PATCH"],
     content_types=["application/json", "application/merge-patch+json"],
+    authorizer=api_key,
 )
 @api
 def patch_trigger(trigger_id):
@@ -118,21 +125,21 @@ def patch_trigger(trigger_id):
     return triggers.patch_trigger(principal, trigger_id, json_body(request), now=now_utc())
 
 
-@app.route("/v1/workflows", methods=["GET"])
+@app.route("/v1/workflows", methods=["GET"], authorizer=api_key)
 @api
 def list_workflows():
     caller(app.current_request)
     return triggers.list_workflows(_params())
 
 
-@app.route("/v1/workflows/{name}/triggers", methods=["DELETE"])
+@app.route("/v1/workflows/{name}/triggers", methods=["DELETE"], authorizer=api_key)
 @api
 def delete_workflow_triggers(name):
     principal = caller(app.current_request, "operator")
     return triggers.delete_workflow_triggers(principal, unquote(name), now=now_utc())
 
 
-@app.route("/v1/audit", methods=["GET"])
+@app.route("/v1/audit", methods=["GET"], authorizer=api_key)
 @api
 def list_audit():
     from chalicelib.services import audit
@@ -140,7 +147,7 @@ def list_audit():
     return audit.list_audit(caller(app.current_request, "admin"), _params())
 
 
-@app.route("/v1/keys", methods=["POST"])
+@app.route("/v1/keys", methods=["POST"], authorizer=api_key)
 @api
 def create_key():
     from chalicelib.services import keys
@@ -150,7 +157,7 @@ def create_key():
     return Response(body=body, status_code=201)
 
 
-@app.route("/v1/keys", methods=["GET"])
+@app.route("/v1/keys", methods=["GET"], authorizer=api_key)
 @api
 def list_keys():
     from chalicelib.services import keys
@@ -158,7 +165,7 @@ def list_keys():
     return keys.list_keys(caller(app.current_request, "admin"), _params())
 
 
-@app.route("/v1/keys/{key_id}", methods=["DELETE"])
+@app.route("/v1/keys/{key_id}", methods=["DELETE"], authorizer=api_key)
 @api
 def delete_key(key_id):
     from chalicelib.services import keys
@@ -192,7 +199,7 @@ def receive_webhook(token):
     return Response(body=body, status_code=status, headers={"Content-Type": "application/json"})
 
 
-@app.route("/v1/triggers/{trigger_id}/rotate-secret", methods=["POST"])
+@app.route("/v1/triggers/{trigger_id}/rotate-secret", methods=["POST"], authorizer=api_key)
 @api
 def rotate_secret(trigger_id):
     from chalicelib.services import events
@@ -203,7 +210,7 @@ def rotate_secret(trigger_id):
     return events.rotate_secret(principal, trigger_id, body, now=now_utc())
 
 
-@app.route("/v1/triggers/{trigger_id}/events", methods=["GET"])
+@app.route("/v1/triggers/{trigger_id}/events", methods=["GET"], authorizer=api_key)
 @api
 def list_trigger_events(trigger_id):
     from chalicelib.services import events
@@ -211,7 +218,7 @@ def list_trigger_events(trigger_id):
     return events.list_events(caller(app.current_request), trigger_id, _params())
 
 
-@app.route("/v1/events/{event_id}/replay", methods=["POST"])
+@app.route("/v1/events/{event_id}/replay", methods=["POST"], authorizer=api_key)
 @api
 def replay_event(event_id):
     from chalicelib.services import events

@@ -43,6 +43,8 @@ def markdown(results: dict) -> str:
         f"start {machine.get('load_avg_at_start')}. Sections took "
         f"{results.get('section_seconds')} seconds."
     )
+    for rerun in results.get("reruns", []):
+        out.append(f"Re-run on {rerun['date']}: {', '.join(rerun['only'])}.")
     out.append("")
     if "heartbeat" in results:
         out += [

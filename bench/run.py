@@ -248,9 +248,15 @@ def main() -> None:
     out = Path(os.environ.get("BENCH_OUT") or default_out)
     results = run(quick=quick, only=only)
     if only != SECTIONS and out.exists():
-        # A partial run updates the sections it ran and keeps the others.
+        # A partial run updates the sections it ran and keeps the others (and says so).
         previous = json.loads(out.read_text())
+        seconds = {**previous.get("section_seconds", {}), **results["section_seconds"]}
+        reruns = [*previous.get("reruns", []), {"date": results["date"], "only": list(only)}]
+        for key in ("date", "machine", "quick"):
+            results.pop(key, None)
         previous.update(results)
+        previous["section_seconds"] = seconds
+        previous["reruns"] = reruns
         results = previous
     out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     print(table(results))

@@ -71,10 +71,9 @@ def measure_webhook_inprocess(
 def _inprocess_pass(
     env: MotoEnv, *, triggers: int, rounds: int, count: bool, batch_size: int = 10
 ) -> dict:
-    from chalice.test import Client
-
     import app as app_module
     from chalicelib import wiring
+    from chalicelib.local.gateway import contract_client as Client
     from chalicelib.local.stack import _lambda_record
     from chalicelib.services import triggers as trigger_service
     from chalicelib.services.auth import Principal

@@ -15,9 +15,10 @@ from aws_lambda_powertools.utilities.batch import (
     EventType,
     process_partial_response,
 )
-from chalice import Response
+from chalice import AuthResponse, Response
 
-from chalicelib.domain.errors import BadRequest, CronhookError, UnsupportedMediaType
+from chalicelib.domain.errors import BadRequest, CronhookError, Unauthorized, UnsupportedMediaType
+from chalicelib.gateway import AuthorizerRefused
 from chalicelib.observability import ID_KEYS, logger, traced
 from chalicelib.services.auth import Principal, authenticate, require
 from chalicelib.settings import Settings, get_settings
@@ -26,7 +27,9 @@ __all__ = [
     "ready",
     "api",
     "json_body",
+    "authorize",
     "caller",
+    "principal_of",
     "now_utc",
     "heartbeat_once",
     "handle_sqs_batch",
@@ -150,9 +153,50 @@ def json_body(request: Any, *, required: bool = True) -> Any:
         raise BadRequest(f"malformed JSON: {exc}") from None
 
 
+def authorize(auth_request: Any) -> AuthResponse:
+    """The API's custom authorizer: who the key is, handed to the route in the context.
+
+    API Gateway calls it before any ``/v1`` route (``app.py``; Chalice's local gateway does
+    the same locally). A missing or bad key raises ``AuthorizerRefused``, which API Gateway
+    answers 401 with the contract's body (``chalicelib/gateway.py``). Any other failure
+    (DynamoDB unreachable) is API Gateway's ``AUTHORIZER_FAILURE``: 503, and the route
+    never runs. The policy allows every route: the role is checked by the route (403), and
+    another tenant's resources are 404 there. No result caching (TTL 0): a revoked or
+    demoted key stops working on its next request.
+    """
+    ready()
+    try:
+        principal = authenticate(auth_request.token)
+    except Unauthorized as exc:
+        logger.info("API key refused", extra={"reason": exc.message})
+        raise AuthorizerRefused() from None
+    except Exception:
+        logger.exception("the authorizer failed")  # API Gateway answers 503
+        raise
+    return AuthResponse(
+        routes=["*"],
+        principal_id=principal.key_id,
+        context={"key_id": principal.key_id, "tenant": principal.tenant, "role": principal.role},
+    )
+
+
+def principal_of(request: Any) -> Principal:
+    """The principal the authorizer put in the request's context.
+
+    Every ``/v1`` route has the authorizer (a test walks the route table). A request that
+    reaches a route without the authorizer's context is refused (401): there is one way
+    to authenticate, and the API function has no access to the root key.
+    """
+    found = (request.context or {}).get("authorizer") or {}
+    if {"key_id", "tenant", "role"} <= set(found):
+        return Principal(found["key_id"], found["tenant"], found["role"])
+    logger.warning("a route ran without the authorizer's context; refused")
+    raise Unauthorized("missing or invalid API key: send Authorization: Bearer <key>")
+
+
 def caller(request: Any, role: str = "viewer") -> Principal:
-    """The authenticated principal, with at least ``role``."""
-    principal = authenticate(request.headers.get("authorization"))
+    """The authenticated principal, with at least ``role`` (403 otherwise)."""
+    principal = principal_of(request)
     require(principal, role)
     return principal
 

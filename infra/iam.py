@@ -49,18 +49,26 @@ class Access:
 
 
 # Chalice's function names (config.json's lambda_functions keys) -> CloudFormation ids.
-FUNCTIONS = {"api_handler": "APIHandler", "heartbeat": "Heartbeat", "runner": "Runner"}
+FUNCTIONS = {
+    "api_handler": "APIHandler",
+    "authorizer": "Authorizer",
+    "heartbeat": "Heartbeat",
+    "runner": "Runner",
+}
 
 ACCESS: dict[str, Access] = {
-    # The REST API and the webhook ingress: everything a user can change, the root key,
-    # sealing/unsealing webhook secrets, large bodies to S3, eager dispatch to the queue.
+    # The REST API and the webhook ingress: everything a user can change, sealing/unsealing
+    # webhook secrets, large bodies to S3, eager dispatch to the queue. Not the root key:
+    # the authorizer checks keys.
     "api_handler": Access(
         write=("triggers", "states", "runs", "events", "audit", "keys"),
         send=True,
         payloads=("s3:PutObject", "s3:DeleteObject"),  # a duplicate's body is deleted
         kms=("kms:Encrypt", "kms:Decrypt"),
-        params=("switch", "root_key"),
+        params=("switch",),
     ),
+    # The API's custom authorizer: look a key up by id (its hash), or compare the root key.
+    "authorizer": Access(read=("keys",), params=("root_key",)),
     # Find due, claim, enqueue, reap, sweep pending events. A reaped run's budget hold is
     # charged (ledger); never states, keys or the audit log.
     "heartbeat": Access(

@@ -356,7 +356,12 @@ def dashboard_body(stage: str, *, api_stage: str) -> dict:
             {"label": label, "stat": "Maximum", **options},
         ]
 
-    functions = [("api", "APIHandler"), ("heartbeat", "Heartbeat"), ("runner", "Runner")]
+    functions = [
+        ("api", "APIHandler"),
+        ("authorizer", "Authorizer"),
+        ("heartbeat", "Heartbeat"),
+        ("runner", "Runner"),
+    ]
     api = ["ApiName", f"cronhook-{stage}", "Stage", api_stage]
     widgets += [
         _widget(

@@ -4,9 +4,9 @@
 2. ``chalice package --stage <stage> --merge-template ... build/<stage>/``: Chalice builds
    ``deployment.zip`` (pip fetches manylinux wheels from PyPI) and ``sam.json``.
 3. Post-process ``sam.json``:
-   - the API's integrations call the API handler by its ARN built from its name, not
-     ``${APIHandler.Arn}``: the handler's environment names the API's URL, and
-     CloudFormation refuses the cycle RestAPI -> APIHandler -> RestAPI;
+   - the API's integrations call the API handler and the authorizer by ARNs built from
+     their names, not ``${APIHandler.Arn}``: the functions' environment names the API's
+     URL, and CloudFormation refuses the cycle RestAPI -> APIHandler -> RestAPI;
    - every function must run with a role from ``infra/iam.py`` (a new function without
      one fails here, not in production).
 4. Drop what the Lambda Python runtime already has (boto3, botocore, s3transfer) from
@@ -77,10 +77,14 @@ def strip_runtime_provided(zip_path: Path) -> int:
 
 
 def _break_api_cycle(template: dict, cfg: StageConfig) -> None:
-    arn = (
-        "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:"
-        + cfg.function_name("api_handler")
-    )
+    # The functions the API calls: the route handler and the authorizer.
+    arns = {
+        "${" + FUNCTIONS[function] + ".Arn}": (
+            "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:"
+            + cfg.function_name(function)
+        )
+        for function in ("api_handler", "authorizer")
+    }
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
@@ -88,7 +92,9 @@ def _break_api_cycle(template: dict, cfg: StageConfig) -> None:
         if isinstance(node, list):
             return [walk(v) for v in node]
         if isinstance(node, str):
-            return node.replace("${APIHandler.Arn}", arn)
+            for ref, arn in arns.items():
+                node = node.replace(ref, arn)
+            return node
         return node
 
     api = template["Resources"]["RestAPI"]

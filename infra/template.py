@@ -12,7 +12,9 @@ overrides the generated resources where Chalice has no knob:
   throttle messages into the DLQ);
 - every function gets its role, its environment (queue, bucket, key, parameters) and
   its log group;
-- the API gets a name, throttling, access logs and X-Ray.
+- the API gets a name, throttling, access logs, X-Ray, and gateway responses in the
+  contract's error shape (``chalicelib/gateway.py``: an unknown route is a 404, a bad key
+  a 401 with ``{"error": {"code", "message"}}``).
 
 ``python -m infra.template --stage dev`` prints it.
 """
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chalicelib.gateway import GATEWAY_RESPONSES
 from chalicelib.settings import RUNNER_MAX_CONCURRENCY, Settings
 from infra.iam import ACCESS, FUNCTIONS, role_logical_id, role_resources
 from infra.monitoring import monitoring_resources
@@ -38,7 +41,12 @@ VISIBILITY_PER_TIMEOUT = 6  # AWS: queue visibility at least 6x the function tim
 MAX_RECEIVE_COUNT = 5  # receives before a message is dead-lettered
 PROTECTED_STAGES = ("prod",)
 # Function logical ids whose name we set: chalice deploy's naming, so the console matches.
-FUNCTION_SUFFIX = {"api_handler": "api", "heartbeat": "heartbeat", "runner": "runner"}
+FUNCTION_SUFFIX = {
+    "api_handler": "api",
+    "authorizer": "authorizer",
+    "heartbeat": "heartbeat",
+    "runner": "runner",
+}
 
 
 @dataclass(frozen=True)
@@ -172,6 +180,17 @@ def _access_log_format() -> str:
         "xrayTraceId": "$context.xrayTraceId",
     }
     return json.dumps(fields, separators=(",", ":"))
+
+
+def gateway_responses() -> dict[str, dict]:
+    """API Gateway's own answers (unknown route, bad key, throttled...) in the contract's shape."""
+    out: dict[str, dict] = {}
+    for response_type, answer in GATEWAY_RESPONSES.items():
+        entry: dict[str, Any] = {"responseTemplates": {"application/json": answer.template()}}
+        if answer.status is not None:
+            entry["statusCode"] = str(answer.status)
+        out[response_type] = entry
+    return out
 
 
 def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, Any]:
@@ -404,6 +423,9 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
     resources["RestAPI"] = {
         "DependsOn": ["ApiGatewayAccountReady"],
         "Properties": {
+            # Merged into Chalice's swagger: part of the API definition, so every deployment
+            # of the stage carries them (a separate GatewayResponse resource needs a redeploy).
+            "DefinitionBody": {"x-amazon-apigateway-gateway-responses": gateway_responses()},
             "Name": f"cronhook-{stage}",
             "TracingEnabled": True,
             "MethodSettings": [

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from chalice.config import Config
-from chalice.local import ChaliceRequestHandler, LocalGatewayException
+from chalice.local import ChaliceRequestHandler
+
+from chalicelib.local.gateway import ContractGateway, GatewayAnswered
 
 __all__ = ["serve", "MAX_BODY_BYTES"]
 
@@ -16,7 +18,13 @@ MAX_BODY_BYTES = 8 * 1024 * 1024
 
 
 class _Handler(ChaliceRequestHandler):
-    """Chalice's handler, plus chunked bodies and the contract's error shape for unknown routes."""
+    """Chalice's handler, plus chunked bodies and the deployed API's gateway responses."""
+
+    def __init__(self, request: Any, client_address: Any, server: Any, gateway: ContractGateway):
+        # One gateway for the server (it keeps no per-request state); the base class would
+        # build a plain LocalGateway per connection.
+        self.local_gateway = gateway
+        BaseHTTPRequestHandler.__init__(self, request, client_address, server)
 
     def _parse_payload(self) -> tuple[dict, bytes | None]:
         headers = dict(self.headers)
@@ -61,16 +69,8 @@ class _Handler(ChaliceRequestHandler):
             response = self.local_gateway.handle_request(
                 method=self.command, path=self.path, headers=headers, body=body
             )
-        except LocalGatewayException:
-            self._send_json(
-                404,
-                {
-                    "error": {
-                        "code": "not_found",
-                        "message": f"no route {self.command} {self.path.split('?')[0]}",
-                    }
-                },
-            )
+        except GatewayAnswered as answered:
+            self._send_http_response(answered.CODE, answered.headers, answered.body)
             return
         status = response["statusCode"]
         out_headers = response["headers"].copy()
@@ -139,7 +139,9 @@ def serve(host: str, port: int) -> _Server:
 
     config = Config.create(lambda_timeout=900, app_name="cronhook")
 
+    gateway = ContractGateway(app_module.app, config)
+
     def handler(*args: Any) -> _Handler:
-        return _Handler(*args, app_object=app_module.app, config=config)
+        return _Handler(*args, gateway=gateway)
 
     return _Server((host, port), handler)

@@ -268,7 +268,7 @@ class LocalStack:
                 answer = sqs.receive_message(
                     QueueUrl=self.queue_url,
                     MaxNumberOfMessages=10,
-                    WaitTimeSeconds=1,
+                    WaitTimeSeconds=0,
                     VisibilityTimeout=visibility,
                     AttributeNames=["All"],
                 )
@@ -280,6 +280,7 @@ class LocalStack:
                 continue
             messages = answer.get("Messages", [])
             if not messages:
+                self.stop_event.wait(_IDLE_POLL_S)
                 continue
             event = {"Records": [_lambda_record(m, self.queue_url) for m in messages]}
             try:
@@ -327,6 +328,12 @@ class LocalStack:
         finally:
             if self.moto is not None:
                 self.moto.stop()
+
+
+# Short polls, not long polls: moto's long poll wakes for a new message but not for a
+# delayed one becoming visible, so a fire sent with DelaySeconds would wait out the poll
+# (up to a second or two late). AWS's long poll does wake; Lambda's pollers do it there.
+_IDLE_POLL_S = 0.2
 
 
 def _lambda_record(message: dict, queue_url: str) -> dict:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from chalice.test import Client
 
 import app as app_module
 from chalicelib import openapi
+from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import triggers
 from chalicelib.services.runner import Runner
 from tests.functional.api_client import Api

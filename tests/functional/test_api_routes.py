@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
-from chalice.test import Client
 
 import app as app_module
+from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services.runner import Runner
 from tests.functional.api_client import Api
 

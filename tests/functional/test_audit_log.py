@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from chalice.test import Client
 
 import app as app_module
+from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import audit
 from chalicelib.store.models import AuditModel
 from tests.functional.api_client import Api

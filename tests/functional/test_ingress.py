@@ -38,9 +38,8 @@ SIGNATURE_HEADERS = {
 @pytest.fixture
 def http(aws, clock, monkeypatch):
     """The Chalice app's HTTP test client; the routes read the test's clock."""
-    from chalice.test import Client
-
     import app as app_module
+    from chalicelib.local.gateway import contract_client as Client
 
     monkeypatch.setattr(app_module, "now_utc", clock)
     kms.clear_cache()

@@ -6,9 +6,9 @@ import hashlib
 import json
 
 import pytest
-from chalice.test import Client
 
 import app as app_module
+from chalicelib.local.gateway import contract_client as Client
 from chalicelib.observability import metric_counts
 from chalicelib.services import heartbeat, triggers
 from chalicelib.services.auth import Principal

@@ -105,6 +105,12 @@ def _policy_document(document: Any) -> dict:
         return ast.literal_eval(document)
 
 
+def _api_definition(expanded: dict) -> dict:
+    """The RestApi's OpenAPI body as deployed (after the SAM transform)."""
+    (api,) = [r for r in expanded["Resources"].values() if r["Type"] == "AWS::ApiGateway::RestApi"]
+    return api["Properties"]["Body"]
+
+
 def adapt_for_moto(expanded: dict, keep: dict) -> dict:
     keep["expanded"] = json.loads(json.dumps(expanded))
     resources = {}
@@ -201,7 +207,14 @@ def deployed(packaged: Packaged) -> Iterator[Deployed]:
             expanded=kept["expanded"],
             physical=physical,
             mapping=mapping,
-            functions=Functions(moto.url, configs, recorder, logs),
+            functions=Functions(
+                moto.url,
+                configs,
+                recorder,
+                logs,
+                api_definition=_api_definition(kept["expanded"]),
+                api_id=physical["RestAPI"],
+            ),
             recorder=recorder,
             root_key=root_key,
             policies=policies,
@@ -249,7 +262,8 @@ def scenario(deployed: Deployed) -> Scenario:
        otherwise read the real clock) claims the first slot; the runner runs it.
     3. The next slot is claimed but its message is lost (a crashed runner): a heartbeat
        after the lease reaps it as ``lost`` (charging the budget hold) and claims again.
-    4. An operator key creates a trigger and fires it (the runner re-checks the creator).
+    4. An operator key creates a trigger and fires it (the runner re-checks the creator);
+       requests without a key, with a bad one, with a revoked one, to an unknown route.
     5. Two webhooks arrive back to back, one over the inline limit (S3): the second waits
        for the first (concurrency 1) and the runner dispatches it.
     """
@@ -318,6 +332,21 @@ def scenario(deployed: Deployed) -> Scenario:
     result.trigger_ids.append(mine["id"])
     assert fn.api("POST", f"/v1/triggers/{mine['id']}/fire", headers=operator)[0] == 202
     drain()
+    # API Gateway's own answers: no key, a bad key, a revoked key, an unknown route.
+    result.answers["no_key"] = fn.api("GET", "/v1/triggers")
+    bad_key = "chk_key_nope_" + "x" * 43
+    result.secrets.append(bad_key)
+    result.answers["bad_key"] = fn.api(
+        "GET", "/v1/triggers", headers={"authorization": f"Bearer {bad_key}"}
+    )
+    status, viewer = call("viewer_key", "POST", "/v1/keys", body={"role": "viewer"})
+    assert status == 201, viewer
+    result.secrets.append(viewer["key"])
+    viewer_auth = {"authorization": f"Bearer {viewer['key']}"}
+    assert fn.api("GET", "/v1/triggers", headers=viewer_auth)[0] == 200
+    assert call("revoke", "DELETE", f"/v1/keys/{viewer['id']}")[0] == 204
+    result.answers["revoked_key"] = fn.api("GET", "/v1/triggers", headers=viewer_auth)
+    result.answers["unknown_route"] = fn.api("GET", "/v1/nothing-here", headers=auth)
 
     # 5.
     status, hook = call(

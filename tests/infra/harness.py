@@ -340,9 +340,11 @@ class Functions:
     """The deployed functions, invoked in process with their deployed configuration."""
 
     endpoint: str
-    configs: dict[str, dict]  # function key (api_handler, heartbeat, runner) -> configuration
+    configs: dict[str, dict]  # function key (api_handler, authorizer, ...) -> configuration
     recorder: CallRecorder
     logs: LogCapture
+    api_definition: dict  # the RestApi's OpenAPI body as deployed (routes, authorizer, responses)
+    api_id: str = "example"
     stdout: list[tuple[str, str]] = field(default_factory=list)  # (function, printed line)
 
     def invoke(self, function: str, event: dict, *, now: datetime | None = None) -> Any:
@@ -381,11 +383,21 @@ class Functions:
     def api(
         self, method: str, path: str, *, body: Any = None, headers: dict | None = None
     ) -> tuple[int, Any]:
-        """One API Gateway proxy request to the API handler; (status, parsed body)."""
+        """One request as API Gateway handles it with the deployed definition; (status, body).
+
+        An unknown route gets the definition's gateway response; a route with a security
+        requirement runs the deployed authorizer function first (TOKEN: the Authorization
+        header), answers its refusal with the gateway response, and hands its context to
+        the API handler as ``requestContext.authorizer``.
+        """
         import app as app_module
 
         parsed = urlparse(path)
-        resource, params = _match_route(app_module.app.routes, parsed.path)
+        try:
+            resource, params = _match_route(app_module.app.routes, parsed.path)
+            operation = self.api_definition["paths"][resource][method.lower()]
+        except (LookupError, KeyError):
+            return self.gateway_response("MISSING_AUTHENTICATION_TOKEN")
         raw = body if isinstance(body, bytes | str) or body is None else json.dumps(body)
         if isinstance(raw, bytes):
             raw = raw.decode()
@@ -394,6 +406,20 @@ class Functions:
             all_headers["content-type"] = "application/json"
         all_headers.update({k.lower(): v for k, v in (headers or {}).items()})
         query = dict(q.split("=", 1) for q in parsed.query.split("&") if "=" in q) or None
+        request_context: dict[str, Any] = {
+            "resourcePath": resource,
+            "httpMethod": method,
+            "path": "/api" + parsed.path,
+            "stage": "api",
+            "requestId": str(uuid.uuid4()),
+            "domainName": all_headers["host"],
+            "identity": {"sourceIp": "203.0.113.7"},
+        }
+        if operation.get("security"):
+            refused, context = self._authorize(operation, method, parsed.path, all_headers)
+            if refused:
+                return self.gateway_response(refused)
+            request_context["authorizer"] = context
         event = {
             "resource": resource,
             "path": parsed.path,
@@ -406,15 +432,7 @@ class Functions:
             else None,
             "pathParameters": params or None,
             "stageVariables": None,
-            "requestContext": {
-                "resourcePath": resource,
-                "httpMethod": method,
-                "path": "/api" + parsed.path,
-                "stage": "api",
-                "requestId": str(uuid.uuid4()),
-                "domainName": all_headers["host"],
-                "identity": {"sourceIp": "203.0.113.7"},
-            },
+            "requestContext": request_context,
             "body": raw,
             "isBase64Encoded": False,
         }
@@ -424,6 +442,46 @@ class Functions:
             return answer["statusCode"], json.loads(text) if text else None
         except ValueError:
             return answer["statusCode"], text
+
+    def _authorize(
+        self, operation: dict, method: str, path: str, headers: dict
+    ) -> tuple[str | None, dict]:
+        """(gateway response type if refused, the authorizer's context)."""
+        ((name, _),) = operation["security"][0].items()
+        scheme = self.api_definition["securityDefinitions"][name]
+        config = scheme["x-amazon-apigateway-authorizer"]
+        assert config["type"] == "token" and scheme["name"] == "Authorization", scheme
+        # Cached results would let a revoked key work until the TTL ends.
+        assert config["authorizerResultTtlInSeconds"] == 0, config
+        token = headers.get("authorization")
+        if not token:
+            return "UNAUTHORIZED", {}  # the identity source is missing: no invocation
+        method_arn = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:{self.api_id}/api/{method}{path}"
+        event = {"type": "TOKEN", "authorizationToken": token, "methodArn": method_arn}
+        try:
+            policy = self.invoke("authorizer", event)
+        except Exception as exc:  # what Lambda reports to API Gateway as the error message
+            return ("UNAUTHORIZED" if str(exc) == "Unauthorized" else "AUTHORIZER_FAILURE"), {}
+        allowed = [
+            resource
+            for statement in policy["policyDocument"]["Statement"]
+            if statement["Effect"] == "Allow"
+            for resource in _listify(statement["Resource"])
+        ]
+        if not any(_matches(pattern, method_arn, case=True) for pattern in allowed):
+            return "ACCESS_DENIED", {}
+        return None, {**policy.get("context", {}), "principalId": policy["principalId"]}
+
+    def gateway_response(self, response_type: str) -> tuple[int, Any]:
+        """What the deployed definition makes API Gateway answer for ``response_type``."""
+        defaults = {"MISSING_AUTHENTICATION_TOKEN": 403, "UNAUTHORIZED": 401}
+        responses = self.api_definition.get("x-amazon-apigateway-gateway-responses", {})
+        entry = responses.get(response_type)
+        if entry is None:
+            return defaults.get(response_type, 500), {"message": response_type}
+        template = entry["responseTemplates"]["application/json"]
+        body = template.replace("$context.error.messageString", json.dumps(response_type))
+        return int(entry.get("statusCode", defaults.get(response_type, 500))), json.loads(body)
 
     def heartbeat(self, *, now: datetime) -> Any:
         event = {

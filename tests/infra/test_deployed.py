@@ -46,9 +46,42 @@ def test_functions_point_at_the_resources_the_stack_made(deployed):
 
 
 def _role_of(function: str) -> str:
-    return {"api_handler": "APIHandlerRole", "heartbeat": "HeartbeatRole", "runner": "RunnerRole"}[
-        function
-    ]
+    from infra.iam import role_logical_id
+
+    return role_logical_id(function)
+
+
+def test_every_v1_route_but_the_openapi_document_goes_through_the_authorizer(deployed):
+    definition = deployed.functions.api_definition
+    (scheme,) = definition["securityDefinitions"].values()
+    authorizer = scheme["x-amazon-apigateway-authorizer"]
+    assert scheme["name"] == "Authorization" and authorizer["type"] == "token"
+    assert authorizer["authorizerResultTtlInSeconds"] == 0  # revocation is immediate
+    assert "cronhook-dev-authorizer" in json.dumps(authorizer["authorizerUri"])
+    public = {("/healthz", "get"), ("/v1/openapi.json", "get"), ("/hooks/{token}", "post")}
+    seen = set()
+    for path, operations in definition["paths"].items():
+        for method, operation in operations.items():
+            if method == "options":
+                continue
+            seen.add((path, method))
+            assert bool(operation.get("security")) == ((path, method) not in public), (path, method)
+    assert public <= seen and len(seen) > 20
+
+
+def test_api_gateway_answers_in_the_contract_shape(deployed, scenario):
+    answers = scenario.answers
+    status, body = answers["no_key"]
+    assert status == 401 and body["error"]["code"] == "unauthorized", body
+    assert answers["bad_key"] == (401, body)  # the authorizer ran and refused it
+    assert answers["revoked_key"] == (401, body)  # no cached policy: refused at once
+    status, body = answers["unknown_route"]
+    assert status == 404 and body["error"]["code"] == "not_found", body
+    responses = deployed.functions.api_definition["x-amazon-apigateway-gateway-responses"]
+    for response_type, entry in responses.items():
+        template = entry["responseTemplates"]["application/json"]
+        assert template.startswith('{"error": {"code": '), (response_type, template)
+    assert {"DEFAULT_4XX", "DEFAULT_5XX", "THROTTLED", "ACCESS_DENIED"} <= set(responses)
 
 
 def test_runner_mapping_as_created_reports_partial_failures(deployed):

@@ -70,6 +70,8 @@ def test_every_call_the_functions_made_is_allowed_by_their_deployed_role(deploye
     assert {"dynamodb:Query", "dynamodb:UpdateItem", "sqs:SendMessage", "ssm:GetParameter"} <= seen[
         "heartbeat"
     ]
+    # The authorizer: a key by id, and the root key's parameter.
+    assert seen["authorizer"] == {"dynamodb:GetItem", "ssm:GetParameter"}
     assert {
         "sqs:ReceiveMessage",
         "sqs:DeleteMessage",
@@ -131,6 +133,14 @@ def test_no_role_grants_wildcard_actions_or_resources_outside_the_stack(deployed
         ("heartbeat", "ssm:GetParameter", _param("/cronhook/dev/root-key")),
         ("heartbeat", "sqs:ReceiveMessage", f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires"),
         ("api_handler", "dynamodb:PutItem", _table("locks")),
+        # Keys are checked by the authorizer: the API function never reads the root key.
+        ("api_handler", "ssm:GetParameter", _param("/cronhook/dev/root-key")),
+        ("authorizer", "dynamodb:PutItem", _table("keys")),
+        ("authorizer", "dynamodb:UpdateItem", _table("keys")),
+        ("authorizer", "dynamodb:GetItem", _table("triggers")),
+        ("authorizer", "ssm:GetParameter", _param("/cronhook/dev/triggers-enabled")),
+        ("authorizer", "kms:Decrypt", "arn:aws:kms:us-east-1:123456789012:key/any"),
+        ("authorizer", "sqs:SendMessage", f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires"),
         ("api_handler", "dynamodb:UpdateItem", _table("ledger")),
         ("api_handler", "sqs:ReceiveMessage", f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires"),
         ("api_handler", "lambda:InvokeFunction", _function("cronhook-workflow-report")),

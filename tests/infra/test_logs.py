@@ -19,7 +19,8 @@ def _lines(scenario, function: str | None = None) -> list[tuple[str, dict]]:
 
 
 def test_no_secret_reaches_a_log_line_or_a_metric(scenario):
-    assert len(scenario.secrets) == 3  # the root key, an API key, a webhook secret
+    # The root key, two API keys (one revoked), a bad key, a webhook secret.
+    assert len(scenario.secrets) == 5
     written = [line for _, line in scenario.log_lines] + [line for _, line in scenario.stdout]
     assert written
     for secret in scenario.secrets:
@@ -29,7 +30,7 @@ def test_no_secret_reaches_a_log_line_or_a_metric(scenario):
 
 def test_every_line_is_json_and_lines_about_a_run_carry_its_ids(scenario):
     lines = _lines(scenario)
-    assert {name for name, _ in lines} == {"api_handler", "heartbeat", "runner"}
+    assert {name for name, _ in lines} == {"api_handler", "authorizer", "heartbeat", "runner"}
     for name, line in lines:
         assert line["service"] == "cronhook"
         assert line["level"] in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")

@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from chalice.test import Client
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import app as app_module
+from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import triggers
 from tests.signing import ISSUED_SECRETS, SOURCES, signed_headers
 

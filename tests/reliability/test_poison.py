@@ -4,9 +4,9 @@ API says why (``disabled_reason``, ``last_run.error``) instead of failing foreve
 from __future__ import annotations
 
 import pytest
-from chalice.test import Client
 
 import app as app_module
+from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import heartbeat
 from chalicelib.services.runner import Runner
 from tests.functional.api_client import Api
