@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 import signal
@@ -82,6 +83,9 @@ class LocalStack:
         from chalicelib.local.moto_atomic import make_dynamodb_atomic
 
         make_dynamodb_atomic()
+        # The embedded AWS is an implementation detail: its request log (werkzeug, one line
+        # per runner poll) would drown the stack's own lines.
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)
         port = _free_port()
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self.moto.start()
