@@ -19,7 +19,7 @@ from chalice import AuthResponse, Response
 
 from chalicelib.domain.errors import BadRequest, CronhookError, Unauthorized, UnsupportedMediaType
 from chalicelib.gateway import AuthorizerRefused
-from chalicelib.observability import ID_KEYS, logger, traced
+from chalicelib.observability import ID_KEYS, logger, record_metric, traced
 from chalicelib.services.auth import Principal, authenticate, require
 from chalicelib.settings import Settings, get_settings
 
@@ -219,19 +219,35 @@ def heartbeat_once(now: datetime | None = None) -> Any:
     return heartbeat.tick(now=now)
 
 
-_processor = BatchProcessor(event_type=EventType.SQS)
+class NotStarted(Exception):
+    """A fire message handed back to the queue un-started: a batch item failure, not a run."""
+
+
+# A message handed back becomes visible again at once (ChangeMessageVisibility), for
+# another invocation to run with its full time: the queue's own visibility timeout (6x the
+# runner's) would outlast the claim's lease, and the claim would be reaped as lost.
+HAND_BACK_VISIBILITY_S = 0
 
 
 def handle_sqs_batch(event: dict, context: Any = None, *, runner: Any = None) -> dict:
-    """Run a batch of fire messages with partial batch failures (powertools' batch utility)."""
+    """Run a batch of fire messages with partial batch failures (powertools' batch utility).
+
+    The messages run one after another. Before starting any but the first, the time left
+    in the invocation (``context``; no context, no limit) must be at least
+    ``runner.start_margin_ms()``; a message with less is handed back un-started (see
+    ``_hand_back``) and the messages after it too, as the clock only runs down.
+    """
     ready()
-    from chalicelib.services.runner import Runner
+    from chalicelib.services.runner import Runner, start_margin_ms, time_left_ms
     from chalicelib.store.sqs import FireMessage
 
     runner = runner or Runner()
+    margin_ms = start_margin_ms()
+    attempted = 0  # messages this invocation went on to run (started, dropped or failed)
 
     @traced
     def record_handler(record: Any) -> str:
+        nonlocal attempted
         message = FireMessage.parse(record.body)
         # Every log line of this run carries its ids (context keys: thread-safe).
         ids = {"trigger_id": message.trigger_id, "run_id": message.run_id}
@@ -239,6 +255,10 @@ def handle_sqs_batch(event: dict, context: Any = None, *, runner: Any = None) ->
             ids["event_id"] = message.event_id
         logger.thread_safe_append_keys(**ids)
         try:
+            left_ms = time_left_ms(context) if attempted else None
+            if left_ms is not None and left_ms < margin_ms:
+                return _hand_back(record, message, left_ms=left_ms, margin_ms=margin_ms)
+            attempted += 1
             status = runner.handle(message)
             logger.info("fire handled", extra={"status": status, "surface": message.surface})
             return status
@@ -249,3 +269,69 @@ def handle_sqs_batch(event: dict, context: Any = None, *, runner: Any = None) ->
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )
+
+
+def _hand_back(record: Any, message: Any, *, left_ms: int, margin_ms: int) -> str:
+    """Give a message back to the queue without starting it (too little time left).
+
+    Nothing of the run is touched: no start fence, no claim, no run recorded or counted;
+    the claim (taken by the heartbeat or the ingress) stays as it was, un-started, and
+    the message's next delivery starts it as if it were the first. Usually the message is
+    made visible again at once and reported as a batch item failure. One received
+    ``RESEND_FROM_RECEIVE`` times already is sent again as a fresh message and this one
+    acknowledged instead (a receive count that only grows would dead-letter it).
+    """
+    from chalicelib.services.runner import RESEND_FROM_RECEIVE
+    from chalicelib.store.sqs import send_fires
+
+    receives = _receive_count(record)
+    how = "visibility"
+    if receives >= RESEND_FROM_RECEIVE and not send_fires([message]):
+        how = "resent"
+    elif not _visible_again(record):
+        how = "visibility_timeout"  # comes back when the queue's visibility timeout ends
+    record_metric("RunsHandedBack", surface=message.surface)
+    logger.warning(
+        "too little time left in this invocation to start the fire: handed back to the "
+        "queue, not started",
+        extra={
+            "surface": message.surface,
+            "time_left_ms": left_ms,
+            "margin_ms": margin_ms,
+            "receive_count": receives,
+            "how": how,
+        },
+    )
+    if how == "resent":
+        return "handed_back"
+    raise NotStarted(f"handed back un-started: {left_ms} ms left, {margin_ms} ms needed")
+
+
+def _receive_count(record: Any) -> int:
+    try:
+        return int(record.attributes.approximate_receive_count)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return 1
+
+
+def _visible_again(record: Any) -> bool:
+    """Make a received message visible again now; False if that could not be done."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from chalicelib.store.aws import client
+
+    queue_url = get_settings().queue_url
+    if not queue_url:
+        return False
+    try:
+        client("sqs").change_message_visibility(
+            QueueUrl=queue_url,
+            ReceiptHandle=record.receipt_handle,
+            VisibilityTimeout=HAND_BACK_VISIBILITY_S,
+        )
+    except (BotoCoreError, ClientError) as exc:
+        logger.warning(
+            "could not make a handed-back message visible again", extra={"error": str(exc)}
+        )
+        return False
+    return True

@@ -40,7 +40,7 @@ class Access:
     read: tuple[str, ...] = ()  # table base names: read (and query every index)
     write: tuple[str, ...] = ()  # table base names: read and write
     send: bool = False  # sqs:SendMessage on the fire queue
-    consume: bool = False  # the runner's event source mapping polls the queue
+    consume: bool = False  # the runner's event source mapping polls the queue (+ hand-backs)
     payloads: tuple[str, ...] = ()  # s3 actions on the payload bucket's objects
     kms: tuple[str, ...] = ()  # kms actions on the stack's key
     params: tuple[str, ...] = ()  # "switch", "root_key", "secrets"
@@ -161,10 +161,17 @@ def _statements(function: str, access: Access, log_group: str, stage: str) -> li
     if access.consume:
         statements.append(
             {
-                # What Lambda's SQS poller needs (it polls with the function's role).
+                # What Lambda's SQS poller needs (it polls with the function's role), and
+                # ChangeMessageVisibility: the runner hands a message it has no time left to
+                # start back to the queue at once (wiring.handle_sqs_batch).
                 "Sid": "ConsumeFires",
                 "Effect": "Allow",
-                "Action": ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
+                "Action": [
+                    "sqs:ReceiveMessage",
+                    "sqs:DeleteMessage",
+                    "sqs:GetQueueAttributes",
+                    "sqs:ChangeMessageVisibility",
+                ],
                 "Resource": {"Fn::GetAtt": ["FiresQueue", "Arn"]},
             }
         )

@@ -68,6 +68,9 @@ METRICS: dict[str, Metric] = {
     "SettleFencedOut": Metric(_RECOVERY, "settles fenced out"),
     "RunsDropped": Metric(_RECOVERY, "dropped at the start fence", dims=(("surface",),)),
     "DeferSendFailed": Metric(_RECOVERY, "deferred re-send failed", dims=(("surface",),)),
+    "RunsHandedBack": Metric(
+        _RECOVERY, "handed back un-started (invocation out of time)", dims=(("surface",),)
+    ),
     "EventsQueued": Metric(_EVENTS, "queued behind a run"),
     "EventsSwept": Metric(_EVENTS, "dispatched by the sweep"),
     "EventDispatchFailed": Metric(_EVENTS, "dispatch failed"),

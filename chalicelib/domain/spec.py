@@ -2,6 +2,12 @@
 
 The pydantic models here are the single source for request validation and for the
 OpenAPI document. Every problem becomes a ``ValidationError`` naming the field.
+
+Validation is strict about JSON types (``parse_model`` validates the body as JSON, in
+pydantic's strict mode): a boolean is never a number and a number never a boolean, a
+string is never a number and a number never a string. The only conversions left are
+those JSON itself needs: an integer is accepted where a number (float) is expected
+(``"max_usd": 5``), and instants are ISO-8601 strings parsed into datetimes.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ __all__ = [
     "DstIn",
     "ScheduleIn",
     "EventIn",
+    "EventPatch",
     "LimitsIn",
     "TriggerIn",
     "TriggerPatch",
@@ -42,7 +49,11 @@ ShortStr = Annotated[str, Field(min_length=1, max_length=200)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, str_max_length=10_000)
+    """A request model: no unknown fields, no NaN/Infinity, and strict JSON types."""
+
+    model_config = ConfigDict(
+        extra="forbid", allow_inf_nan=False, str_max_length=10_000, strict=True
+    )
 
 
 class DstIn(_Strict):
@@ -71,6 +82,16 @@ class EventIn(_Strict):
     secret: str | None = Field(default=None, min_length=8, max_length=512)
     max_attempts: int = Field(default=3, ge=1, le=10)
     dedupe_window_s: int = Field(default=7 * 86400, ge=60, le=30 * 86400)
+
+
+class EventPatch(_Strict):
+    """``event`` in a PATCH: only the fields sent change (the source cannot; see triggers)."""
+
+    source: Literal["webhook", "github", "stripe", "slack", "standard", "shopify"] | None = None
+    filter: dict[str, Any] | None = None
+    secret: str | None = Field(default=None, min_length=8, max_length=512)
+    max_attempts: int | None = Field(default=None, ge=1, le=10)
+    dedupe_window_s: int | None = Field(default=None, ge=60, le=30 * 86400)
 
 
 class LimitsIn(_Strict):
@@ -120,7 +141,7 @@ class TriggerPatch(_Strict):
         default=None, max_length=50
     )
     schedule: ScheduleIn | None = None
-    event: EventIn | None = None
+    event: EventPatch | None = None
     state: dict[str, Any] | None = None
     payload: Any = None
     serialize_key: str | None = Field(default=None, max_length=200)
@@ -143,7 +164,7 @@ class PreviewIn(_Strict):
     from_: datetime | None = Field(default=None, alias="from")
     count: int = Field(default=10, ge=1, le=100)
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True)  # merged with _Strict's (strict too)
 
 
 class KeyIn(_Strict):
@@ -170,11 +191,21 @@ def _field_path(loc: tuple) -> str:
 
 
 def parse_model(model: type[M], body: Any) -> M:
-    """Validate ``body`` against ``model``; the first problem becomes a 422 naming its field."""
+    """Validate ``body`` against ``model``; the first problem becomes a 422 naming its field.
+
+    ``body`` is parsed JSON (a dict). It is validated in pydantic's JSON mode, strictly:
+    JSON's own types decide (``true`` is not ``1``, ``"5"`` is not ``5``), while an ISO-8601
+    string is still an instant and an integer still a float. (Python-mode strict would
+    refuse every datetime string, and lax mode takes ``true`` for ``1``.)
+    """
     if not isinstance(body, dict):
         raise ValidationError("the body must be a JSON object", field=None)
     try:
-        parsed = model.model_validate(body)
+        raw = json.dumps(body)
+    except (TypeError, ValueError):
+        raise ValidationError("the body must be a JSON object", field=None) from None
+    try:
+        parsed = model.model_validate_json(raw, strict=True)
     except PydanticValidationError as exc:
         first = exc.errors()[0]
         path = _field_path(tuple(first.get("loc", ())))

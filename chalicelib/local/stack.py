@@ -266,7 +266,8 @@ class LocalStack:
         from chalicelib.store.aws import client
 
         sqs = client("sqs")
-        visibility = get_settings().runner_timeout_s + 60
+        timeout_s = get_settings().runner_timeout_s
+        visibility = timeout_s + 60
         while not self.stop_event.is_set():
             try:
                 answer = sqs.receive_message(
@@ -288,7 +289,7 @@ class LocalStack:
                 continue
             event = {"Records": [_lambda_record(m, self.queue_url) for m in messages]}
             try:
-                result = wiring.handle_sqs_batch(event)
+                result = wiring.handle_sqs_batch(event, InvocationContext(timeout_s))
                 failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
             except Exception as exc:
                 print(f"runner batch failed: {exc!r}", file=sys.stderr)
@@ -340,6 +341,22 @@ class LocalStack:
 _IDLE_POLL_S = 0.2
 
 
+class InvocationContext:
+    """The part of Lambda's context the runner reads: the time left in the invocation.
+
+    Each batch gets the runner's timeout (``CRONHOOK_RUNNER_TIMEOUT_S``), as a Lambda
+    invocation does, so a batch of slow workflows hands its later messages back to the
+    queue here as it would in AWS (nothing kills a local batch that runs over, though).
+    """
+
+    def __init__(self, timeout_s: float, *, clock: Any = time.monotonic):
+        self._clock = clock
+        self._deadline = clock() + timeout_s
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - self._clock()) * 1000))
+
+
 def _lambda_record(message: dict, queue_url: str) -> dict:
     """An SQS message in the shape Lambda's event source mapping delivers it."""
     attributes = message.get("Attributes", {})
@@ -386,14 +403,17 @@ Ctrl-C stops it; triggers are kept in {config.data_dir}/tables.json.
 """,
         flush=True,
     )
-    done = threading.Event()
+    # The handler only records the signal: taking a lock in a signal handler (Event.set)
+    # can deadlock with the same lock held by the interrupted main thread (Event.wait).
+    stop_requested: list[int] = []
 
     def _stop(signum: int, frame: Any) -> None:
-        done.set()
+        stop_requested.append(signum)
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
-    done.wait()
+    while not stop_requested:
+        time.sleep(0.2)
     print("stopping...", flush=True)
     stack.stop()
     print("stopped; state saved.", flush=True)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
 from dataclasses import dataclass
 
 from pynamodb.exceptions import DoesNotExist
 
 from chalicelib.domain.errors import Forbidden, Unauthorized
+from chalicelib.observability import logger
 from chalicelib.settings import get_settings
 from chalicelib.store.models import KeyModel
 
@@ -42,22 +44,47 @@ def new_api_key(key_id: str) -> str:
     return f"chk_{key_id}_{secrets.token_urlsafe(32)}"
 
 
-_root_cache: dict[str, str | None] = {}
+# How long a warm process keeps the root key it read from SSM: after a rotation the old
+# key stops working within this time (docs/runbook.md, "Rotating keys and secrets").
+ROOT_KEY_TTL_S = 300.0
+
+# Monotonic, so a wall-clock step never stretches or shortens the TTL (tests replace it).
+_monotonic = time.monotonic
+# parameter name -> (the key, the monotonic time it was read)
+_root_cache: dict[str, tuple[str, float]] = {}
 
 
 def root_key() -> str | None:
-    """The root key: ``CRONHOOK_API_KEY`` locally, an SSM SecureString in AWS (cached)."""
+    """The root key: ``CRONHOOK_API_KEY`` locally, an SSM SecureString in AWS.
+
+    The SSM value is kept for ``ROOT_KEY_TTL_S`` (monotonic clock), then read again. If
+    that read fails, the value read before is used for at most one more TTL (every call
+    tries again; every ``/v1`` request needs this, so a blip in SSM must not answer 503
+    to every key); after that, or with nothing read before, the error propagates (the
+    authorizer answers 503).
+    """
     settings = get_settings()
     if settings.root_key:
         return settings.root_key
-    if not settings.root_key_param:
+    name = settings.root_key_param
+    if not name:
         return None
-    if settings.root_key_param not in _root_cache:
-        from chalicelib.store.aws import client
+    now = _monotonic()
+    cached = _root_cache.get(name)
+    if cached is not None and 0 <= now - cached[1] < ROOT_KEY_TTL_S:
+        return cached[0]
+    from chalicelib.store.aws import client
 
-        answer = client("ssm").get_parameter(Name=settings.root_key_param, WithDecryption=True)
-        _root_cache[settings.root_key_param] = answer["Parameter"]["Value"]
-    return _root_cache[settings.root_key_param]
+    try:
+        answer = client("ssm").get_parameter(Name=name, WithDecryption=True)
+    except Exception:
+        if cached is not None and 0 <= now - cached[1] < 2 * ROOT_KEY_TTL_S:
+            logger.warning("the root key could not be read again; using the one read before")
+            return cached[0]
+        raise
+    value = answer["Parameter"]["Value"]
+    _root_cache[name] = (value, now)
+    return value
 
 
 def authenticate(authorization: str | None) -> Principal:

@@ -21,6 +21,13 @@ the trigger's ``concurrency``), then the event flips pending → running with a
 conditional update that is the start fence of this event. A full trigger leaves the
 event pending: every settled event run pulls the oldest ready pending event of its
 trigger, so a burst drains run after run without waiting for heartbeat ticks.
+
+When a run ends, the runner settles the trigger and then the finish hook ``_on_finish``
+records the attempt on the event. If that hook never runs (the process died, or the write
+failed) the event would stay ``running`` for ever; the event stays in the sweep's index
+(``pending_all``) until it ends, so the heartbeat's ``sweep`` finds it once its run's
+lease is over and finishes its bookkeeping from the run record (``_recover``). Keeping the
+index entry through the run costs no write: the start no longer removes it, the end does.
 """
 
 from __future__ import annotations
@@ -29,11 +36,11 @@ import hmac
 import json
 import secrets as _random
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
-from pynamodb.exceptions import DoesNotExist, UpdateError
+from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 
 from chalicelib.domain import filters, ids, signatures
 from chalicelib.domain.errors import (
@@ -54,11 +61,12 @@ from chalicelib.services.runs import iso_ms
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, kms, s3
 from chalicelib.store.aws import client
-from chalicelib.store.models import EventModel, TriggerModel
+from chalicelib.store.models import EventModel, RunModel, TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = [
     "MAX_BODY_BYTES",
+    "validate_event",
     "prepare",
     "receive",
     "start_event_run",
@@ -77,6 +85,11 @@ SWEEP_ROWS_PER_SHARD = 1000
 # SQS DelaySeconds are whole seconds, rounded up: a retry message may land this early.
 _EARLY_MS = 1000
 _TERMINAL = ("succeeded", "failed", "skipped", "refused", "budget_exceeded")
+# How a run record (or a trigger's last_run) may end: the event statuses, and lost.
+_RUN_ENDED = (*_TERMINAL, "lost")
+_LOST_AFTER_SETTLE = (
+    "lost: the runner stopped after giving the run's slot back, before recording how it ended"
+)
 
 
 def _ms(at: datetime) -> int:
@@ -106,10 +119,20 @@ def _check_secret(source: str, secret: str, *, field: str) -> None:
             ) from None
 
 
+def validate_event(event_in: EventIn) -> None:
+    """What create and PATCH both check beyond the request model: 422 naming the field.
+
+    The filter's keys and values are checked against its source (``event.filter.<key>``).
+    The secret is not checked here: create takes one (``prepare``), PATCH refuses one
+    (rotation is ``POST /v1/triggers/{id}/rotate-secret``).
+    """
+    filters.validate_filter(event_in.source, event_in.filter)
+
+
 def prepare(item: TriggerModel, event_in: EventIn, *, now: datetime) -> dict:
     """Give a new event trigger its token and sealed secret; the part shown once on create."""
     source = event_in.source
-    filters.validate_filter(source, event_in.filter)
+    validate_event(event_in)
     if event_in.secret is not None:
         secret = event_in.secret
         _check_secret(source, secret, field="event.secret")
@@ -474,8 +497,14 @@ def _requeue(event_id: str, *, run_id: str, trigger_id: str, now_ms: int) -> boo
     return True
 
 
-def _flip_running(event_id: str, *, run_id: str, now_ms: int) -> EventModel | None:
-    """pending → running for this run id: the event's start fence (None if fenced out)."""
+def _flip_running(event_id: str, *, run_id: str, now_ms: int, lease_ms: int) -> EventModel | None:
+    """pending → running for this run id: the event's start fence (None if fenced out).
+
+    The event leaves its trigger's queue but stays in ``pending_all`` (same key) until it
+    ends, and records when this attempt started and its run's lease: that is what lets
+    the sweep finish the bookkeeping of a run whose finish hook never ran, at no cost
+    to the happy path (see ``sweep``).
+    """
     e = EventModel
     event = EventModel(event_id)
     try:
@@ -484,9 +513,9 @@ def _flip_running(event_id: str, *, run_id: str, now_ms: int) -> EventModel | No
                 e.status.set("running"),
                 e.attempt.add(1),
                 e.pending_trigger.remove(),
-                e.pending_shard.remove(),
-                e.pending_sk.remove(),
                 e.retry_at.remove(),
+                e.started_ms.set(now_ms),
+                e.lease_ms.set(lease_ms),
             ],
             condition=(e.status == "pending")
             & (e.run_id == run_id)
@@ -579,7 +608,7 @@ def start_event_run(
             # event into that room, so pull it (at worst an extra, harmless message).
             dispatch_pending(item.id)
         return None
-    event = _flip_running(event_id, run_id=message.run_id, now_ms=now_ms)
+    event = _flip_running(event_id, run_id=message.run_id, now_ms=now_ms, lease_ms=lease_ms)
     if event is None:
         dynamo.drop_claim(item.id, run_id=message.run_id, lease_ms=lease_ms)
         dispatch_pending(item.id)
@@ -623,6 +652,10 @@ def _settle_event(
     defer_s: int | None = None,
 ) -> str | None:
     """Record how an attempt ended: terminal, or back to pending for a retry. Fenced on the run.
+
+    Called by the finish hook, by the reaper's lost hook, and by the sweep's ``_recover``
+    for a run whose hook never ran: the fence (running, this run id) makes exactly one of
+    them count. A terminal end also takes the event out of the sweep's index.
 
     A failed attempt waits out its backoff (``retry_at``, enforced by the start fence).
     ``defer_s`` is a run a guard asked to wait (its serialize_key is held): the attempt
@@ -676,7 +709,14 @@ def _settle_event(
             # attempts used up (or fenced out): fall through to the terminal write
     try:
         EventModel(event_id).update(
-            actions=[e.status.set(status), e.finished_ms.set(now_ms)], condition=fence
+            actions=[
+                e.status.set(status),
+                e.finished_ms.set(now_ms),
+                # Out of the sweep's index: the event's bookkeeping is over.
+                e.pending_shard.remove(),
+                e.pending_sk.remove(),
+            ],
+            condition=fence,
         )
     except UpdateError as exc:
         if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
@@ -739,35 +779,48 @@ def _record_lost_attempt(item: TriggerModel, *, run_id: str, entry: Any, now: da
 
 
 def sweep(*, now: datetime, report: Any) -> None:
-    """The safety net: resend pending events whose message was lost (one per trigger per tick).
+    """The safety net of event bookkeeping, run by every heartbeat tick.
 
-    A pending event ready for more than ``SWEEP_GRACE_S`` is overdue. If its trigger has
-    a run in flight it is only waiting its turn (that run pulls the next event when it
-    settles, or the reaper does if it dies). If not, its message was lost (a failed send,
-    a retry message that never came): one message per trigger restarts its queue, as each
-    settled run pulls the next, and the start fence makes a message that was not lost
-    after all harmless.
+    ``pending_all`` holds every event whose bookkeeping is not over: pending (waiting for
+    a slot, a retry or a deferral) and running. Rows whose ready time is more than
+    ``SWEEP_GRACE_S`` past are read, grouped by trigger, and sorted out with one
+    (eventually consistent) GetItem of the trigger:
+
+    - its run is in the trigger's ``in_flight``: it runs. If its runner died, the
+      reaper settles it when the lease expires (``_on_lost``).
+    - it is in the trigger's queue (``pending_by_trigger``, one KEYS_ONLY query per
+      trigger with such rows): it waits its turn while a run is in flight, which pulls
+      the next event when it settles. With no run in flight its message was lost: one
+      message per trigger restarts the queue (each settled run pulls the next).
+    - neither: the event is read. A pending one is a retry or deferral whose message
+      was lost: it gets its message again (the runner puts it back in its queue). A
+      running one whose lease is ``SWEEP_GRACE_S`` past had its run end (or vanish)
+      without its bookkeeping: ``_recover`` finishes it.
+
+    A message that was not lost after all is harmless: the start fence drops it.
     """
     settings = get_settings()
     cutoff = f"{_ms(now) - SWEEP_GRACE_S * 1000:013d}~"
-    seen: set[str] = set()
-    messages: list[FireMessage] = []
+    rows: dict[str, list[tuple[EventModel, str]]] = {}
     for shard in range(settings.due_shards):
-        rows = EventModel.pending_all.query(
+        for row in EventModel.pending_all.query(
             str(shard),
             EventModel.pending_sk <= cutoff,
             limit=SWEEP_ROWS_PER_SHARD,
             page_size=500,
-        )
-        for row in rows:
-            message = _message_for(row, waited=True)
-            if message is None or message.trigger_id in seen:
-                continue
-            seen.add(message.trigger_id)
-            item = dynamo.get_trigger(message.trigger_id, consistent=False)
-            if item is not None and dynamo.in_flight_of(item):
-                continue  # a long queue, not a lost message: the run in flight pulls the next
-            messages.append(message)
+        ):
+            _, sep, run_id = (row.pending_sk or "").partition("#")
+            trigger_id = ids.trigger_id_of_run(run_id) if sep else None
+            if trigger_id is not None:
+                rows.setdefault(trigger_id, []).append((row, run_id))
+    messages: list[FireMessage] = []
+    for trigger_id, found in rows.items():
+        found.sort(key=lambda pair: pair[0].pending_sk or "")
+        try:
+            messages += _sweep_trigger(trigger_id, found, now=now, report=report)
+        except Exception:  # one trigger's trouble must not stop the sweep of the others
+            report.errors += 1
+            logger.exception("event sweep of a trigger failed", extra={"trigger_id": trigger_id})
     if not messages:
         return
     failed = send_fires(messages)
@@ -775,6 +828,178 @@ def sweep(*, now: datetime, report: Any) -> None:
     report.events_dispatched += sent
     record_metric("EventsSwept", sent)
     logger.info("pending events redispatched", extra={"sent": sent, "failed": len(failed)})
+
+
+def _sweep_trigger(
+    trigger_id: str, found: list[tuple[EventModel, str]], *, now: datetime, report: Any
+) -> list[FireMessage]:
+    """The sweep of one trigger's overdue rows (oldest first): the messages to send."""
+    item = dynamo.get_trigger(trigger_id, consistent=False)
+    in_flight = dynamo.in_flight_of(item) if item is not None else {}
+    loose = [(row, run_id) for row, run_id in found if run_id not in in_flight]
+    if not loose:
+        return []
+    last_sk = loose[-1][0].pending_sk or ""
+    queued = {
+        row.id
+        for row in EventModel.pending_by_trigger.query(
+            trigger_id,
+            EventModel.pending_sk <= last_sk,
+            limit=len(loose),
+            page_size=min(500, len(loose)),
+        )
+    }
+    now_ms = _ms(now)
+    messages: list[FireMessage] = []
+    head: EventModel | None = None
+    for row, run_id in loose:
+        if row.id in queued:
+            head = head or row
+            continue
+        try:
+            event = EventModel.get(row.id, consistent_read=True)
+        except DoesNotExist:
+            continue
+        if event.run_id != run_id:
+            continue  # replayed since the index row was read
+        if event.status == "pending":
+            if event.pending_trigger:
+                head = head or row  # queued after all (the query ran behind the index)
+                continue
+            # A retry or a deferral overdue by SWEEP_GRACE_S: its message was lost.
+            message = _message_for(row, waited=True)
+            if message is not None:
+                messages.append(message)
+        elif event.status == "running":
+            ready_ms = int((row.pending_sk or "0").partition("#")[0] or 0)
+            lease_ms = (
+                int(event.lease_ms)
+                if event.lease_ms is not None
+                else ready_ms + (get_settings().runner_timeout_s + 60) * 1000
+            )
+            if now_ms < lease_ms + SWEEP_GRACE_S * 1000:
+                continue  # its run may still be settling: give it its lease and the grace
+            if _recover(event, now=now) is not None:
+                report.events_recovered += 1
+    if head is not None and not in_flight:
+        # The queue has nobody to pull it: its first event's message was lost.
+        message = _message_for(head, waited=True)
+        if message is not None:
+            messages.append(message)
+    return messages
+
+
+def _last_run_of(item: TriggerModel | None) -> dict:
+    if item is None or item.last_run is None:
+        return {}
+    last = item.last_run.as_dict() if hasattr(item.last_run, "as_dict") else item.last_run
+    return last if isinstance(last, dict) else {}
+
+
+def _outcome_of_run(item: TriggerModel | None, event: EventModel, *, now: datetime) -> str:
+    """How the attempt of ``event`` ended, from what its run left behind.
+
+    1. Its run record, if it was written after this attempt started (the runner writes
+       it after settling the trigger and before the finish hooks; the reaper writes
+       ``lost``). Retries keep the run id, so an older record is an older attempt's.
+    2. Else the trigger's ``last_run``, written by the same write that settled the run,
+       if it names this run and is not older than the attempt: the runner died between
+       settling and recording. The record is written from it.
+    3. Else the run is lost (its runner died after giving its slot back, e.g. while
+       deferring): ``lost``, recorded so.
+    """
+    trigger_id, run_id = event.trigger_id, event.run_id
+    started_ms = int(event.started_ms or 0)
+    try:
+        run = RunModel.get(trigger_id, run_id, consistent_read=True)
+    except DoesNotExist:
+        run = None
+    if run is not None and run.status in _RUN_ENDED and int(run.finished_at or 0) >= started_ms:
+        return str(run.status)
+    last = _last_run_of(item)
+    if (
+        last.get("id") == run_id
+        and last.get("status") in _RUN_ENDED
+        and int(last.get("finished_at") or 0) >= started_ms
+    ):
+        status, error = str(last["status"]), last.get("error")
+        finished_ms = int(last["finished_at"])
+    else:
+        status, error, finished_ms = "lost", _LOST_AFTER_SETTLE, _ms(now)
+    if item is None:
+        return status  # the trigger is gone: its runs are only kept, no new record
+    record = runs.new_run_record(
+        item,
+        run_id=run_id,
+        surface="event",
+        scheduled_ms=None,
+        now=datetime.fromtimestamp(started_ms / 1000, tz=UTC) if started_ms else now,
+        event_id=event.id,
+    )
+    record.status = status
+    record.error = error
+    record.started_at = started_ms or None
+    record.finished_at = finished_ms
+    record.attempt = int(event.attempt or 1)
+    r = RunModel
+    try:
+        # Never over a record of this attempt (a late runner's own is the better one).
+        record.save(
+            condition=r.run_id.does_not_exist()
+            | r.finished_at.does_not_exist()
+            | (r.finished_at < started_ms)
+        )
+        record_metric("Runs", status=status, surface="event")
+    except PutError as exc:
+        if getattr(exc, "cause_response_code", None) != "ConditionalCheckFailedException":
+            raise
+        written = RunModel.get(trigger_id, run_id, consistent_read=True)
+        if written.status in _RUN_ENDED:
+            return str(written.status)
+    return status
+
+
+def _recover(event: EventModel, *, now: datetime) -> str | None:
+    """Finish the bookkeeping of a running event whose run is over; None if not ours to do.
+
+    The runner settles the trigger (the slot is free), records the run, then its finish
+    hook records the attempt on the event. A runner that dies between the first and the
+    last of these (or a hook that fails) leaves the event ``running`` with no run in
+    flight: never retried, never finished, and refused by replay. The sweep finds it
+    past its lease (the lease is what a live run could still take) and applies what the
+    hook would have: the run's outcome, with the same fenced ``_settle_event``, so if the
+    hook does run after all only one of the two counts. A failed or lost attempt is
+    retried while attempts are left. The workflow is never run again for an attempt
+    that is on record as finished.
+    """
+    trigger_id, run_id = event.trigger_id, event.run_id
+    item = dynamo.get_trigger(trigger_id)  # consistent: a run still in flight is the reaper's
+    if item is not None and run_id in dynamo.in_flight_of(item):
+        return None
+    status = _outcome_of_run(item, event, now=now)
+    attempt = int(event.attempt or 1)
+    if item is not None:
+        _, spec_event = _event_spec(item)
+        max_attempts = int(spec_event.get("max_attempts") or 3)
+    else:
+        max_attempts = attempt  # a deleted trigger: no retry
+    outcome = _settle_event(
+        event.id,
+        run_id=run_id,
+        trigger_id=trigger_id,
+        status=status if status in _TERMINAL else "failed",
+        attempt=attempt,
+        max_attempts=max_attempts,
+        now_ms=_ms(now),
+    )
+    if outcome is None:
+        return None  # the finish hook (or another sweep) got there first
+    record_metric("EventAttempts", outcome=outcome)
+    logger.warning(
+        "event bookkeeping finished by the sweep (its run ended without it)",
+        extra={"trigger_id": trigger_id, "event_id": event.id, "run_id": run_id, "run": status},
+    )
+    return outcome
 
 
 # --- reading and replaying ------------------------------------------------------------
@@ -881,6 +1106,7 @@ def replay_event(principal: Principal, event_id: str, *, now: datetime) -> dict:
 
 def _register() -> None:
     triggers.event_hooks["prepare"] = prepare
+    triggers.event_hooks["validate_event"] = validate_event
     if _view not in triggers.view_hooks:
         triggers.view_hooks.append(_view)
     if _fire_extras not in runner.fire_extras:

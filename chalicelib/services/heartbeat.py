@@ -47,6 +47,7 @@ class TickReport:
     send_failed: int = 0
     enqueued: int = 0
     events_dispatched: int = 0
+    events_recovered: int = 0  # running events whose bookkeeping the sweep finished
     errors: int = 0  # AWS calls that failed; each cost only its own row
     duration_ms: float = 0.0
     run_ids: list[str] = field(default_factory=list)

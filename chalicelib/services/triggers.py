@@ -70,6 +70,8 @@ SOURCE_NAMES = {
 
 # Extension points filled by other services when they load (see services/plugins.py):
 # - "prepare": events — prepare(item, event_in, now=) -> dict shown once on create
+# - "validate_event": events — validate_event(event_in): create's checks of the event
+#   (its filter against its source), run again by a PATCH that sends ``event``
 # - "audit": audit — audit(principal, action, tenant=, trigger_id=, now=, detail=)
 # - "validate_state": guardrails — validate_state(workflow|None, TriggerIn, state) -> state
 # - "seed_state": guardrails — seed_state(workflow|None, TriggerIn, state) -> state (create only)
@@ -836,13 +838,22 @@ def _merged_spec(item: TriggerModel, data: TriggerPatch, sent: set[str]) -> dict
         if event is None:
             raise ValidationError("event may not be null", field="event")
         old_event = old.get("event") or {}
-        if event.source != old_event.get("source"):
+        if "source" in event.model_fields_set and event.source != old_event.get("source"):
+            # The stored signing secret was made for (or issued by) the old provider, and
+            # the filter's keys are the old provider's: switching in place would leave a
+            # URL that verifies nothing, or verifies with a secret of the wrong format.
             raise ValidationError(
-                "event.source cannot change; create a new trigger", field="event.source"
+                f"event.source cannot change (the signing secret and filter belong to "
+                f"{old_event.get('source')!r}); create a new trigger for the new source",
+                field="event.source",
             )
         if "secret" in event.model_fields_set:
+            # Never dropped silently: a new secret replaces the old one at once and breaks
+            # every delivery in flight. Rotation keeps the old one valid for a grace period.
             raise ValidationError(
-                "event.secret cannot be patched; use POST /v1/triggers/{id}/rotate-secret",
+                "event.secret cannot be changed by a PATCH; use "
+                f"POST /v1/triggers/{item.id}/rotate-secret (the old secret keeps "
+                "verifying for a grace period)",
                 field="event.secret",
             )
         merged["event"] = {
@@ -950,6 +961,17 @@ def _write_patch(
     full = parse_model(TriggerIn, {**merged, "state": {}})
     if "workflow" in sent and not is_known_target(full.workflow):
         raise ValidationError(f"unknown workflow {full.workflow!r}", field="workflow")
+    if "event" in sent and data.event is not None and full.event is not None:
+        # The same checks as create (events.prepare), before anything is written: a bad
+        # filter is a 422 naming event.filter.<key>, and the trigger keeps its version.
+        # Both the event as sent (the merge goes through JSON, where 1e999 would quietly
+        # become null) and the merged result.
+        validate_event = event_hooks.get("validate_event")
+        if validate_event is None:
+            raise ServiceUnavailable("event triggers are not available")
+        # The source is the stored one when the patch does not name it.
+        validate_event(data.event.model_copy(update={"source": full.event.source}))
+        validate_event(full.event)
     state_out: dict | None = None
     if "state" in sent:
         state_out = data.state or {}

@@ -175,7 +175,13 @@ class PendingByTrigger(GlobalSecondaryIndex):
 
 
 class PendingAll(GlobalSecondaryIndex):
-    """Sparse, sharded: every pending event, for the heartbeat's safety sweep."""
+    """Sparse, sharded: every event whose bookkeeping is not over, for the heartbeat's sweep.
+
+    An event enters it on arrival and leaves it only when it ends (terminal): it stays
+    in while it runs, so that the sweep also finds a running event whose run ended but
+    whose own bookkeeping did not (see ``events.sweep``). Keeping the entry through the
+    start costs nothing: the start no longer deletes it, the end does instead.
+    """
 
     class Meta:
         index_name = "pending_all"
@@ -208,12 +214,18 @@ class EventModel(_Base):
     headers = UnicodeAttribute(default="{}")
     pending_trigger = UnicodeAttribute(null=True)
     pending_shard = UnicodeAttribute(null=True)
-    # "<ready ms:013d>#<run id>" while pending: ready = received, or retry_at for a retry;
-    # the run id inside lets the KEYS_ONLY pending indexes build a fire message alone.
+    # "<ready ms:013d>#<run id>" while pending or running (ready = received, or retry_at
+    # for a retry; a start keeps it as it was); the run id inside lets the KEYS_ONLY
+    # pending indexes build a fire message alone. Removed when the event ends.
     pending_sk = UnicodeAttribute(null=True)
     retry_at = NumberAttribute(null=True)
     dedupe_until = NumberAttribute(null=True)  # epoch ms; the same key is a duplicate until then
     finished_ms = NumberAttribute(null=True)
+    # Set by the start of each attempt (in the same write): when it started and the lease
+    # of its run. The sweep uses them to tell a run that ended without its bookkeeping
+    # from one still going, and which run record belongs to this attempt.
+    started_ms = NumberAttribute(null=True)
+    lease_ms = NumberAttribute(null=True)
     expires = NumberAttribute(null=True)
     surface = UnicodeAttribute(default="event")
 

@@ -172,6 +172,16 @@ def test_a_function_cannot_reach_what_it_does_not_use(deployed, function, action
     assert not allows(deployed.policies[function], action, resource)
 
 
+def test_only_the_runner_may_hand_a_fire_message_back_to_the_queue(deployed):
+    # A message the runner has no time left to start is made visible again at once
+    # (wiring.handle_sqs_batch): ChangeMessageVisibility on the fire queue, nothing else.
+    fires = f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires"
+    dead = f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires-dlq"
+    for function, policy in deployed.policies.items():
+        assert allows(policy, "sqs:ChangeMessageVisibility", fires) is (function == "runner")
+        assert not allows(policy, "sqs:ChangeMessageVisibility", dead)
+
+
 def test_only_the_api_stores_large_bodies_and_only_the_runner_reads_them(deployed):
     body = f"arn:aws:s3:::{deployed.physical['PayloadBucket']}/events/evt_x"
     policies = deployed.policies
