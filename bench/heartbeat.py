@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from bench.calls import CallLog
 from bench.env import MotoEnv
 
-__all__ = ["measure_read_ratio", "NOW"]
+__all__ = ["measure_read_ratio", "measure_workers", "NOW"]
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 DAY_S = 86_400
@@ -142,3 +142,59 @@ def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int
         "register_s": round(register_s, 1),
         "repeats": repeats,
     }
+
+
+def measure_workers(
+    env: MotoEnv, *, due: int, latency_ms: float, workers: tuple[int, ...], repeats: int
+) -> dict:
+    """Claims per second of one tick by claimer threads, with a simulated round trip.
+
+    moto answers in well under a millisecond and serialises writes, so the speed-up of
+    claimer threads cannot show against it as it is. Each DynamoDB call is therefore
+    delayed by ``latency_ms`` in the client, before it is sent (a ``before-send`` hook:
+    the thread waits as it would on the network, without holding anything), roughly a
+    conditional write's round trip inside an AWS region. ``due`` triggers are all due;
+    each tick claims them all; the table is put back between repeats.
+    """
+    import os
+
+    from bench.hooks import hooked
+    from chalicelib.services import heartbeat
+    from chalicelib.settings import get_settings, reset_settings
+
+    def delayed(client: object) -> list:
+        def sleep(**kwargs: object) -> None:
+            time.sleep(latency_ms / 1000)
+
+        return [("before-send.dynamodb", sleep)]
+
+    now_ms = int(NOW.timestamp() * 1000)
+    out: dict = {"due": due, "latency_ms": latency_ms, "repeats": repeats, "by_workers": {}}
+    previous = os.environ.get("CRONHOOK_HEARTBEAT_WORKERS")
+    try:
+        for count in workers:
+            env.fresh(CRONHOOK_HEARTBEAT_WORKERS=str(count))
+            shards = get_settings().due_shards
+            template = _template()
+            items = [_item(template, n, now_ms - 1_000 - n, shards) for n in range(due)]
+            _write(items)
+            _warm_clients()
+            ticks = []
+            for _ in range(repeats):
+                with hooked(delayed):
+                    report = heartbeat.tick(now=NOW)
+                assert report.claimed == due, (report.claimed, due)
+                ticks.append(report.duration_ms)
+                _write(items)
+            tick_ms = statistics.median(ticks)
+            out["by_workers"][str(count)] = {
+                "tick_ms": round(tick_ms, 1),
+                "claims_per_s": round(due / (tick_ms / 1000), 1),
+            }
+    finally:
+        if previous is None:
+            os.environ.pop("CRONHOOK_HEARTBEAT_WORKERS", None)
+        else:
+            os.environ["CRONHOOK_HEARTBEAT_WORKERS"] = previous
+        reset_settings()
+    return out

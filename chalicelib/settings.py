@@ -40,6 +40,8 @@ class Settings:
     lookahead_s: int = 60
     runner_timeout_s: int = 300
     due_shards: int = 4
+    # Threads claiming due rows in one tick (a claim is one conditional write round trip).
+    heartbeat_workers: int = 8
     run_retention_days: int = 30
     event_retention_days: int = 7
     inline_body_limit: int = 100_000
@@ -74,6 +76,7 @@ def get_settings() -> Settings:
         lookahead_s=_int("CRONHOOK_LOOKAHEAD_S", 60),
         runner_timeout_s=_int("CRONHOOK_RUNNER_TIMEOUT_S", 300),
         due_shards=_int("CRONHOOK_DUE_SHARDS", 4),
+        heartbeat_workers=max(1, _int("CRONHOOK_HEARTBEAT_WORKERS", 8)),
         run_retention_days=_int("CRONHOOK_RUN_RETENTION_DAYS", 30),
         event_retention_days=_int("CRONHOOK_EVENT_RETENTION_DAYS", 7),
     )

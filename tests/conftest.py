@@ -114,6 +114,9 @@ def aws(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Aws]:
     monkeypatch.setenv("CRONHOOK_TABLE_PREFIX", "cronhook-test-")
     monkeypatch.setenv("CRONHOOK_API_KEY", ROOT_KEY)
     monkeypatch.setenv("CRONHOOK_MIN_INTERVAL_S", "60")
+    # One claimer per tick: the order of AWS calls (and of injected faults) is then the
+    # same on every run; test_heartbeat_workers.py runs ticks on several workers.
+    monkeypatch.setenv("CRONHOOK_HEARTBEAT_WORKERS", "1")
     monkeypatch.setenv("CRONHOOK_PUBLIC_URL", "http://127.0.0.1:8000")
     from chalicelib.settings import reset_settings
     from chalicelib.store.aws import client

@@ -15,6 +15,7 @@ from bench.run import run, table
 
 TINY = {
     "heartbeat": [(100, 1)],
+    "heartbeat_workers": {"due": 4, "latency_ms": 1.0, "workers": (1, 2), "repeats": 1},
     "cost": {"triggers": 3, "ticks": 1, "repeats": 1, "variants": ("batched", "unbatched")},
     "webhook": {"triggers": 2, "rounds": 1, "repeats": 1, "http_deliveries": 3},
     "lateness": {"triggers": 2, "window_s": 2},
@@ -43,6 +44,8 @@ def test_in_process_benchmarks_run_and_report_every_key(own_environment):
     )
     assert results["heartbeat_read_ratio"] <= 1.1
     assert results["heartbeat"]["100"]["due"] == 1
+    by_workers = results["heartbeat_workers"]["by_workers"]
+    assert set(by_workers) == {"1", "2"} and all(r["claims_per_s"] > 0 for r in by_workers.values())
     for key in (
         "usd_per_million_fires",
         "usd_per_million_fires_unbatched",
