@@ -316,10 +316,15 @@ class Runner:
             "finished_at": finished_ms,
             "error": clip_text(error, max_bytes=1000) if error else None,
         }
+        # An event's failed attempt that will be retried is not (yet) a failure of the
+        # trigger: only the event's last attempt counts toward limits.max_failures, so one
+        # bad delivery cannot disable a webhook trigger (and turn every later one away).
+        failure_counts = not (succeeded is False and _will_retry(ctx))
         settled = dynamo.settle_run(
             item.id,
             run_id=message.run_id,
             succeeded=succeeded,
+            failure_counts=failure_counts,
             last_run=last_run,
             next_fire_override_ms=override_ms,
             shard=dynamo.shard_of(item.id, settings.due_shards),
@@ -349,7 +354,7 @@ class Runner:
         limits = ctx.spec.get("limits") or {}
         reason = disable_reason or disable_reason_after_run(
             kind=settled.kind,
-            succeeded=bool(succeeded) if succeeded is not None else True,
+            succeeded=bool(succeeded) if succeeded is not None and failure_counts else True,
             consecutive_failures=int(settled.consecutive_failures or 0),
             run_count=int(settled.run_count or 0),
             limits=Limits(
@@ -416,6 +421,14 @@ class Runner:
         record_metric("RunsDeferred", surface=message.surface)
         _run_finish_hooks(ctx)
         return "deferred"
+
+
+def _will_retry(ctx: RunContext) -> bool:
+    """Whether this run is an event attempt that another attempt will follow if it fails."""
+    if ctx.message.surface != "event" or ctx.event is None:
+        return False
+    event = (ctx.spec or {}).get("event") or {}
+    return int(ctx.event.attempt or 1) < int(event.get("max_attempts") or 3)
 
 
 def _run_finish_hooks(ctx: RunContext) -> None:

@@ -347,11 +347,14 @@ def settle_run(
     last_run: dict,
     next_fire_override_ms: int | None = None,
     shard: str,
+    failure_counts: bool = True,
 ) -> TriggerModel | None:
     """Release the claim and count the run: fenced on ``in_flight[run_id]``.
 
     Always called, on success and on failure: a claim leaked here is a trigger stuck
-    forever. None means the claim was no longer ours (reaped).
+    forever. None means the claim was no longer ours (reaped). ``failure_counts`` False:
+    a failed run that does not count toward ``consecutive_failures`` (an event attempt
+    that will be retried).
     """
     t = TriggerModel
     actions = [t.in_flight[run_id].remove(), t.last_run.set(last_run)]
@@ -360,7 +363,9 @@ def settle_run(
     if succeeded is True:
         actions += [t.run_count.add(1), t.consecutive_failures.set(0)]
     elif succeeded is False:
-        actions += [t.run_count.add(1), t.consecutive_failures.add(1)]
+        actions.append(t.run_count.add(1))
+        if failure_counts:
+            actions.append(t.consecutive_failures.add(1))
     if next_fire_override_ms is not None:
         actions += [
             t.next_fire_at.set(next_fire_override_ms),

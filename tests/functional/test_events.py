@@ -407,3 +407,27 @@ def test_an_event_waiting_for_its_serialize_key_runs_when_the_key_is_handed_over
     assert ran == ["a", "b"]
     event = event_of(b_answer)
     assert (event.status, event.attempt) == ("succeeded", 1)
+
+
+def test_only_an_events_last_failed_attempt_counts_toward_max_failures(aws, clock, root):
+    created = make_trigger(
+        root, clock, workflow="fail", event={"max_attempts": 2}, limits={"max_failures": 2}
+    )
+    runner = Runner(clock=clock)
+
+    def failures() -> tuple[str, int, str | None]:
+        view = triggers.get_trigger_view(root, created["id"])
+        return view["status"], view["consecutive_failures"], view["disabled_reason"]
+
+    for n in (1, 2):
+        deliver(created, clock, n)
+        assert step(aws, runner) == ["failed"]  # attempt 1: retried, not counted
+        assert failures() == ("active", n - 1, None)
+        clock.advance(2)
+        assert step(aws, runner) == ["failed"]  # attempt 2, the last: counted
+        clock.advance(1)
+    # Two events failed for good: the trigger is disabled, and says why.
+    assert failures() == ("disabled", 2, "failures")
+    runs = triggers.list_trigger_runs(root, created["id"], {})["items"]
+    # One run record per event (its attempts share the run id).
+    assert [(r["status"], r["attempt"]) for r in runs] == [("failed", 2)] * 2
