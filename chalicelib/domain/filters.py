@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 
 from chalicelib.domain.errors import ValidationError
 
-__all__ = ["FILTER_KEYS", "event_type", "validate_filter", "matches"]
+__all__ = ["FILTER_KEYS", "event_type", "validate_filter", "matches", "source_gone"]
 
 # Named keys per source; "fields" is allowed for every source on top of these.
 FILTER_KEYS: dict[str, tuple[str, ...]] = {
@@ -49,6 +49,24 @@ def event_type(source: str, *, headers: Mapping[str, str], body_json: object | N
     if source in ("stripe", "standard", "webhook"):
         # Stripe Event objects and Standard Webhooks payloads both carry "type".
         return _text(_path(body_json, ("type",)))
+    return None
+
+
+def source_gone(source: str, *, headers: Mapping[str, str], body_json: object | None) -> str | None:
+    """Why the provider says this webhook will never send again, or None.
+
+    Signed deliveries only (the caller verified the signature): GitHub's ``meta`` event
+    with ``action: deleted`` (the webhook itself was deleted), Slack's ``app_uninstalled``
+    and Shopify's ``app/uninstalled`` topic. Stripe and Standard Webhooks senders have no
+    such event.
+    """
+    kind = event_type(source, headers=headers, body_json=body_json)
+    if source == "github" and kind == "meta" and _path(body_json, ("action",)) == "deleted":
+        return "GitHub deleted the webhook (meta event, action deleted)"
+    if source == "slack" and kind == "app_uninstalled":
+        return "the Slack app was uninstalled (app_uninstalled)"
+    if source == "shopify" and kind == "app/uninstalled":
+        return "the Shopify app was uninstalled (app/uninstalled)"
     return None
 
 

@@ -295,10 +295,39 @@ def receive(
         challenge = signatures.slack_challenge(body_json)
         if challenge is not None:
             return 200, {"challenge": challenge}
+    gone = filters.source_gone(source, headers=headers, body_json=body_json)
+    if gone is not None:
+        return _source_gone(item, gone, now=now)
     if not filters.matches(source, event.get("filter"), headers=headers, body_json=body_json):
         record_metric("WebhooksIgnored", source=source)
         return 202, {"event_id": None, "run_id": None, "ignored": "filter"}
     return _accept(item, spec, source, body=body, body_json=body_json, headers=headers, now=now)
+
+
+def _source_gone(item: TriggerModel, why: str, *, now: datetime) -> tuple[int, dict]:
+    """The provider removed the webhook (or the app): disable the trigger, say why, 202.
+
+    Nothing is stored or run: no delivery can follow, and the trigger shows
+    ``disabled_reason: source_gone`` (with an audit entry by ``system``) instead of
+    waiting for events that never come. Re-enabling it is an operator's decision.
+    """
+    if dynamo.disable_trigger(item.id, reason="source_gone", now_ms=_ms(now)) is not None:
+        record_metric("Disables", reason="source_gone")
+        audit = triggers.event_hooks.get("audit")
+        if audit is not None:
+            audit(
+                None,
+                "disable",
+                tenant=item.tenant,
+                trigger_id=item.id,
+                now=now,
+                detail={"reason": "source_gone", "why": why},
+            )
+        logger.warning(
+            "the provider removed the webhook: trigger disabled",
+            extra={"trigger_id": item.id, "why": why},
+        )
+    return 202, {"event_id": None, "run_id": None, "ignored": "source_gone"}
 
 
 def _accept(
