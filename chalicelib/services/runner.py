@@ -177,7 +177,7 @@ class Runner:
                     extra={"trigger_id": message.trigger_id, "run_id": message.run_id},
                 )
                 return "dropped"
-        spec = json.loads(item.spec or "{}")
+        spec = dynamo.load_spec(item)
         ctx = RunContext(item=item, spec=spec, message=message, now=now, event=event)
         return self._run(ctx)
 

@@ -193,7 +193,7 @@ def trigger_view(
     item: TriggerModel, *, state: dict | None = None, extra: dict | None = None
 ) -> dict:
     """A trigger as the API shows it (never a secret)."""
-    spec = json.loads(item.spec or "{}")
+    spec = dynamo.load_spec(item)
     last_run = (
         item.last_run.as_dict()
         if item.last_run is not None and hasattr(item.last_run, "as_dict")
@@ -326,7 +326,8 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
     prepare_target = event_hooks.get("prepare_target")
     if prepare_target is not None:  # e.g. the http: target's outbound secret, shown once
         shown_once.update(prepare_target(item, data.workflow, now=now))
-    item.spec = json.dumps(spec_json, separators=(",", ":"))
+    stored_spec, _ = dynamo.externalize_payload(trigger_id, spec_json)
+    item.spec = json.dumps(stored_spec, separators=(",", ":"))
     if state:
         StateModel(trigger_id, state=json.dumps(state, separators=(",", ":")), version=1).save()
     item.save(condition=TriggerModel.id.does_not_exist())
@@ -451,6 +452,7 @@ def _delete_item(
         StateModel(item.id).delete()
     except DoesNotExist:
         pass
+    dynamo.delete_payload(item.id, dynamo.payload_ref(json.loads(item.spec or "{}")))
     audit(
         principal,
         "delete",
@@ -801,7 +803,7 @@ def _merge_schedule(old: dict, patch: ScheduleIn) -> dict:
 
 def _merged_spec(item: TriggerModel, data: TriggerPatch, sent: set[str]) -> dict:
     """The trigger's settings after the patch, as a ``TriggerIn`` body (unvalidated)."""
-    old = json.loads(item.spec or "{}")
+    old = dynamo.load_spec(item)
     merged = {k: v for k, v in old.items() if k != "enabled"}
     dumped = data.model_dump(mode="json", include=sent)
     for name in sent - {"schedule", "event", "state", "limits", "enabled"}:
@@ -996,9 +998,13 @@ def _write_patch(
     status = item.status
     if "enabled" in sent and data.enabled != (item.status == "active"):
         status = "active" if data.enabled else "disabled"
+    # A large payload goes to an item of its own (dynamo.externalize_payload); the one
+    # it replaces is deleted once the new spec is written.
+    stored_spec, new_ref = dynamo.externalize_payload(item.id, spec_json)
+    old_ref = dynamo.payload_ref(json.loads(item.spec or "{}"))
     actions: list = [
         *actions_first,
-        t.spec.set(json.dumps(spec_json, separators=(",", ":"))),
+        t.spec.set(json.dumps(stored_spec, separators=(",", ":"))),
         t.workflow.set(full.workflow),
         t.updated_ms.set(now_ms),
         t.version.add(1),
@@ -1100,6 +1106,8 @@ def _write_patch(
             if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
                 raise _Raced() from None
             raise
+        if old_ref != new_ref:
+            dynamo.delete_payload(item.id, old_ref)
         state, _ = dynamo.get_state(item.id)
         return item, state, shown_once
     _, state_version = dynamo.get_state(item.id)
@@ -1129,6 +1137,8 @@ def _write_patch(
                 field="state",
             ) from None
         raise _Raced() from None
+    if old_ref != new_ref:
+        dynamo.delete_payload(item.id, old_ref)
     fresh = dynamo.get_trigger(item.id)
     if fresh is None:
         raise NotFound(f"trigger {item.id!r} not found")
