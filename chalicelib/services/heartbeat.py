@@ -34,7 +34,7 @@ from chalicelib.domain.spec import decode_schedule
 from chalicelib.observability import logger, record_metric
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
-from chalicelib.store.models import TriggerModel
+from chalicelib.store.models import EventModel, TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = ["TickReport", "tick", "reap_expired", "refresh_due", "sweep_hooks"]
@@ -368,7 +368,12 @@ def reap_expired(item: TriggerModel, *, now: datetime, reap_all: bool = False) -
         # that no record shows. If the reap is then fenced out (the run started after
         # all), the run's own record replaces this one when it settles.
         _record_lost(item, run_id, surface, int(slot) if slot is not None else None, error, now)
-        if not dynamo.reap_run(item.id, run_id=run_id, lease_ms=lease, last_run=last_run):
+        # A lost event attempt that will be retried is not (yet) a failure of the trigger,
+        # as for a failed one (runner._will_retry): only an event's last attempt counts.
+        counts = not _event_will_retry(item, entry)
+        if not dynamo.reap_run(
+            item.id, run_id=run_id, lease_ms=lease, last_run=last_run, failure_counts=counts
+        ):
             continue
         reaped += 1
         for hook in lost_hooks:
@@ -376,7 +381,7 @@ def reap_expired(item: TriggerModel, *, now: datetime, reap_all: bool = False) -
         logger.warning(
             "lease expired; run reaped as lost", extra={"trigger_id": item.id, "run_id": run_id}
         )
-        fresh = dynamo.get_trigger(item.id)
+        fresh = dynamo.get_trigger(item.id) if counts else None
         if fresh is not None and fresh.status == "active":
             limits = json.loads(fresh.spec).get("limits") or {}
             reason = disable_reason_after_run(
@@ -394,6 +399,18 @@ def reap_expired(item: TriggerModel, *, now: datetime, reap_all: bool = False) -
                 dynamo.disable_trigger(item.id, reason=reason, now_ms=now_ms)
                 record_metric("Disables", reason=reason)
     return reaped
+
+
+def _event_will_retry(item: TriggerModel, entry: object) -> bool:
+    """Whether a reaped run is an event attempt that another attempt will follow."""
+    if not isinstance(entry, dict) or entry.get("k") != "e" or not entry.get("e"):
+        return False
+    try:
+        event = EventModel.get(str(entry["e"]), consistent_read=True)
+    except Exception:  # unknown: count it, as any lost run
+        return False
+    max_attempts = int((json.loads(item.spec or "{}").get("event") or {}).get("max_attempts") or 3)
+    return event.status == "running" and int(event.attempt or 1) < max_attempts
 
 
 def _record_lost(

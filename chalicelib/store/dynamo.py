@@ -397,21 +397,22 @@ def settle_run(
     return None
 
 
-def reap_run(trigger_id: str, *, run_id: str, lease_ms: int, last_run: dict) -> bool:
+def reap_run(
+    trigger_id: str, *, run_id: str, lease_ms: int, last_run: dict, failure_counts: bool = True
+) -> bool:
     """Release a claim whose lease expired, fenced on the run id and that very lease.
 
     A live run is never reaped: leases come from the runner's timeout, and a run that
-    started refreshed its lease at start.
+    started refreshed its lease at start. ``failure_counts`` False: the lost run does
+    not count toward ``consecutive_failures`` (an event attempt that will be retried).
     """
     t = TriggerModel
+    actions = [t.in_flight[run_id].remove(), t.run_count.add(1), t.last_run.set(last_run)]
+    if failure_counts:
+        actions.append(t.consecutive_failures.add(1))
     try:
         TriggerModel(trigger_id).update(
-            actions=[
-                t.in_flight[run_id].remove(),
-                t.consecutive_failures.add(1),
-                t.run_count.add(1),
-                t.last_run.set(last_run),
-            ],
+            actions=actions,
             condition=t.in_flight[run_id]["l"] == lease_ms,
         )
     except UpdateError as exc:

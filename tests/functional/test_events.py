@@ -431,3 +431,36 @@ def test_only_an_events_last_failed_attempt_counts_toward_max_failures(aws, cloc
     runs = triggers.list_trigger_runs(root, created["id"], {})["items"]
     # One run record per event (its attempts share the run id).
     assert [(r["status"], r["attempt"]) for r in runs] == [("failed", 2)] * 2
+
+
+def test_a_reaped_attempt_that_will_be_retried_does_not_count_toward_max_failures(
+    aws, clock, root, record
+):
+    created = make_trigger(root, clock, event={"max_attempts": 2}, limits={"max_failures": 1})
+    answer = deliver(created, clock, 4)[1]
+
+    def die_after_start() -> None:
+        aws.purge_delays()
+        (message,) = aws.receive()
+        aws.delete([message])
+        now_ms = int(clock().timestamp() * 1000)
+        fire = FireMessage.parse(message["Body"])
+        assert events.start_event_run(fire, lease_ms=now_ms + 5000, now=clock()) is not None
+
+    def trigger() -> tuple[str, int]:
+        view = triggers.get_trigger_view(root, created["id"])
+        return view["status"], view["consecutive_failures"]
+
+    die_after_start()  # attempt 1 is lost: retried, not counted
+    clock.advance(6)
+    assert heartbeat.tick(now=clock()).reaped == 1
+    assert trigger() == ("active", 0)
+    assert event_of(answer).status == "pending"
+
+    clock.advance(2)
+    die_after_start()  # attempt 2, the last, is lost too: counted, and max_failures is 1
+    clock.advance(6)
+    assert heartbeat.tick(now=clock()).reaped == 1
+    assert trigger() == ("disabled", 1)
+    assert event_of(answer).status == "failed"
+    assert record == []
