@@ -136,6 +136,10 @@ class LocalStack:
                 "CRONHOOK_KMS_KEY_ID": key_id,
             }
         )
+        # Claimer threads overlap network waits; here "DynamoDB" is moto in this very
+        # process (Python under one interpreter lock, writes serialised): extra threads
+        # only compete with the runners. One claimer unless told otherwise.
+        os.environ.setdefault("CRONHOOK_HEARTBEAT_WORKERS", "1")
         self._ensure_api_key()
         reset_settings()
         from chalicelib import wiring

@@ -12,8 +12,8 @@
    second. A fire whose message could not be sent is released, and the next tick
    retries it: a send failure never becomes a missed fire.
 5. The claims run on ``heartbeat_workers`` threads (``CRONHOOK_HEARTBEAT_WORKERS``,
-   8): a claim is a network round trip, and claims of different triggers never
-   contend. Each row's outcome still comes back in order, so the sending order is
+   8; the local stack, with moto in the same process, uses 1): a claim is a
+   network round trip, and claims of different triggers never contend. Each row's outcome still comes back in order, so the sending order is
    unchanged, and a thread's failure costs only its own row.
 """
 
