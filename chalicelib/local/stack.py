@@ -47,11 +47,6 @@ class StackConfig:
     data_dir: Path = Path(".cronhook")
     api_key: str | None = None
     persist: bool = True
-    # Messages a runner thread takes per receive. Lambda's event source mapping takes up
-    # to 10 (app.py); here five threads share one Python process with moto, and a group
-    # of fires due in the same second starts sooner spread over all of them than queued
-    # ten deep behind one. CRONHOOK_LOCAL_BATCH=10 mimics Lambda exactly.
-    batch_size: int = 2
 
     @classmethod
     def from_env(cls) -> StackConfig:
@@ -63,7 +58,6 @@ class StackConfig:
             min_interval_s=int(env("CRONHOOK_MIN_INTERVAL_S") or 60),
             data_dir=Path(env("CRONHOOK_DATA_DIR") or ".cronhook"),
             api_key=env("CRONHOOK_API_KEY") or None,
-            batch_size=max(1, min(10, int(env("CRONHOOK_LOCAL_BATCH") or 2))),
         )
 
 
@@ -282,7 +276,7 @@ class LocalStack:
             try:
                 answer = sqs.receive_message(
                     QueueUrl=self.queue_url,
-                    MaxNumberOfMessages=self.config.batch_size,
+                    MaxNumberOfMessages=10,
                     WaitTimeSeconds=0,
                     VisibilityTimeout=visibility,
                     AttributeNames=["All"],
