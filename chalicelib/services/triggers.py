@@ -1000,8 +1000,8 @@ def _write_patch(
         status = "active" if data.enabled else "disabled"
     # A large payload goes to an item of its own (dynamo.externalize_payload); the one
     # it replaces is deleted once the new spec is written.
-    stored_spec, new_ref = dynamo.externalize_payload(item.id, spec_json)
     old_ref = dynamo.payload_ref(json.loads(item.spec or "{}"))
+    stored_spec, new_ref = dynamo.externalize_payload(item.id, spec_json, existing=old_ref)
     actions: list = [
         *actions_first,
         t.spec.set(json.dumps(stored_spec, separators=(",", ":"))),

@@ -478,13 +478,16 @@ def _payload_key(trigger_id: str, ref: str) -> str:
     return f"{trigger_id}#payload#{ref}"
 
 
-def externalize_payload(trigger_id: str, spec: dict) -> tuple[dict, str | None]:
+def externalize_payload(
+    trigger_id: str, spec: dict, *, existing: str | None = None
+) -> tuple[dict, str | None]:
     """``spec`` to store on the trigger item: a large payload moved to an item of its own.
 
     The payload item is keyed by a digest of its content and written before the trigger
     item that refers to it, so a reader never finds a reference without its payload; a
-    write that then fails leaves an orphan, never a dangling reference. Returns the spec
-    to store and the reference (None when the payload stays inline).
+    write that then fails leaves an orphan, never a dangling reference. A payload whose
+    reference is ``existing`` (unchanged by an edit) is not written again. Returns the
+    spec to store and the reference (None when the payload stays inline).
     """
     payload = spec.get("payload")
     if payload is None:
@@ -493,7 +496,8 @@ def externalize_payload(trigger_id: str, spec: dict) -> tuple[dict, str | None]:
     if len(text.encode()) <= PAYLOAD_INLINE_BYTES:
         return spec, None
     ref = hashlib.sha256(text.encode()).hexdigest()[:24]
-    StateModel(_payload_key(trigger_id, ref), state=text, version=0).save()
+    if ref != existing:
+        StateModel(_payload_key(trigger_id, ref), state=text, version=0).save()
     stored = {k: v for k, v in spec.items() if k != "payload"}
     stored[_PAYLOAD_REF] = ref
     return stored, ref

@@ -7,13 +7,11 @@ with several workers and compare.
 
 from __future__ import annotations
 
-import threading
-
 from chalicelib.services import heartbeat, triggers
 from chalicelib.services.runner import Runner
 from chalicelib.settings import reset_settings
 from chalicelib.store.sqs import FireMessage
-from tests.functional.test_protocol import EXECUTIONS
+from tests.functional.test_protocol import EXECUTIONS, ticks_at_once
 
 
 def _create_many(root, clock, count: int) -> list[str]:
@@ -76,18 +74,7 @@ def test_concurrent_heartbeats_each_on_workers_dispatch_each_slot_once(
     for round_no in range(5):
         clock.advance(120)
         now = clock()
-        reports: list = []
-        barrier = threading.Barrier(6)
-
-        def beat(barrier=barrier, reports=reports, now=now):
-            barrier.wait()
-            reports.append(heartbeat.tick(now=now))
-
-        threads = [threading.Thread(target=beat) for _ in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=120)
+        reports = ticks_at_once(6, now=now)
         claimed = [run_id for r in reports for run_id in r.run_ids]
         assert len(claimed) == len(set(claimed)) == 8, f"round {round_no}: {claimed}"
         assert sorted({c.split(".")[0] for c in claimed}) == sorted(ids)

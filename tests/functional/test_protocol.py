@@ -37,6 +37,23 @@ def _create(root, clock, **body):
     return triggers.create_trigger(root, body, now=clock())["id"]
 
 
+def ticks_at_once(count: int, *, now) -> list:
+    """``count`` heartbeat ticks at ``now``, released together on threads; their reports."""
+    reports: list = []
+    barrier = threading.Barrier(count)
+
+    def beat() -> None:
+        barrier.wait()
+        reports.append(heartbeat.tick(now=now))
+
+    threads = [threading.Thread(target=beat) for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    return reports
+
+
 @pytest.fixture
 def sent_entries():
     """Every SendMessageBatch entry the heartbeat makes (through a botocore hook)."""
@@ -63,18 +80,7 @@ def test_twenty_concurrent_heartbeats_dispatch_each_due_trigger_exactly_once(
     for round_no in range(20):
         clock.advance(60)
         now = clock()
-        reports = []
-        barrier = threading.Barrier(20)
-
-        def beat(barrier=barrier, reports=reports, now=now):
-            barrier.wait()
-            reports.append(heartbeat.tick(now=now))
-
-        threads = [threading.Thread(target=beat) for _ in range(20)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        reports = ticks_at_once(20, now=now)
         claimed = [run_id for r in reports for run_id in r.run_ids]
         assert len(claimed) == 5, f"round {round_no}: {sum(r.claimed for r in reports)} claims"
         assert sorted({c.split(".")[0] for c in claimed}) == sorted(ids)
