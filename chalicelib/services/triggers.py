@@ -676,6 +676,9 @@ def list_trigger_runs(principal: Principal, trigger_id: str, params: dict) -> di
         last_evaluated_key=cursor,
     )
     done, last_key = take_page(results, RunModel, limit=max(1, limit - len(live)))
+    # A run that settled between the two reads is in both: its record is the newer truth.
+    recorded = {r.run_id for r in done}
+    live = [r for r in live if r["id"] not in recorded]
     return {"items": live + [run_view(r) for r in done], "next_cursor": encode_cursor(last_key)}
 
 
