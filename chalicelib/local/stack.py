@@ -1,25 +1,28 @@
 """The local stack behind ``make run``: embedded AWS, the API, a heartbeat timer, a runner pool.
 
-- AWS is moto's ``ThreadedMotoServer`` on a private port; tables, queue (+DLQ), bucket
-  and KMS key are created from the same definitions as production.
+- AWS is a moto server in a process of its own (``embedded_aws``: it does not share the
+  interpreter lock with the runners) on ``CRONHOOK_AWS_PORT`` (4566), so ``aws
+  --endpoint-url http://127.0.0.1:4566`` and boto3 drive it; tables, queue (+DLQ),
+  bucket and KMS key are created from the same definitions as production. It stops
+  with the stack (Ctrl-C, SIGTERM, or the stack's death).
 - The Chalice app is served over HTTP through Chalice's own local gateway, with a
   request handler that also reads chunked bodies (``chalice local`` drops them).
 - The heartbeat is called every ``CRONHOOK_HEARTBEAT_S``, on the period's boundary.
 - ``CRONHOOK_MAX_CONCURRENCY`` runner threads poll SQS like Lambda's event source
   mapping: batches of 10, a visibility timeout, partial batch failures.
-- Triggers survive a restart: the tables are saved to ``$CRONHOOK_DATA_DIR/tables.json``
-  after every tick and on exit, and loaded on start. Queued messages do not survive;
+- Triggers survive a restart: the embedded AWS saves the tables to
+  ``$CRONHOOK_DATA_DIR/tables.json`` after every tick (asked by a signal, off the tick's
+  path) and as it stops, and the stack loads them on start. Queued messages do not survive;
   claims that were in flight are released (not started) or recorded ``lost`` (started).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
-import logging
 import os
 import secrets
 import signal
-import socket
 import sys
 import threading
 import time
@@ -31,16 +34,11 @@ from typing import Any
 __all__ = ["LocalStack", "main"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @dataclass
 class StackConfig:
     port: int = 8000
     host: str = "127.0.0.1"
+    aws_port: int = 4566
     heartbeat_s: int = 60
     max_concurrency: int = 5
     min_interval_s: int = 60
@@ -53,6 +51,7 @@ class StackConfig:
         env = os.environ.get
         return cls(
             port=int(env("CRONHOOK_PORT") or 8000),
+            aws_port=int(env("CRONHOOK_AWS_PORT") or 4566),
             heartbeat_s=int(env("CRONHOOK_HEARTBEAT_S") or 60),
             max_concurrency=int(env("CRONHOOK_MAX_CONCURRENCY") or 5),
             min_interval_s=int(env("CRONHOOK_MIN_INTERVAL_S") or 60),
@@ -68,28 +67,26 @@ class LocalStack:
         self.config = config
         self.stop_event = threading.Event()
         self.threads: list[threading.Thread] = []
-        self.moto: Any = None
+        self.aws: Any = None
         self.http: Any = None
         self.api_key = ""
         self.queue_url = ""
         self.dlq_url = ""
-        self._save_lock = threading.Lock()
 
     # -- embedded AWS -------------------------------------------------------------
 
     def _start_aws(self) -> None:
-        from moto.server import ThreadedMotoServer
+        from chalicelib.local.embedded_aws import EmbeddedAws
 
-        from chalicelib.local.moto_atomic import make_dynamodb_atomic
-
-        make_dynamodb_atomic()
-        # The embedded AWS is an implementation detail: its request log (werkzeug, one line
-        # per runner poll) would drown the stack's own lines.
-        logging.getLogger("werkzeug").setLevel(logging.WARNING)
-        port = _free_port()
-        self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-        self.moto.start()
-        endpoint = f"http://127.0.0.1:{port}"
+        self.aws = EmbeddedAws(
+            host="127.0.0.1",
+            port=self.config.aws_port,
+            save_to=self._state_file() if self.config.persist else None,
+            table_prefix="cronhook-local-",
+        )
+        self.aws.start()
+        atexit.register(self.aws.stop)  # a crash of this process must not orphan it
+        endpoint = self.aws.endpoint
         os.environ.update(
             {
                 "AWS_ACCESS_KEY_ID": "local",
@@ -136,9 +133,9 @@ class LocalStack:
                 "CRONHOOK_KMS_KEY_ID": key_id,
             }
         )
-        # Claimer threads overlap network waits; here "DynamoDB" is moto in this very
-        # process (Python under one interpreter lock, writes serialised): extra threads
-        # only compete with the runners. One claimer unless told otherwise.
+        # Claimer threads overlap network waits; here "DynamoDB" is one moto process that
+        # serialises every write (moto_atomic): extra claimers only queue behind each
+        # other and compete with the runners for this process. One unless told otherwise.
         os.environ.setdefault("CRONHOOK_HEARTBEAT_WORKERS", "1")
         self._ensure_api_key()
         reset_settings()
@@ -169,41 +166,27 @@ class LocalStack:
         return self.config.data_dir / "tables.json"
 
     def save(self) -> None:
-        """Write every table to the data dir (atomic rename)."""
-        if not self.config.persist:
-            return
-        from chalicelib.store.aws import client
-        from chalicelib.store.models import ALL_MODELS
-
-        ddb = client("dynamodb")
-        dump: dict[str, list] = {}
-        with self._save_lock:
-            for model in ALL_MODELS:
-                name = model.Meta.table_name
-                items: list = []
-                kwargs: dict = {"TableName": name}
-                while True:
-                    page = ddb.scan(**kwargs)
-                    items.extend(page.get("Items", []))
-                    if "LastEvaluatedKey" not in page:
-                        break
-                    kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-                dump[name] = items
-            self.config.data_dir.mkdir(parents=True, exist_ok=True)
-            tmp = self._state_file().with_suffix(".tmp")
-            tmp.write_text(json.dumps({"saved_at": datetime.now(UTC).isoformat(), "tables": dump}))
-            tmp.replace(self._state_file())
+        """Ask the embedded AWS to write every table to the data dir (it saves; no wait here)."""
+        if self.aws is not None:
+            self.aws.request_save()
 
     def _load(self) -> None:
         if not self.config.persist or not self._state_file().exists():
             return
+        from chalicelib.local.embedded_aws import item_for_boto3
         from chalicelib.store.aws import client
 
         ddb = client("dynamodb")
         data = json.loads(self._state_file().read_text())
+        existing = set(ddb.list_tables()["TableNames"])
         for name, items in data.get("tables", {}).items():
+            if name not in existing:
+                print(f"not loading {name}: no such table any more", file=sys.stderr)
+                continue
             for start in range(0, len(items), 25):
-                chunk = [{"PutRequest": {"Item": it}} for it in items[start : start + 25]]
+                chunk = [
+                    {"PutRequest": {"Item": item_for_boto3(it)}} for it in items[start : start + 25]
+                ]
                 ddb.batch_write_item(RequestItems={name: chunk})
         self._recover_claims()
 
@@ -259,10 +242,8 @@ class LocalStack:
                 wiring.heartbeat_once()
             except Exception as exc:  # keep ticking; the next tick retries
                 print(f"heartbeat failed: {exc!r}", file=sys.stderr)
-            try:
-                self.save()
-            except Exception as exc:
-                print(f"saving tables failed: {exc!r}", file=sys.stderr)
+            # Off the tick's path: a signal; the embedded AWS snapshots its own tables.
+            self.save()
 
     def _runner_loop(self) -> None:
         from chalicelib import wiring
@@ -332,11 +313,9 @@ class LocalStack:
         for thread in self.threads:
             if thread.name.startswith(("runner", "heartbeat")):
                 thread.join(timeout=max(0.1, deadline - time.monotonic()))
-        try:
-            self.save()
-        finally:
-            if self.moto is not None:
-                self.moto.stop()
+        # The embedded AWS saves the tables as it stops (SIGTERM), after the runners settled.
+        if self.aws is not None:
+            self.aws.stop()
 
 
 # Short polls, not long polls: moto's long poll wakes for a new message but not for a
@@ -388,8 +367,22 @@ def main() -> None:
     """``make run``: start the stack, print the key and a curl example, run until Ctrl-C."""
     config = StackConfig.from_env()
     stack = LocalStack(config)
-    stack.start()
+    # The handler only records the signal: taking a lock in a signal handler (Event.set)
+    # can deadlock with the same lock held by the interrupted main thread (Event.wait).
+    stop_requested: list[int] = []
+
+    def _stop(signum: int, frame: Any) -> None:
+        stop_requested.append(signum)
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        stack.start()
+    except BaseException:
+        stack.stop()  # never leave the embedded AWS behind
+        raise
     base = f"http://{config.host}:{config.port}"
+    aws = f"http://127.0.0.1:{config.aws_port}"
     print(
         f"""
 cronhook is running on {base}
@@ -403,19 +396,14 @@ Try it:
        -d '{{"workflow": "echo", "schedule": {{"interval_s": 60}}, "state": {{"count": 0}}}}'
   curl -s {base}/v1/runs -H "Authorization: Bearer $CRONHOOK_API_KEY"
 
+Embedded AWS (any credentials, region us-east-1): {aws}
+  AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1 \\
+    aws --endpoint-url {aws} sqs list-queues
+
 Ctrl-C stops it; triggers are kept in {config.data_dir}/tables.json.
 """,
         flush=True,
     )
-    # The handler only records the signal: taking a lock in a signal handler (Event.set)
-    # can deadlock with the same lock held by the interrupted main thread (Event.wait).
-    stop_requested: list[int] = []
-
-    def _stop(signum: int, frame: Any) -> None:
-        stop_requested.append(signum)
-
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
     while not stop_requested:
         time.sleep(0.2)
     print("stopping...", flush=True)

@@ -36,6 +36,7 @@ class Stack:
     process: subprocess.Popen
     data_dir: Path
     log_path: Path
+    aws_url: str = ""
 
     def headers(self, key: str | None = None) -> dict:
         return {
@@ -80,11 +81,13 @@ def start_stack(
 ) -> Stack:
     """Start ``python -m chalicelib.local.stack`` and wait for ``/healthz``."""
     port = _free_port()
+    aws_port = _free_port()
     data_dir = tmp / "data"
     log_path = tmp / "stack.log"
     environment = {
         **os.environ,
         "CRONHOOK_PORT": str(port),
+        "CRONHOOK_AWS_PORT": str(aws_port),
         "CRONHOOK_API_KEY": E2E_KEY,
         "CRONHOOK_HEARTBEAT_S": str(heartbeat_s),
         "CRONHOOK_MIN_INTERVAL_S": str(min_interval_s),
@@ -107,6 +110,7 @@ def start_stack(
         process=process,
         data_dir=data_dir,
         log_path=log_path,
+        aws_url=f"http://127.0.0.1:{environment['CRONHOOK_AWS_PORT']}",
     )
 
     def healthy() -> bool:

@@ -1,0 +1,284 @@
+"""The local stack's embedded AWS: a moto server in a process of its own.
+
+Run as ``python -m chalicelib.local.embedded_aws --port 4566 [--save-to tables.json]``
+(the local stack starts it; see ``EmbeddedAws``). Why a process of its own: moto in the
+stack's process shares one interpreter lock with the runner threads, so every DynamoDB
+and SQS call a runner makes competes with the server answering it; measured as fire
+lateness at :00 (issue 12). Here moto has its own interpreter, and a fixed port, so
+``aws --endpoint-url http://127.0.0.1:4566 ...`` and boto3 drive it as they drive AWS.
+
+The child:
+
+1. ignores SIGINT (Ctrl-C reaches the whole process group; the stack's runners must
+   settle first), blocks SIGTERM and SIGUSR1 in every thread, then patches moto for atomic
+   conditional writes (``moto_atomic``: the patch must live in the process that serves
+   the writes) and binds the port, serving on threads;
+2. writes one line, ``ready <port>``, to stdout (the parent waits for it: a port that
+   answers may be somebody else's server);
+3. waits for signals in its main thread: SIGUSR1 saves the tables (signals that arrive
+   during a save coalesce into one more save), SIGTERM saves and exits 0;
+4. exits the same way if its parent is gone (``PR_SET_PDEATHSIG`` where Linux offers
+   it, and a parent-pid check once a second everywhere), so no moto outlives its stack.
+
+The save reads moto's DynamoDB backend directly, under the same lock the writes take,
+so a snapshot never catches an item half-updated and costs the stack's process
+nothing (it only sends a signal). The file keeps the shape the stack has always
+written: ``{"saved_at", "tables": {name: [item in DynamoDB JSON]}}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = ["EmbeddedAws", "dump_tables", "item_for_boto3"]
+
+# Not SIGINT: Ctrl-C in a terminal reaches the whole process group, and the embedded
+# AWS must outlive the stack's runners settling; the stack stops it with SIGTERM.
+_CONTROL_SIGNALS = {signal.SIGTERM, signal.SIGUSR1}
+
+
+# -- the parent's handle ---------------------------------------------------------------
+
+
+class EmbeddedAws:
+    """Start, save and stop the embedded AWS child process."""
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 4566,
+        save_to: Path | None = None,
+        table_prefix: str = "cronhook-local-",
+    ):
+        self.host = host
+        self.port = port
+        self.save_to = save_to
+        self.table_prefix = table_prefix
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self, *, timeout_s: float = 60) -> None:
+        """Start the child and wait until it serves on the port (or raise, naming why)."""
+        command = [sys.executable, "-m", "chalicelib.local.embedded_aws"]
+        command += ["--host", self.host, "--port", str(self.port)]
+        command += ["--parent", str(os.getpid()), "--table-prefix", self.table_prefix]
+        if self.save_to is not None:
+            command += ["--save-to", str(self.save_to)]
+        # stdout carries only the ready line; the child's stderr is the stack's stderr.
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE)
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout_s
+        line = b""
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.process.stdout], [], [], 0.5)
+            if ready:
+                line = self.process.stdout.readline()
+                break
+            if self.process.poll() is not None:
+                break
+        if not line.startswith(b"ready "):
+            self.stop()
+            raise RuntimeError(
+                f"the embedded AWS did not start on {self.endpoint} (CRONHOOK_AWS_PORT);"
+                " see its error above"
+            )
+
+    def request_save(self) -> None:
+        """Ask the child to save its tables; returns at once (the save runs over there)."""
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGUSR1)
+
+    def stop(self, *, timeout_s: float = 30) -> None:
+        """Save and stop the child; kill it if it does not exit in time. Idempotent."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                print("the embedded AWS did not stop in time; killed", file=sys.stderr)
+                process.kill()
+                process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+# -- saving and loading ----------------------------------------------------------------
+
+
+def dump_tables(prefix: str) -> dict[str, list[dict]]:
+    """Every item of every table named ``prefix*`` in this process's moto, as DynamoDB JSON."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    from chalicelib.local.moto_atomic import write_lock
+
+    dump: dict[str, list[dict]] = {}
+    for account in list(dynamodb_backends.keys()):
+        for region in list(dynamodb_backends[account].keys()):
+            backend = dynamodb_backends[account][region]
+            for name, table in list(backend.tables.items()):
+                if not name.startswith(prefix):
+                    continue
+                # Under the write lock: moto updates items in place, and a dict that
+                # changes size while it is iterated raises.
+                with write_lock():
+                    dump[name] = [
+                        {key: _wire(value) for key, value in item.attrs.items()}
+                        for item in table.all_items()
+                    ]
+    return dump
+
+
+def _wire(value: Any) -> dict:
+    """One of moto's ``DynamoType`` values as DynamoDB JSON (binary as base64 text)."""
+    kind, inner = value.type, value.value
+    if kind == "M":
+        return {"M": {k: _wire(v) for k, v in inner.items()}}
+    if kind == "L":
+        return {"L": [_wire(v) for v in inner]}
+    if kind == "B":
+        return {"B": _base64(inner)}
+    if kind == "BS":
+        return {"BS": [_base64(v) for v in inner]}
+    return {kind: inner}
+
+
+def _base64(raw: bytes | str) -> str:
+    # moto keeps what the request carried: bytes once decoded, else the base64 text itself.
+    return base64.b64encode(raw).decode() if isinstance(raw, bytes) else raw
+
+
+def item_for_boto3(item: dict) -> dict:
+    """A saved item (DynamoDB JSON, binary as base64 text) in the shape boto3 sends."""
+    return {name: _value_for_boto3(value) for name, value in item.items()}
+
+
+def _value_for_boto3(value: dict) -> dict:
+    ((kind, inner),) = value.items()
+    if kind == "B":
+        return {"B": base64.b64decode(inner)}
+    if kind == "BS":
+        return {"BS": [base64.b64decode(v) for v in inner]}
+    if kind == "M":
+        return {"M": {k: _value_for_boto3(v) for k, v in inner.items()}}
+    if kind == "L":
+        return {"L": [_value_for_boto3(v) for v in inner]}
+    return value
+
+
+def _save(path: Path, prefix: str) -> None:
+    started = time.monotonic()
+    tables = dump_tables(prefix)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"saved_at": datetime.now(UTC).isoformat(), "tables": tables}))
+    tmp.replace(path)
+    took_ms = (time.monotonic() - started) * 1000
+    if took_ms > 1000:
+        print(f"embedded AWS: saving tables took {took_ms:.0f} ms", file=sys.stderr)
+
+
+# -- the child ---------------------------------------------------------------------------
+
+
+def _die_with_parent() -> None:
+    """Linux: have the kernel send SIGTERM when the parent dies (no-op elsewhere)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+    except (OSError, AttributeError):
+        pass
+
+
+def _serve(args: argparse.Namespace) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, _CONTROL_SIGNALS)
+    _die_with_parent()
+    import logging
+    import threading
+
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server
+
+    from chalicelib.local.moto_atomic import make_dynamodb_atomic
+
+    make_dynamodb_atomic()
+    # One line per request (a runner polls five times a second) would drown the stack's log.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    app = DomainDispatcherApplication(create_backend_app)
+    try:
+        server = make_server(
+            args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler
+        )
+    except OSError as exc:
+        print(
+            f"embedded AWS: cannot listen on {args.host}:{args.port} ({exc.strerror});"
+            " set CRONHOOK_AWS_PORT to a free port",
+            file=sys.stderr,
+        )
+        return 1
+    thread = threading.Thread(target=server.serve_forever, name="moto", daemon=True)
+    thread.start()
+    sys.stdout.write(f"ready {args.port}\n")
+    sys.stdout.flush()
+    save_to = Path(args.save_to) if args.save_to else None
+
+    def save() -> None:
+        if save_to is None:
+            return
+        try:
+            _save(save_to, args.table_prefix)
+        except Exception as exc:  # keep serving; the next save retries
+            print(f"embedded AWS: saving tables failed: {exc!r}", file=sys.stderr)
+
+    while True:
+        info = signal.sigtimedwait(_CONTROL_SIGNALS, 1.0)
+        if info is None:
+            if args.parent and os.getppid() != args.parent:
+                break  # the stack is gone without stopping us
+            continue
+        if info.si_signo == signal.SIGUSR1:
+            save()
+            continue
+        break
+    server.shutdown()
+    save()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=4566)
+    parser.add_argument("--save-to", default=None)
+    parser.add_argument("--table-prefix", default="cronhook-local-")
+    parser.add_argument("--parent", type=int, default=0)
+    return _serve(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
