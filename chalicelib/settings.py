@@ -45,6 +45,9 @@ class Settings:
     run_retention_days: int = 30
     event_retention_days: int = 7
     inline_body_limit: int = 100_000
+    # Modules of the team's own workflows, imported before any workflow is looked up:
+    # dotted names or paths of .py files (CRONHOOK_WORKFLOW_MODULES, comma-separated).
+    workflow_modules: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)
 
     @property
@@ -79,6 +82,9 @@ def get_settings() -> Settings:
         heartbeat_workers=max(1, _int("CRONHOOK_HEARTBEAT_WORKERS", 8)),
         run_retention_days=_int("CRONHOOK_RUN_RETENTION_DAYS", 30),
         event_retention_days=_int("CRONHOOK_EVENT_RETENTION_DAYS", 7),
+        workflow_modules=tuple(
+            m.strip() for m in env("CRONHOOK_WORKFLOW_MODULES", "").split(",") if m.strip()
+        ),
     )
 
 

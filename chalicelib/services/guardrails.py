@@ -38,7 +38,7 @@ from jsonschema.exceptions import best_match
 from pynamodb.exceptions import DoesNotExist
 
 from chalicelib.domain import budget
-from chalicelib.domain.errors import Forbidden, ValidationError
+from chalicelib.domain.errors import Forbidden, NotFound, ValidationError
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import runner, runs, switch, triggers
 from chalicelib.services.auth import ROOT_KEY_ID, Principal, require
@@ -300,14 +300,17 @@ class TriggersClient:
     Every call goes through the same use cases as the REST API (validation, tenancy,
     audit). A fire may make at most ``MAX_WRITES`` changes, and may not change the
     trigger that is firing (its own state and next fire come back in the ``Result``).
+    It may delete it: ``delete(fire.trigger_id)`` is carried out after the run settles
+    (settle writes the trigger item, so deleting it first would race that write).
     """
 
     MAX_WRITES = 20
 
-    def __init__(self, item: TriggerModel, *, now: datetime):
+    def __init__(self, item: TriggerModel, *, now: datetime, notes: dict | None = None):
         self._item = item
         self._now = now
         self._writes = 0
+        self._notes = notes if notes is not None else {}
 
     def _as(self, role: str) -> Principal:
         principal = creator_principal(self._item)
@@ -334,7 +337,11 @@ class TriggersClient:
         return triggers.patch_trigger(self._write(trigger_id), trigger_id, body, now=self._now)
 
     def delete(self, trigger_id: str) -> None:
-        """Delete a trigger."""
+        """Delete a trigger; the fire's own trigger is deleted once this run has settled."""
+        if trigger_id == self._item.id:
+            self._as("operator")
+            self._notes["delete_self"] = True
+            return
         triggers.delete_trigger(self._write(trigger_id), trigger_id, now=self._now)
 
     def get(self, trigger_id: str) -> dict:
@@ -352,7 +359,19 @@ class TriggersClient:
 def _fire_extras(ctx: runner.RunContext) -> dict:
     reader = SecretReader(tenant=ctx.item.tenant, scope=ctx.spec.get("secret_scope"))
     ctx.notes["secrets"] = reader
-    return {"secrets": reader, "triggers": TriggersClient(ctx.item, now=ctx.now)}
+    return {"secrets": reader, "triggers": TriggersClient(ctx.item, now=ctx.now, notes=ctx.notes)}
+
+
+def _delete_self_finish(ctx: runner.RunContext) -> None:
+    """A workflow asked, through ``fire.triggers.delete``, to delete its own trigger."""
+    if not ctx.notes.get("delete_self"):
+        return
+    try:
+        triggers.delete_trigger(
+            creator_principal(ctx.item), ctx.item.id, now=ctx.now, detail={"by": "workflow"}
+        )
+    except NotFound:
+        pass  # deleted meanwhile: what was asked is done
 
 
 def _mask_secrets(ctx: runner.RunContext, text: str) -> str:
@@ -478,6 +497,9 @@ def _register() -> None:
             runner.finish_hooks.insert(0, hook)
     if _state_contract_finish not in runner.finish_hooks:
         runner.finish_hooks.append(_state_contract_finish)
+    # Last: every other hook still sees the trigger it settled.
+    if _delete_self_finish not in runner.finish_hooks:
+        runner.finish_hooks.append(_delete_self_finish)
     if _fire_extras not in runner.fire_extras:
         runner.fire_extras.append(_fire_extras)
     if _mask_secrets not in runner.redactors:

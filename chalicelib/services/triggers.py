@@ -438,9 +438,11 @@ def list_triggers(principal: Principal, params: dict) -> dict:
     return {"items": items, "next_cursor": encode_cursor(last_key)}
 
 
-def delete_trigger(principal: Principal, trigger_id: str, *, now: datetime) -> None:
+def delete_trigger(
+    principal: Principal, trigger_id: str, *, now: datetime, detail: dict | None = None
+) -> None:
     """Delete a trigger: it stops at once (a queued run is dropped at its start fence)."""
-    _delete_item(principal, load_owned(principal, trigger_id), now=now)
+    _delete_item(principal, load_owned(principal, trigger_id), now=now, detail=detail)
 
 
 def _delete_item(

@@ -202,3 +202,34 @@ def is_known_target(target: str) -> bool:
 
 def _load_builtins() -> None:
     from chalicelib.workflows import builtin  # noqa: F401  (registers on import)
+
+    _load_modules()
+
+
+def _load_modules() -> None:
+    """Import the team's workflow modules named in ``CRONHOOK_WORKFLOW_MODULES`` (once each)."""
+    import importlib
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from chalicelib.settings import get_settings
+
+    for name in get_settings().workflow_modules:
+        if not name.endswith(".py"):
+            importlib.import_module(name)
+            continue
+        path = Path(name).resolve()
+        module_name = "cronhook_workflows_" + re.sub(r"\W", "_", str(path))
+        if module_name in sys.modules:
+            continue
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"CRONHOOK_WORKFLOW_MODULES: cannot load {name!r}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[module_name]
+            raise
