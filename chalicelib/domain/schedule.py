@@ -25,6 +25,7 @@ __all__ = [
     "validate_schedule",
     "next_fire_after",
     "preview",
+    "fires_between",
     "describe",
     "clamp_next_fire",
 ]
@@ -334,6 +335,26 @@ def preview(spec: ScheduleSpec, *, start: datetime, count: int) -> list[datetime
         after = next_fire_after(spec, after)
         if after is not None:
             fires.append(after)
+    return fires
+
+
+def fires_between(
+    spec: ScheduleSpec, start: datetime, end: datetime, *, limit: int
+) -> list[datetime]:
+    """The fires at or after `start` and before `end` (aware UTC), in order, at most `limit`.
+
+    The window is half-open, so consecutive windows never share a slot. A caller that must
+    refuse a window with more than N slots asks for ``limit=N + 1`` and counts.
+    """
+    if start.utcoffset() is None or end.utcoffset() is None:
+        raise ValueError("start and end must be aware datetimes")
+    fires: list[datetime] = []
+    after: datetime | None = start - timedelta(microseconds=1)
+    while len(fires) < limit and after is not None:
+        after = next_fire_after(spec, after)
+        if after is None or after >= end:
+            break
+        fires.append(after)
     return fires
 
 
