@@ -50,7 +50,7 @@ def iso(instants: list[datetime]) -> list[str]:
         (ScheduleSpec(cron="0 0 * 13 *"), "schedule.cron", "'13' is not a valid month (1-12)"),
         (ScheduleSpec(cron="0 0 * * 8"), "schedule.cron", "'8' is not a valid day-of-week (0-7)"),
         (ScheduleSpec(cron="0 0 * foo *"), "schedule.cron", "'foo' is not a valid month"),
-        (ScheduleSpec(cron="0 0 L * *"), "schedule.cron", "'L' is not a valid day-of-month"),
+        (ScheduleSpec(cron="0 0 X * *"), "schedule.cron", "'X' is not a valid day-of-month"),
         (ScheduleSpec(cron="1,,2 * * * *"), "schedule.cron", "'1,,2' is not a valid minute"),
         (
             ScheduleSpec(cron="5-1 * * * *"),
@@ -66,13 +66,15 @@ def iso(instants: list[datetime]) -> list[str]:
             ScheduleSpec(cron="0 0 8 * * *"),
             "schedule.cron",
             "seconds and years are not supported: a cron has 5 fields "
-            "(minute hour day-of-month month day-of-week)",
+            "(minute hour day-of-month month day-of-week) "
+            "(an EventBridge expression is pasted whole, as cron(...))",
         ),
         (
             ScheduleSpec(cron="0 0 8 * * * 2026"),
             "schedule.cron",
             "seconds and years are not supported: a cron has 5 fields "
-            "(minute hour day-of-month month day-of-week)",
+            "(minute hour day-of-month month day-of-week) "
+            "(an EventBridge expression is pasted whole, as cron(...))",
         ),
         (
             ScheduleSpec(cron="0 8 * *"),
