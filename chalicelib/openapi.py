@@ -142,8 +142,22 @@ class RunStarted(_Out):
     run_id: str
 
 
+class DstMarkOut(_Out):
+    """A fire, or a missing fire, that a DST transition decided, and the policy that did."""
+
+    at: Instant = Field(description="The fire; for a skipped one, the instant the clock jumped")
+    change: Literal["shifted", "repeated", "skipped"]
+    policy: Literal["shift", "skip", "once", "both"] = Field(
+        description="dst.skipped or dst.repeated for a fixed-time cron; a wildcard cron "
+        "follows the wall clock (skip, both)"
+    )
+
+
 class PreviewOut(_Out):
     fires: list[Instant]
+    dst: list[DstMarkOut] = Field(
+        default_factory=list, description="One entry per fire (or missing fire) DST decided"
+    )
     cadence: str | None = None
 
 

@@ -18,6 +18,7 @@ from aws_lambda_powertools.utilities.batch import (
 from chalice import AuthResponse, Response
 
 from chalicelib.domain.errors import BadRequest, CronhookError, Unauthorized, UnsupportedMediaType
+from chalicelib.domain.spec import too_deep_error
 from chalicelib.gateway import AuthorizerRefused
 from chalicelib.observability import ID_KEYS, logger, record_metric, traced
 from chalicelib.services.auth import Principal, authenticate, require
@@ -151,6 +152,8 @@ def json_body(request: Any, *, required: bool = True) -> Any:
         return json.loads(raw, parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"malformed JSON: {exc}") from None
+    except RecursionError:  # nested deeper than json can parse: a 422 naming the field
+        raise too_deep_error(raw) from None
 
 
 def authorize(auth_request: Any) -> AuthResponse:

@@ -662,7 +662,9 @@ def translate_pasted(text: str, *, timezone: str, field: str = "schedule.cron") 
             "so give '*' (and end the trigger with limits.expires_at)",
             field=field,
         )
-    return PastedSchedule(cron=" ".join((minute, hour, dom, month, _aws_weekdays(dow, field))))
+    # "?" means "*" in cron's day fields: show the plain five-field form back.
+    dom, dow = ("*" if day == "?" else day for day in (dom, _aws_weekdays(dow, field)))
+    return PastedSchedule(cron=" ".join((minute, hour, dom, month, dow)))
 
 
 def _rate_s(inner: str, field: str) -> int:
@@ -749,12 +751,20 @@ def describe(spec: ScheduleSpec) -> str:
         return _describe_interval(spec.interval_s)
     if spec.at is not None:
         at = spec.at.astimezone(_zone(spec.timezone))
-        shown = at.strftime("%Y-%m-%d %H:%M:%S" if at.second else "%Y-%m-%d %H:%M")
+        # isoformat, not strftime: glibc's %Y prints year 1 as "1", not "0001".
+        shown = at.replace(tzinfo=None, microsecond=0).isoformat(
+            sep=" ", timespec="seconds" if at.second else "minutes"
+        )
         return f"Once at {shown}" + (_zone_suffix(spec.timezone) or " UTC")
     assert spec.cron is not None
     options = Options()
     options.use_24hour_time_format = True
-    text = ExpressionDescriptor(_parse_cron(spec.cron).expression, options).get_description()
+    cron = _parse_cron(spec.cron)
+    text = ExpressionDescriptor(cron.expression, options).get_description()
+    if cron.day_and:
+        # cron_descriptor reads "*/2 * 1" as "every 2 days, or on Monday"; in Vixie cron a
+        # day field starting with "*" makes it "and".
+        text = text.replace(", or on ", ", if it is also ")
     # cron_descriptor says "At 08:00, only on Monday"; we say "At 08:00 on Monday".
     return text.replace(", only on ", " on ") + _zone_suffix(spec.timezone)
 

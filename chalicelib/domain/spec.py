@@ -14,14 +14,20 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from chalicelib.domain.errors import PayloadTooLarge, ValidationError
-from chalicelib.domain.schedule import ScheduleSpec
+from chalicelib.domain.schedule import (
+    ScheduleSpec,
+    canonical_timezone,
+    is_pasted_expression,
+    translate_pasted,
+)
 
 __all__ = [
     "DstIn",
@@ -39,10 +45,16 @@ __all__ = [
     "encode_schedule",
     "decode_schedule",
     "MAX_STATE_BYTES",
+    "MAX_JSON_DEPTH",
+    "too_deep_error",
     "EVENT_SOURCES",
 ]
 
 MAX_STATE_BYTES = 64 * 1024
+# How deep a JSON value in a body may nest (payload, state, filters). Far more than any
+# real document needs, and far less than the ~1,000 frames at which Python's json (and
+# pydantic) would fail with a RecursionError instead of an answer.
+MAX_JSON_DEPTH = 64
 EVENT_SOURCES = ("webhook", "github", "stripe", "slack", "standard", "shopify")
 
 ShortStr = Annotated[str, Field(min_length=1, max_length=200)]
@@ -61,6 +73,58 @@ class DstIn(_Strict):
     repeated: Literal["once", "both"] = "once"
 
 
+def _in_utc(value: datetime | None, field: str) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        raise ValueError("must include a timezone offset or Z")
+    try:
+        return value.astimezone(UTC) if value is not None else None
+    except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00, which is in year 0 in UTC
+        raise ValidationError("must be between years 1 and 9999 in UTC", field=field) from None
+
+
+def _cronhook_form(model: ScheduleIn | PreviewIn, prefix: str) -> None:
+    """Put a schedule in cronhook's own form, in place; a problem names ``prefix + field``.
+
+    1. The timezone takes its IANA spelling ("utc" is "UTC"); an empty one is refused.
+    2. An EventBridge Scheduler expression pasted as ``cron`` (``cron(...)``, ``rate(...)``,
+       ``at(...)``) becomes the cron, ``interval_s`` or ``at`` it means: the trigger comes
+       back in cronhook's form.
+    3. An interval takes neither a timezone nor a DST policy: refused, not ignored.
+
+    Fields are written through ``__dict__`` so that only a translated cadence changes what
+    counts as sent (a PATCH merges the fields sent).
+    """
+    values = model.__dict__
+    sent = model.__pydantic_fields_set__
+    values["timezone"] = canonical_timezone(model.timezone, field=f"{prefix}timezone")
+    if model.cron is not None and is_pasted_expression(model.cron):
+        pasted = translate_pasted(model.cron, timezone=model.timezone, field=f"{prefix}cron")
+        if model.interval_s is not None or model.at is not None:
+            raise ValidationError(
+                "give one of cron, interval_s or at, not an EventBridge expression and another",
+                field=f"{prefix}cron",
+            )
+        values["cron"], values["interval_s"], values["at"] = (
+            pasted.cron,
+            pasted.interval_s,
+            pasted.at,
+        )
+        if pasted.cron is None:
+            sent.discard("cron")
+            sent.add("interval_s" if pasted.interval_s is not None else "at")
+    if model.interval_s is not None:
+        if model.timezone != "UTC":
+            raise ValidationError(
+                "an interval counts seconds, not wall-clock time: leave timezone out",
+                field=f"{prefix}timezone",
+            )
+        if model.dst is not None:
+            raise ValidationError(
+                "an interval has no DST policy (DST changes no interval): leave dst out",
+                field=f"{prefix}dst",
+            )
+
+
 class ScheduleIn(_Strict):
     cron: str | None = Field(default=None, max_length=200)
     timezone: str = Field(default="UTC", max_length=64)
@@ -71,9 +135,12 @@ class ScheduleIn(_Strict):
     @field_validator("at")
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            raise ValueError("must include a timezone offset or Z")
-        return value.astimezone(UTC) if value is not None else None
+        return _in_utc(value, "schedule.at")
+
+    @model_validator(mode="after")
+    def _own_form(self) -> ScheduleIn:
+        _cronhook_form(self, "schedule.")
+        return self
 
 
 class EventIn(_Strict):
@@ -166,6 +233,21 @@ class PreviewIn(_Strict):
 
     model_config = ConfigDict(populate_by_name=True)  # merged with _Strict's (strict too)
 
+    @field_validator("at")
+    @classmethod
+    def _aware_at(cls, value: datetime | None) -> datetime | None:
+        return _in_utc(value, "at")
+
+    @field_validator("from_")
+    @classmethod
+    def _aware_from(cls, value: datetime | None) -> datetime | None:
+        return _in_utc(value, "from")
+
+    @model_validator(mode="after")
+    def _own_form(self) -> PreviewIn:
+        _cronhook_form(self, "")
+        return self
+
 
 class KeyIn(_Strict):
     """The body of ``POST /v1/keys``: a role, and a tenant (only the root key may name one)."""
@@ -200,6 +282,9 @@ def parse_model(model: type[M], body: Any) -> M:
     """
     if not isinstance(body, dict):
         raise ValidationError("the body must be a JSON object", field=None)
+    for name, value in body.items():
+        if _depth_over(value, MAX_JSON_DEPTH):
+            raise _nested_too_deep(str(name))
     try:
         raw = json.dumps(body)
     except (TypeError, ValueError):
@@ -222,6 +307,51 @@ def parse_model(model: type[M], body: Any) -> M:
     if payload is not None and len(json.dumps(payload)) > MAX_STATE_BYTES:
         raise PayloadTooLarge(f"payload is larger than {MAX_STATE_BYTES} bytes", field="payload")
     return parsed
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """True if `value` nests lists and objects more than `limit` deep (iteratively)."""
+    stack = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict | list):
+            if depth > limit:
+                return True
+            children = current.values() if isinstance(current, dict) else current
+            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _nested_too_deep(field: str | None) -> ValidationError:
+    what = field or "the body"
+    return ValidationError(f"{what} is nested more than {MAX_JSON_DEPTH} levels deep", field=field)
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
+
+
+def too_deep_error(raw: bytes | str) -> ValidationError:
+    """The 422 for a body too deep for ``json.loads`` (RecursionError), naming its field.
+
+    The body cannot be parsed, so its text is scanned: the top-level key whose value
+    passes ``MAX_JSON_DEPTH`` is the field at fault.
+    """
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    depth, key, last_string = 0, None, None
+    for token in _JSON_TOKEN.finditer(text):
+        value = token.group()
+        if value.startswith('"'):
+            last_string = value
+        elif value == ":":
+            if depth == 1 and last_string is not None:
+                key = json.loads(last_string)
+        elif value in "{[":
+            depth += 1
+            if depth > MAX_JSON_DEPTH + 1:
+                return _nested_too_deep(key if isinstance(key, str) else None)
+        else:
+            depth -= 1
+    return _nested_too_deep(None)
 
 
 def schedule_spec_from(schedule: ScheduleIn, *, anchor_at: datetime) -> ScheduleSpec:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from chalicelib.domain.ids import run_sort_key
 from chalicelib.settings import get_settings
@@ -16,12 +16,18 @@ __all__ = ["new_run_record", "run_view", "iso_ms", "lost_hooks"]
 lost_hooks: list = []
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def iso_ms(ms: float | int | None) -> str | None:
     """Epoch milliseconds as ISO-8601 UTC with ``Z``."""
     if ms is None:
         return None
-    at = datetime.fromtimestamp(float(ms) / 1000, tz=UTC)
-    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+    # Whole milliseconds added to the epoch, exactly (a float of seconds would turn
+    # 9999-12-31T23:59:59.999 into .998).
+    at = _EPOCH + timedelta(milliseconds=ms if isinstance(ms, int) else float(ms))
+    # isoformat, not strftime: glibc's %Y prints year 1 as "1", not "0001".
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def new_run_record(

@@ -601,8 +601,8 @@ def preview_schedule(body: Any, *, now: datetime) -> dict:
     start = data.from_ or now
     spec = _preview_spec(data, anchor=start)
     schedule.validate_schedule(spec, min_interval_s=1)
-    fires = schedule.preview(spec, start=start, count=data.count)
-    return {"fires": [iso_ms(_ms(f)) for f in fires], "cadence": schedule.describe(spec)}
+    fires, marks = schedule.preview_marked(spec, start=start, count=data.count)
+    return {**_preview_view(fires, marks), "cadence": schedule.describe(spec)}
 
 
 def preview_trigger(principal: Principal, trigger_id: str, params: dict, *, now: datetime) -> dict:
@@ -610,10 +610,21 @@ def preview_trigger(principal: Principal, trigger_id: str, params: dict, *, now:
     item = load_owned(principal, trigger_id)
     count = parse_limit(params.get("count"), default=10, maximum=100)
     if not item.sched:
-        return {"fires": []}
+        return {"fires": [], "dst": []}
     spec = decode_schedule(item.sched)
-    fires = schedule.preview(spec, start=now, count=count)
-    return {"fires": [iso_ms(_ms(f)) for f in fires]}
+    fires, marks = schedule.preview_marked(spec, start=now, count=count)
+    return _preview_view(fires, marks)
+
+
+def _preview_view(fires: list[datetime], marks: list[schedule.DstMark]) -> dict:
+    """The fires, and next to them the fires (or missing fires) a DST transition decided."""
+    return {
+        "fires": [iso_ms(_ms(fire)) for fire in fires],
+        "dst": [
+            {"at": iso_ms(_ms(mark.at)), "change": mark.change, "policy": mark.policy}
+            for mark in marks
+        ],
+    }
 
 
 def _in_flight_runs(item: TriggerModel) -> list[dict]:
