@@ -188,6 +188,8 @@ def _parse_dom(text: str) -> tuple[set[int], bool, bool, set[int]]:
             last_weekday = True
         elif upper.endswith("W") and upper[:-1].isdigit():
             nearest.add(_DOM_FIELD.value(upper[:-1], item))
+        elif "L" in upper or "W" in upper:  # "L/2", "1-LW": L and W take no range or step
+            raise _bad_cron(f"'{item}' is not a valid day-of-month")
         else:
             days |= _DOM_FIELD.values(item)
     return days, last_day, last_weekday, nearest
