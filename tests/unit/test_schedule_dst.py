@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from cronsim import CronSim
 
-from chalicelib.domain.schedule import ScheduleSpec, next_fire_after, preview
+from chalicelib.domain.schedule import ScheduleSpec, next_fire_after, preview, preview_marked
 
 BERLIN = "Europe/Berlin"
 NEW_YORK = "America/New_York"
@@ -415,3 +415,140 @@ def test_fires_agree_with_a_minute_by_minute_reading_of_the_policy(window, cron,
         assert fire is not None
         assert min(fire, end) == first_expected, after.isoformat()
         after += timedelta(minutes=13, seconds=17)
+
+
+# --- the preview's DST marks: which fires a transition decided, and by which policy ---------
+
+
+def marked(spec: ScheduleSpec, start: str, count: int) -> tuple[list[str], list[tuple]]:
+    """Fires and marks as local ISO strings with offsets."""
+    tz = ZoneInfo(spec.timezone)
+    fires, marks = preview_marked(spec, start=datetime.fromisoformat(start), count=count)
+    return (
+        [fire.astimezone(tz).isoformat() for fire in fires],
+        [(mark.at.astimezone(tz).isoformat(), mark.change, mark.policy) for mark in marks],
+    )
+
+
+@pytest.mark.parametrize(
+    ("zone", "cron", "policy", "start", "fires", "marks"),
+    [
+        # Berlin spring: 02:30 never happens. shift: it runs at the jump, marked "shifted".
+        (
+            BERLIN,
+            "30 2 * * *",
+            {},
+            "2026-03-28T12:00:00+01:00",
+            ["2026-03-29T03:00:00+02:00", "2026-03-30T02:30:00+02:00"],
+            [("2026-03-29T03:00:00+02:00", "shifted", "shift")],
+        ),
+        # skip: no fire that day; the mark stands at the jump, next to no fire.
+        (
+            BERLIN,
+            "30 2 * * *",
+            {"dst_skipped": "skip"},
+            "2026-03-28T12:00:00+01:00",
+            ["2026-03-30T02:30:00+02:00", "2026-03-31T02:30:00+02:00"],
+            [("2026-03-29T03:00:00+02:00", "skipped", "skip")],
+        ),
+        # Berlin autumn: 02:30 happens twice. once: the first, marked "repeated".
+        (
+            BERLIN,
+            "30 2 * * *",
+            {},
+            "2026-10-24T12:00:00+02:00",
+            ["2026-10-25T02:30:00+02:00", "2026-10-26T02:30:00+01:00"],
+            [("2026-10-25T02:30:00+02:00", "repeated", "once")],
+        ),
+        # both: two fires, each marked.
+        (
+            BERLIN,
+            "30 2 * * *",
+            {"dst_repeated": "both"},
+            "2026-10-24T12:00:00+02:00",
+            ["2026-10-25T02:30:00+02:00", "2026-10-25T02:30:00+01:00", "2026-10-26T02:30:00+01:00"],
+            [
+                ("2026-10-25T02:30:00+02:00", "repeated", "both"),
+                ("2026-10-25T02:30:00+01:00", "repeated", "both"),
+            ],
+        ),
+        # New York spring/autumn: a wildcard job follows the wall clock whatever the
+        # trigger's policy; its missing fires get one mark at the jump.
+        (
+            NEW_YORK,
+            "*/30 * * * *",
+            {},
+            "2026-03-08T01:00:00-05:00",
+            ["2026-03-08T01:30:00-05:00", "2026-03-08T03:00:00-04:00", "2026-03-08T03:30:00-04:00"],
+            [("2026-03-08T03:00:00-04:00", "skipped", "skip")],
+        ),
+        (
+            NEW_YORK,
+            "*/30 * * * *",
+            {},
+            "2026-11-01T00:45:00-04:00",
+            [
+                "2026-11-01T01:00:00-04:00",
+                "2026-11-01T01:30:00-04:00",
+                "2026-11-01T01:00:00-05:00",
+                "2026-11-01T01:30:00-05:00",
+                "2026-11-01T02:00:00-05:00",
+            ],
+            [
+                ("2026-11-01T01:00:00-04:00", "repeated", "both"),
+                ("2026-11-01T01:30:00-04:00", "repeated", "both"),
+                ("2026-11-01T01:00:00-05:00", "repeated", "both"),
+                ("2026-11-01T01:30:00-05:00", "repeated", "both"),
+            ],
+        ),
+        # Lord Howe's 30-minute changes: 02:15 skipped in spring, 01:45 twice in autumn.
+        (
+            LORD_HOWE,
+            "15 2 * * *",
+            {},
+            "2026-10-03T12:00:00+10:30",
+            ["2026-10-04T02:30:00+11:00", "2026-10-05T02:15:00+11:00"],
+            [("2026-10-04T02:30:00+11:00", "shifted", "shift")],
+        ),
+        (
+            LORD_HOWE,
+            "45 1 * * *",
+            {"dst_repeated": "both"},
+            "2026-04-04T12:00:00+11:00",
+            ["2026-04-05T01:45:00+11:00", "2026-04-05T01:45:00+10:30", "2026-04-06T01:45:00+10:30"],
+            [
+                ("2026-04-05T01:45:00+11:00", "repeated", "both"),
+                ("2026-04-05T01:45:00+10:30", "repeated", "both"),
+            ],
+        ),
+        # Far from a change, and in a zone without DST: no marks.
+        (
+            BERLIN,
+            "0 8 * * *",
+            {},
+            "2026-03-28T00:00:00+01:00",
+            ["2026-03-28T08:00:00+01:00", "2026-03-29T08:00:00+02:00"],
+            [],
+        ),
+        (KOLKATA, "30 2 * * *", {}, "2026-03-28T00:00:00+05:30", ["2026-03-28T02:30:00+05:30"], []),
+    ],
+)
+def test_preview_marks_each_fire_a_transition_decided_with_its_policy(
+    zone, cron, policy, start, fires, marks
+):
+    spec = ScheduleSpec(cron=cron, timezone=zone, **policy)
+    assert marked(spec, start, len(fires)) == (fires, marks)
+
+
+def test_marks_of_consecutive_previews_do_not_repeat():
+    spec = ScheduleSpec(cron="*/20 * * * *", timezone=BERLIN)
+    start = datetime.fromisoformat("2026-03-29T01:00:00+01:00")
+    fires, marks = preview_marked(spec, start=start, count=10)
+    again: list = []
+    after = start
+    for _ in range(10):
+        fire, found = preview_marked(spec, start=after, count=1)
+        again.extend(found)
+        after = fire[0]
+    assert again == marks
+    assert [(m.change, m.policy) for m in marks] == [("skipped", "skip")]

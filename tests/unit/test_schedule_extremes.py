@@ -1,0 +1,91 @@
+"""Schedules at the ends of time: near 9999-12-31 and from 0001-01-01 a preview is shorter,
+never an OverflowError."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from chalicelib.domain.schedule import ScheduleSpec, describe, fires_between, preview
+
+END = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("spec", "start", "expected"),
+    [
+        (ScheduleSpec(cron="* * * * *"), "9999-12-31T23:59:00+00:00", []),
+        (
+            ScheduleSpec(cron="* * * * *"),
+            "9999-12-31T23:57:00+00:00",
+            ["9999-12-31T23:58:00+00:00", "9999-12-31T23:59:00+00:00"],
+        ),
+        (
+            ScheduleSpec(interval_s=60, anchor_at=datetime(9999, 12, 31, 23, 50, tzinfo=UTC)),
+            "9999-12-31T23:57:30+00:00",
+            ["9999-12-31T23:58:00+00:00", "9999-12-31T23:59:00+00:00"],
+        ),
+        (
+            ScheduleSpec(cron="0 0 29 2 *"),
+            "9996-01-01T00:00:00+00:00",
+            ["9996-02-29T00:00:00+00:00"],
+        ),
+        (ScheduleSpec(cron="0 0 29 2 *"), "9996-03-01T00:00:00+00:00", []),
+        # Kiritimati is UTC+14: its 9999-12-31 ends at 09:59:59Z; later there is no wall clock.
+        (
+            ScheduleSpec(cron="0 * * * *", timezone="Pacific/Kiritimati"),
+            "9999-12-31T07:30:00+00:00",
+            ["9999-12-31T08:00:00+00:00", "9999-12-31T09:00:00+00:00"],
+        ),
+        (
+            ScheduleSpec(cron="0 * * * *", timezone="Pacific/Kiritimati"),
+            "9999-12-31T12:00:00+00:00",
+            [],
+        ),
+    ],
+)
+def test_previews_near_the_ends_of_time_are_shorter_not_an_error(spec, start, expected):
+    fires = preview(spec, start=datetime.fromisoformat(start), count=len(expected) + 1)
+    assert [fire.isoformat() for fire in fires] == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        # New York's year 1 started at 04:56:02Z (local mean time): fires from its 01:00.
+        (
+            ScheduleSpec(cron="0 1 * * *", timezone="America/New_York"),
+            ["0001-01-01T05:56:02+00:00", "0001-01-02T05:56:02+00:00"],
+        ),
+        (
+            ScheduleSpec(cron="0 0 1 1 *"),
+            ["0002-01-01T00:00:00+00:00", "0003-01-01T00:00:00+00:00"],
+        ),
+        (
+            ScheduleSpec(interval_s=3600, anchor_at=datetime(1, 1, 1, tzinfo=UTC)),
+            ["0001-01-01T01:00:00+00:00", "0001-01-01T02:00:00+00:00"],
+        ),
+    ],
+)
+def test_previews_from_year_1_start_at_its_first_fire(spec, expected):
+    fires = preview(spec, start=datetime(1, 1, 1, tzinfo=UTC), count=2)
+    assert [fire.isoformat() for fire in fires] == expected
+
+
+def test_a_window_to_the_end_of_time_ends_with_year_9999():
+    fires = fires_between(
+        ScheduleSpec(cron="0 0 * * *"), datetime(9999, 12, 29, tzinfo=UTC), END, limit=10
+    )
+    assert [fire.isoformat() for fire in fires] == [
+        "9999-12-29T00:00:00+00:00",
+        "9999-12-30T00:00:00+00:00",
+        "9999-12-31T00:00:00+00:00",
+    ]
+
+
+def test_a_one_time_schedule_in_year_1_is_described_with_a_four_digit_year():
+    assert (
+        describe(ScheduleSpec(at=datetime(1, 1, 1, 9, tzinfo=UTC)))
+        == "Once at 0001-01-01 09:00 UTC"
+    )
