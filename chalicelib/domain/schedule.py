@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 MAX_PREVIEW = 100
+MAX_INTERVAL_S = 366 * 86400
 
 # Debian cron's aliases; @reboot has no meaning for a hosted trigger.
 _ALIASES = {
@@ -101,6 +102,11 @@ def _one_kind(spec: ScheduleSpec) -> str:
 # second Monday) in the day of week; and "?" (no specific value) in either day field.
 
 
+def _is_number(text: str) -> bool:
+    # str.isdigit() is also true for "²" and other digits int() refuses.
+    return text.isascii() and text.isdigit()
+
+
 @dataclass(frozen=True)
 class _Field:
     name: str
@@ -110,7 +116,7 @@ class _Field:
     first_named: int = 0  # the value of names[0]
 
     def value(self, token: str, item: str) -> int:
-        if token.isdigit():
+        if _is_number(token):
             number = int(token)
         elif token.lower() in self.names:
             number = self.names.index(token.lower()) + self.first_named
@@ -123,7 +129,7 @@ class _Field:
     def values(self, item: str) -> set[int]:
         """The numbers one comma-separated item stands for: ``*``, ``a``, ``a-b``, each ``/step``."""
         base, slash, step = item.partition("/")
-        if slash and (not step.isdigit() or int(step) == 0):
+        if slash and (not _is_number(step) or int(step) == 0):
             raise _bad_cron(
                 f"'{item}' is not a valid {self.name}: the step must be a positive number"
             )
@@ -186,7 +192,7 @@ def _parse_dom(text: str) -> tuple[set[int], bool, bool, set[int]]:
             last_day = True
         elif upper == "LW":
             last_weekday = True
-        elif upper.endswith("W") and upper[:-1].isdigit():
+        elif upper.endswith("W") and _is_number(upper[:-1]):
             nearest.add(_DOM_FIELD.value(upper[:-1], item))
         elif "L" in upper or "W" in upper:  # "L/2", "1-LW": L and W take no range or step
             raise _bad_cron(f"'{item}' is not a valid day-of-month")
@@ -202,7 +208,7 @@ def _parse_dow(text: str) -> tuple[set[int], set[int], set[tuple[int, int]]]:
     for item in _DOW_FIELD.items(text):
         base, hash_, which = item.partition("#")
         if hash_:
-            if not which.isdigit() or not 1 <= int(which) <= 5:
+            if not _is_number(which) or not 1 <= int(which) <= 5:
                 raise _bad_cron(f"'{item}' is not a valid day-of-week: '#' takes 1-5")
             nth.add((_DOW_FIELD.value(base, item) % 7, int(which)))
         elif len(item) > 1 and item.upper().endswith("L"):
@@ -389,6 +395,8 @@ def validate_schedule(spec: ScheduleSpec, *, min_interval_s: int) -> None:
             raise ValidationError(
                 f"interval must be at least {minimum} seconds", field="schedule.interval_s"
             )
+        if spec.interval_s > MAX_INTERVAL_S:
+            raise ValidationError("interval must be at most 366 days", field="schedule.interval_s")
     _require_aware(spec.at, "schedule.at")
     _require_aware(spec.anchor_at, "schedule.anchor_at")
 
@@ -672,12 +680,15 @@ def translate_pasted(text: str, *, timezone: str, field: str = "schedule.cron") 
 def _rate_s(inner: str, field: str) -> int:
     value, _, unit = inner.partition(" ")
     unit_s = _RATE_UNITS_S.get(unit.strip().lower())
-    if not value.isdigit() or int(value) == 0 or unit_s is None:
+    if not _is_number(value) or int(value) == 0 or unit_s is None:
         raise ValidationError(
             f"'rate({inner})' is not valid: use rate(N minutes|hours|days) with N a positive number",
             field=field,
         )
-    return int(value) * unit_s
+    interval_s = int(value) * unit_s
+    if interval_s > MAX_INTERVAL_S:
+        raise ValidationError(f"'rate({inner})' is longer than 366 days", field=field)
+    return interval_s
 
 
 def _at_instant(inner: str, timezone: str, field: str) -> datetime:
@@ -688,7 +699,12 @@ def _at_instant(inner: str, timezone: str, field: str) -> datetime:
             f"'at({inner})' is not valid: use at(YYYY-MM-DDThh:mm:ss)", field=field
         ) from None
     tz = _zone(timezone)
-    instant = wall.replace(tzinfo=tz).astimezone(UTC)
+    try:
+        instant = wall.replace(tzinfo=tz).astimezone(UTC)
+    except OverflowError:  # e.g. at(0001-01-01T00:00:00) in Berlin: year 0 in UTC
+        raise ValidationError(
+            f"'at({inner})' is outside years 1-9999 in UTC", field=field
+        ) from None
     if _wall(instant, tz) != wall:
         raise ValidationError(
             f"'at({inner})' never happens in {timezone}: the clock jumps over it", field=field
@@ -700,7 +716,7 @@ def _aws_weekdays(text: str, field: str) -> str:
     """EventBridge's day of week (1-7 from Sunday, "L" alone is Saturday) in cron's 0-6."""
 
     def shift(token: str) -> str:
-        if not token.isdigit():
+        if not _is_number(token):
             return token  # a name, or "*", or "?": the same in both
         if not 1 <= int(token) <= 7:
             raise ValidationError(

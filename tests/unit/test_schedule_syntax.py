@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chalicelib.domain.errors import ValidationError
 from chalicelib.domain.schedule import (
@@ -109,6 +111,8 @@ def test_special_day_values_fire_on_the_days_they_name(cron, expected):
         ("0 0 30 2 *", "'0 0 30 2 *' never fires (no such date)"),
         # The 1st or the 31st of February, if it is the fifth Monday: never.
         ("0 0 */30 2 1#5", "'0 0 */30 2 1#5' never fires (no such date)"),
+        ("\u00b2 * * * *", "'\u00b2' is not a valid minute"),
+        ("0 0 * * 1#\u00b2", "'1#\u00b2' is not a valid day-of-week: '#' takes 1-5"),
     ],
 )
 def test_bad_special_values_are_refused_naming_schedule_cron(cron, message):
@@ -204,6 +208,8 @@ def test_eventbridge_expressions_become_cronhook_schedules(text, timezone, expec
             "'rate(0 minutes)' is not valid: use rate(N minutes|hours|days) with N a positive number",
         ),
         ("at(2027-01-01)", "'at(2027-01-01)' is not valid: use at(YYYY-MM-DDThh:mm:ss)"),
+        ("rate(367 days)", "'rate(367 days)' is longer than 366 days"),
+        ("at(0001-01-01T00:30:00)", "'at(0001-01-01T00:30:00)' is outside years 1-9999 in UTC"),
         (
             "at(2026-03-29T02:30:00)",
             "'at(2026-03-29T02:30:00)' never happens in Europe/Berlin: the clock jumps over it",
@@ -239,3 +245,34 @@ def test_unknown_or_empty_zone_names_are_refused_naming_schedule_timezone(given)
     with pytest.raises(ValidationError) as raised:
         canonical_timezone(given)
     assert raised.value.field == "schedule.timezone"
+
+
+# --- anything a client may send -------------------------------------------------------------
+
+_CRON_ALPHABET = st.sampled_from(list("0123456789*/,-?LW# ") + ["MON", "jan", "\u00b2", "()"])
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    text=st.one_of(
+        st.lists(_CRON_ALPHABET, max_size=30).map("".join),
+        st.lists(_CRON_ALPHABET, max_size=30).map(lambda parts: f"cron({''.join(parts)})"),
+        st.text(max_size=40).map(lambda inner: f"rate({inner})"),
+        st.text(max_size=40).map(lambda inner: f"at({inner})"),
+        st.text(max_size=40),
+    ),
+    zone=st.sampled_from(["UTC", "Europe/Berlin", "Pacific/Kiritimati", "America/New_York"]),
+)
+def test_any_cron_text_is_a_schedule_or_a_validation_error_never_a_crash(text, zone):
+    try:
+        if text.lower().startswith(("cron(", "rate(", "at(")):
+            pasted = translate_pasted(text, timezone=zone)
+            spec = ScheduleSpec(cron=pasted.cron, interval_s=pasted.interval_s, at=pasted.at)
+        else:
+            spec = ScheduleSpec(cron=text, timezone=zone)
+        validate_schedule(spec, min_interval_s=60)
+    except ValidationError as error:
+        assert error.field == "schedule.cron" and error.message
+        return
+    preview(spec, start=datetime(9999, 12, 30, tzinfo=UTC), count=3)
+    preview(spec, start=datetime(1, 1, 1, tzinfo=UTC), count=3)
