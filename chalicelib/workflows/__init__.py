@@ -142,7 +142,8 @@ _MARKER = re.compile(r"<\s*<\s*<\s*untrusted|untrusted\s*>\s*>\s*>", re.IGNORECA
 def _iso(at: datetime | None) -> str | None:
     if at is None:
         return None
-    return at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    # isoformat, not strftime: glibc's %Y prints year 1 as "1", not "0001".
+    return at.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 @dataclass(frozen=True)

@@ -89,3 +89,19 @@ def test_a_one_time_schedule_in_year_1_is_described_with_a_four_digit_year():
         describe(ScheduleSpec(at=datetime(1, 1, 1, 9, tzinfo=UTC)))
         == "Once at 0001-01-01 09:00 UTC"
     )
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"),
+    [
+        (-62135596800000, "0001-01-01T00:00:00.000Z"),
+        (253402300799999, "9999-12-31T23:59:59.999Z"),
+        (1796083200123, "2026-12-01T00:00:00.123Z"),
+    ],
+)
+def test_instants_are_shown_with_four_digit_years_and_exact_milliseconds(ms, text):
+    from chalicelib.services.runs import iso_ms
+    from chalicelib.workflows import _iso
+
+    assert iso_ms(ms) == text
+    assert _iso(datetime.fromisoformat(text)) == text
