@@ -768,12 +768,16 @@ def describe(spec: ScheduleSpec) -> str:
     if spec.interval_s is not None:
         return _describe_interval(spec.interval_s)
     if spec.at is not None:
-        at = spec.at.astimezone(_zone(spec.timezone))
+        timezone = spec.timezone
+        try:
+            at = spec.at.astimezone(_zone(timezone))
+        except OverflowError:  # 9999-12-31 late in UTC is year 10000 east of it: say UTC
+            at, timezone = spec.at.astimezone(UTC), "UTC"
         # isoformat, not strftime: glibc's %Y prints year 1 as "1", not "0001".
         shown = at.replace(tzinfo=None, microsecond=0).isoformat(
             sep=" ", timespec="seconds" if at.second else "minutes"
         )
-        return f"Once at {shown}" + (_zone_suffix(spec.timezone) or " UTC")
+        return f"Once at {shown}" + (_zone_suffix(timezone) or " UTC")
     assert spec.cron is not None
     options = Options()
     options.use_24hour_time_format = True

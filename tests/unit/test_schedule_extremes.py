@@ -84,6 +84,11 @@ def test_a_window_to_the_end_of_time_ends_with_year_9999():
     ]
 
 
+def test_a_one_time_schedule_past_the_end_of_its_zones_calendar_is_described_in_utc():
+    spec = ScheduleSpec(at=datetime(9999, 12, 31, 23, tzinfo=UTC), timezone="Pacific/Kiritimati")
+    assert describe(spec) == "Once at 9999-12-31 23:00 UTC"
+
+
 def test_a_one_time_schedule_in_year_1_is_described_with_a_four_digit_year():
     assert (
         describe(ScheduleSpec(at=datetime(1, 1, 1, 9, tzinfo=UTC)))
