@@ -59,9 +59,10 @@ _WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 # In tzdb no zone changes its UTC offset twice within a day, so comparing the offsets a
 # day apart finds any set-back between them (the largest since 1970 was 7 hours).
 _ONE_DAY = timedelta(days=1)
-# A cron whose every match is skipped (dst_skipped="skip") would otherwise search forever;
-# a cron's fires are never further apart than the calendar's 400-year cycle.
-_HORIZON = timedelta(days=146_097)
+# A cron whose every match is skipped ("30 2 * 3 0L" in Berlin with dst_skipped="skip")
+# would otherwise search forever. The rarest day a cron can name, Feb 29 on a given
+# weekday, comes at most 40 years apart (28, or 40 across 2100); a century is ample.
+_HORIZON = timedelta(days=36_525)
 _MINUTE = timedelta(minutes=1)
 
 
@@ -536,6 +537,10 @@ def _next_cron_fire(
             if not candidate.fires:
                 assert candidate.mark is not None
                 skipped.setdefault(candidate.instant, candidate.mark)
+                # Every later wall time in this gap is skipped too: go on from its end.
+                after_gap = _wall(candidate.instant, tz)
+                if after_gap is not None:
+                    wall = max(wall, after_gap - _MINUTE)
             elif earliest is None or candidate.instant < earliest.instant:
                 earliest = candidate
                 earliest_wall = _wall(candidate.instant, tz) or wall

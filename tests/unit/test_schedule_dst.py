@@ -552,3 +552,17 @@ def test_marks_of_consecutive_previews_do_not_repeat():
         after = fire[0]
     assert again == marks
     assert [(m.change, m.policy) for m in marks] == [("skipped", "skip")]
+
+
+@pytest.mark.parametrize(
+    ("cron", "policy", "expected"),
+    [
+        # 02:xx on the last Sunday of March never happens in Berlin (the EU rule).
+        ("* 2 * 3 0L", {}, []),
+        ("30 2 * 3 0L", {"dst_skipped": "skip"}, []),
+        ("30 2 * 3 0L", {}, ["2026-03-29T03:00:00+02:00", "2027-03-28T03:00:00+02:00"]),
+    ],
+)
+def test_a_cron_whose_every_wall_time_a_spring_change_skips(cron, policy, expected):
+    spec = ScheduleSpec(cron=cron, timezone=BERLIN, **policy)
+    assert local_fires(spec, "2026-01-01T00:00:00+01:00", 2) == expected
