@@ -325,15 +325,19 @@ def _month_days(cron: _Cron, year: int, month: int) -> tuple[int, ...]:
     return tuple(selected)
 
 
-def _next_wall(cron: _Cron, after: datetime) -> datetime | None:
-    """The first wall time (naive, whole minute) after `after` that the cron matches.
+def _next_wall(cron: _Cron, after: datetime, *, inclusive: bool = False) -> datetime | None:
+    """The first wall time (naive, whole minute) after `after` (or at it, if `inclusive`)
+    that the cron matches.
 
     None when there is none before the end of year 9999, or within 400 years (the
     calendar's cycle, so none ever).
     """
-    if after >= datetime(9999, 12, 31, 23, 59):
+    if inclusive and after.second == after.microsecond == 0:
+        start = after
+    elif after >= datetime(9999, 12, 31, 23, 59):
         return None
-    start = after.replace(second=0, microsecond=0) + _MINUTE
+    else:
+        start = after.replace(second=0, microsecond=0) + _MINUTE
     year, month = start.year, start.month
     for _ in range(12 * 400 + 1):
         if month in cron.months:
@@ -515,6 +519,7 @@ def _next_cron_fire(
     cron = _parse_cron(cron_text)
     tz = _zone(spec.timezone)
     wall = _wall(after, tz)
+    from_first_minute = wall is None
     if wall is None:
         if after.year > 1:
             return None, []  # past the end of year 9999 on this zone's clock
@@ -523,8 +528,10 @@ def _next_cron_fire(
     earliest: _Candidate | None = None
     skipped: dict[datetime, DstMark] = {}
     stop_after = _add_capped(wall, _HORIZON)
-    while (found := _next_wall(cron, wall)) is not None and found <= stop_after:
-        wall = found
+    while (found := _next_wall(cron, wall, inclusive=from_first_minute)) is not None:
+        if found > stop_after:
+            break
+        wall, from_first_minute = found, False
         try:
             candidates = _candidates(wall, tz, cron, spec)
         except OverflowError:  # this wall time has no instant inside years 1-9999
