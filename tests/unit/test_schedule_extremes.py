@@ -62,6 +62,12 @@ def test_previews_near_the_ends_of_time_are_shorter_not_an_error(spec, start, ex
             ScheduleSpec(cron="0 0 1 1 *"),
             ["0002-01-01T00:00:00+00:00", "0003-01-01T00:00:00+00:00"],
         ),
+        # Kiritimati's year 1 (local mean time, -10:29:20) starts at 10:29:20Z: its first
+        # midnight is that very instant.
+        (
+            ScheduleSpec(cron="0 0 * * *", timezone="Pacific/Kiritimati"),
+            ["0001-01-01T10:29:20+00:00", "0001-01-02T10:29:20+00:00"],
+        ),
         (
             ScheduleSpec(interval_s=3600, anchor_at=datetime(1, 1, 1, tzinfo=UTC)),
             ["0001-01-01T01:00:00+00:00", "0001-01-01T02:00:00+00:00"],
