@@ -521,6 +521,24 @@ def marked(spec: ScheduleSpec, start: str, count: int) -> tuple[list[str], list[
                 ("2026-04-05T01:45:00+10:30", "repeated", "both"),
             ],
         ),
+        # Havana changes at midnight: a midnight job is shifted to 01:00 CDT in spring and
+        # runs once in autumn, when 00:00 comes twice.
+        (
+            HAVANA,
+            "0 0 * * *",
+            {},
+            "2026-03-07T12:00:00-05:00",
+            ["2026-03-08T01:00:00-04:00", "2026-03-09T00:00:00-04:00"],
+            [("2026-03-08T01:00:00-04:00", "shifted", "shift")],
+        ),
+        (
+            HAVANA,
+            "0 0 * * *",
+            {},
+            "2026-10-31T12:00:00-04:00",
+            ["2026-11-01T00:00:00-04:00", "2026-11-02T00:00:00-05:00"],
+            [("2026-11-01T00:00:00-04:00", "repeated", "once")],
+        ),
         # Far from a change, and in a zone without DST: no marks.
         (
             BERLIN,
