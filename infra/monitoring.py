@@ -257,19 +257,22 @@ def _alarms(stage: str, api_stage: str) -> list[Alarm]:
 ALARMS = [a.logical_id for a in _alarms("dev", "api")]
 
 
-def _searches(name: str, stage: str) -> list[dict]:
+def _searches(name: str, stage: str) -> list[list[dict]]:
     """One SEARCH per dimension set: a schema matches only metrics with exactly its dims."""
     spec = METRICS[name]
     out = []
     for i, dims in enumerate(spec.dims):
         schema = ",".join((NAMESPACE, *BASE_DIMENSIONS, *dims))
         query = f'{{{schema}}} MetricName="{name}" stage="{stage}"'
+        # CloudWatch's metrics array holds arrays only: an expression is [{...}].
         out.append(
-            {
-                "expression": f"SEARCH('{query}', '{spec.stat}', 300)",
-                "id": f"{name[0].lower()}{name[1:]}{i}",
-                "label": spec.label,
-            }
+            [
+                {
+                    "expression": f"SEARCH('{query}', '{spec.stat}', 300)",
+                    "id": f"{name[0].lower()}{name[1:]}{i}",
+                    "label": spec.label,
+                }
+            ]
         )
     return out
 
@@ -436,18 +439,22 @@ def dashboard_body(stage: str, *, api_stage: str) -> dict:
         _widget(
             "DynamoDB: write units and throttles (all cronhook tables)",
             [
-                {
-                    "expression": 'SEARCH(\'{AWS/DynamoDB,TableName} MetricName="ConsumedWriteCapacityUnits" '
-                    f"cronhook-{stage}-', 'Sum', 300)",
-                    "id": "wcu",
-                    "label": "",
-                },
-                {
-                    "expression": 'SEARCH(\'{AWS/DynamoDB,TableName,Operation} MetricName="ThrottledRequests" '
-                    f"cronhook-{stage}-', 'Sum', 300)",
-                    "id": "throttled",
-                    "label": "",
-                },
+                [
+                    {
+                        "expression": 'SEARCH(\'{AWS/DynamoDB,TableName} MetricName="ConsumedWriteCapacityUnits" '
+                        f"cronhook-{stage}-', 'Sum', 300)",
+                        "id": "wcu",
+                        "label": "",
+                    }
+                ],
+                [
+                    {
+                        "expression": 'SEARCH(\'{AWS/DynamoDB,TableName,Operation} MetricName="ThrottledRequests" '
+                        f"cronhook-{stage}-', 'Sum', 300)",
+                        "id": "throttled",
+                        "label": "",
+                    }
+                ],
             ],
         ),
     ]

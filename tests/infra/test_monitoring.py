@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from infra.monitoring import ALARMS, FORBIDDEN_DIMENSIONS, METRICS
+from tests.infra.dashboard_schema import check_dashboard
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -100,6 +101,7 @@ def test_dashboard_is_valid_json_and_shows_every_metric(deployed):
         deployed.expanded["Resources"]["Dashboard"]["Properties"]["DashboardBody"]
     )
     doc = json.loads(body)
+    assert check_dashboard(doc) == []  # as deployed, with the real names and ARNs
     text = json.dumps(doc)
     for name in METRICS:
         assert f'"{name}"' in text or f'\\"{name}\\"' in text, name
@@ -109,6 +111,60 @@ def test_dashboard_is_valid_json_and_shows_every_metric(deployed):
     assert len(alarm_widget["properties"]["alarms"]) == len(ALARMS)
     dashboards = deployed.client("cloudwatch").list_dashboards()["DashboardEntries"]
     assert [d["DashboardName"] for d in dashboards] == ["cronhook-dev"]
+
+
+def _sub(text: str) -> str:
+    """``Fn::Sub`` with placeholder values: the pseudo parameters and resource names."""
+    pseudo = {"AWS::Region": "us-east-1", "AWS::AccountId": "123456789012", "AWS::Partition": "aws"}
+    return re.sub(r"\$\{([^}!]+)\}", lambda m: pseudo.get(m.group(1), m.group(1).lower()), text)
+
+
+def test_the_packaged_dashboard_has_the_documented_body_structure(packaged):
+    """What CloudWatch receives: every widget, every metrics entry (an array each)."""
+    props = packaged.template["Resources"]["Dashboard"]["Properties"]
+    body = json.loads(_sub(props["DashboardBody"]["Fn::Sub"]))
+    assert check_dashboard(body) == []
+    kinds = {w["type"] for w in body["widgets"]}
+    assert kinds == {"metric", "text", "alarm"}
+    entries = [
+        e for w in body["widgets"] if w["type"] == "metric" for e in w["properties"]["metrics"]
+    ]
+    assert len(entries) > 40
+    assert all(isinstance(e, list) for e in entries)
+    expressions = [e for e in entries if len(e) == 1]
+    assert len(expressions) >= 30  # the SEARCH entries: each [{"expression": ...}]
+
+
+def test_the_dashboard_checker_refuses_the_shapes_cloudwatch_refuses():
+    """The checker is not vacuous: the old bare-object entry (and its kin) are caught."""
+    good = {
+        "type": "metric",
+        "x": 0,
+        "y": 0,
+        "width": 8,
+        "height": 6,
+        "properties": {"region": "us-east-1", "metrics": [["AWS/SQS", "NumberOfMessagesSent"]]},
+    }
+    assert check_dashboard({"widgets": [good]}) == []
+    bad_entries = [
+        {"expression": "SEARCH('{cronhook} x', 'Sum', 300)", "id": "e0"},  # the shipped bug
+        ["AWS/SQS"],  # no metric name
+        ["AWS/SQS", "NumberOfMessagesSent", "QueueName"],  # a dimension without value
+        [{"label": "no expression"}],
+        ["AWS/SQS", "NumberOfMessagesSent", {"stat": "Median"}],
+        [{"expression": "m1", "id": "Upper"}],
+    ]
+    for entry in bad_entries:
+        widget = json.loads(json.dumps(good))
+        widget["properties"]["metrics"] = [entry]
+        assert check_dashboard({"widgets": [widget]}), entry
+    no_region = json.loads(json.dumps(good))
+    del no_region["properties"]["region"]
+    assert check_dashboard({"widgets": [no_region]})
+    assert check_dashboard({"widgets": [{**good, "width": 25}]})
+    assert check_dashboard({"widgets": [{"type": "alarm", "properties": {"alarms": []}}]})
+    assert check_dashboard({"widgets": [{"type": "text", "properties": {}}]})
+    assert check_dashboard({"widgets": [{"type": "log", "properties": {}}]})
 
 
 def _record_metric_calls() -> list[tuple[str, str, tuple[str, ...]]]:
