@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from infra.iam import FUNCTIONS
 from infra.monitoring import ALARMS, FORBIDDEN_DIMENSIONS, METRICS
 from tests.infra.dashboard_schema import check_dashboard
 
@@ -49,8 +50,33 @@ def test_alarms_cover_every_failure_the_issue_names(packaged):
         {"Name": "stage", "Value": "dev"},
     ]
     assert [m["Id"] for m in errors.values() if m["ReturnData"]] == ["errors"]
-    assert metric("HeartbeatSlow")[:2] == ("cronhook", "HeartbeatDuration")
+    # A killed tick never writes HeartbeatDuration; Lambda's Duration is there for it too.
+    slow = {m["Id"]: m for m in alarms["HeartbeatSlow"]["Metrics"]}
+    assert slow["lambda"]["MetricStat"]["Metric"]["Namespace"] == "AWS/Lambda"
+    assert slow["lambda"]["MetricStat"]["Metric"]["MetricName"] == "Duration"
+    assert slow["lambda"]["MetricStat"]["Metric"]["Dimensions"] == [
+        {"Name": "FunctionName", "Value": {"Ref": "Heartbeat"}}
+    ]
+    assert slow["tick"]["MetricStat"]["Metric"]["MetricName"] == "HeartbeatDuration"
+    assert "lambda" in slow["slowest"]["Expression"] and "tick" in slow["slowest"]["Expression"]
     assert alarms["HeartbeatSlow"]["Threshold"] == 50_000  # ms
+    assert metric("RunsLost") == (
+        "cronhook",
+        "LeasesReaped",
+        {"service": "cronhook", "stage": "dev"},
+    )
+    assert metric("FiresQueueAgeHigh")[:2] == ("AWS/SQS", "ApproximateAgeOfOldestMessage")
+    assert metric("FiresQueueAgeHigh")[2]["QueueName"] == {
+        "Fn::GetAtt": ["FiresQueue", "QueueName"]
+    }
+    throttles = alarms["LambdaThrottles"]["Metrics"]
+    watched = {
+        m["MetricStat"]["Metric"]["Dimensions"][0]["Value"]["Ref"]
+        for m in throttles
+        if "MetricStat" in m and m["MetricStat"]["Metric"]["MetricName"] == "Throttles"
+    }
+    assert watched == set(FUNCTIONS.values())
+    assert "HeartbeatErrors" in alarms and "DeadLetterQueueNotEmpty" in alarms
     assert metric("LatenessHigh")[:2] == ("cronhook", "Lateness")
     assert alarms["LatenessHigh"]["ExtendedStatistic"] == "p99"
     assert alarms["LatenessHigh"]["Threshold"] == 10_000  # ms
@@ -79,6 +105,17 @@ def test_every_alarm_has_a_runbook_section(packaged):
     assert set(ALARMS) <= headings
     for props in _alarms(packaged.template).values():
         assert "docs/runbook.md" in props["AlarmDescription"]
+    # Each section: what it means, the first three things to look at, the command to run.
+    sections = re.split(r"^## ", runbook, flags=re.MULTILINE)
+    for alarm in ALARMS:
+        (section,) = [s for s in sections if s.split(None, 1)[0] == alarm]
+        assert "**What it means.**" in section, alarm
+        look = section.split("**First three things to look at.**", 1)
+        assert len(look) == 2, alarm
+        steps = re.findall(r"^(\d)\. \S", look[1].split("**The command.**")[0], re.MULTILINE)
+        assert steps == ["1", "2", "3"], (alarm, steps)
+        command = section.split("**The command.**", 1)
+        assert len(command) == 2 and "```sh\n" in command[1], alarm
 
 
 def test_cloudwatch_accepts_every_alarm_as_deployed(deployed):
