@@ -179,8 +179,10 @@ class MotoServer:
         }
 
 
-def probe(function: str, moto: MotoServer) -> dict:
-    """One cold first call of ``function``: the modules loaded and the import time (ms)."""
+def probe(function: str, moto: MotoServer, *, project_dir: Path = PROJECT_DIR) -> dict:
+    """One cold first call of ``function``: the modules loaded and the import time (ms).
+
+    ``project_dir``: the source tree to import (another checkout, to compare versions)."""
     code = _PROBE.format(
         root=ROOT_KEY, function=function, begin=BEGIN, end=END, call=_CALLS[function]
     )
@@ -189,7 +191,7 @@ def probe(function: str, moto: MotoServer) -> dict:
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     answer = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code],
-        cwd=PROJECT_DIR,
+        cwd=project_dir,
         env=env,
         capture_output=True,
         text=True,
@@ -213,22 +215,35 @@ def probe(function: str, moto: MotoServer) -> dict:
     return {"modules": modules, "import_ms": total_us / 1000}
 
 
-def measure(runs: int = 5, functions: tuple[str, ...] = FUNCTIONS) -> dict[str, dict]:
-    """Median import time per function over ``runs`` cold starts, and the heavy modules."""
+def measure(
+    runs: int = 5,
+    functions: tuple[str, ...] = FUNCTIONS,
+    *,
+    trees: dict[str, Path] | None = None,
+) -> dict[str, dict]:
+    """Median import time per function over ``runs`` cold starts, and the heavy modules.
+
+    ``trees`` (label -> source tree) measures several checkouts in turn, run by run, so a
+    busy machine weighs on each the same; the default is this one."""
+    trees = trees or {"this": PROJECT_DIR}
     out: dict[str, dict] = {}
     with MotoServer() as moto:
         for function in functions:
-            times, modules = [], []
+            times: dict[str, list[float]] = {label: [] for label in trees}
+            modules: dict[str, list[str]] = {}
             for _ in range(runs):
-                found = probe(function, moto)
-                times.append(found["import_ms"])
-                modules = found["modules"]
-            out[function] = {
-                "import_ms_median": round(statistics.median(times), 1),
-                "import_ms_runs": [round(t, 1) for t in times],
-                "heavy": sorted(h for h in HEAVY if h in modules),
-                "modules": len(modules),
-            }
+                for label, tree in trees.items():
+                    found = probe(function, moto, project_dir=tree)
+                    times[label].append(found["import_ms"])
+                    modules[label] = found["modules"]
+            for label in trees:
+                key = function if len(trees) == 1 else f"{function}/{label}"
+                out[key] = {
+                    "import_ms_median": round(statistics.median(times[label]), 1),
+                    "import_ms_runs": [round(t, 1) for t in times[label]],
+                    "heavy": sorted(h for h in HEAVY if h in modules[label]),
+                    "modules": len(modules[label]),
+                }
     return out
 
 
@@ -236,14 +251,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Each function's cold import time.")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="another source tree (e.g. a `git archive` of main), measured run by run",
+    )
     args = parser.parse_args(argv)
-    result = measure(args.runs)
+    trees = {"this": PROJECT_DIR, "other": args.compare} if args.compare else None
+    result = measure(args.runs, trees=trees)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     for function, found in result.items():
         print(
-            f"{function:10} {found['import_ms_median']:8.0f} ms (median of {args.runs}), "
+            f"{function:16} {found['import_ms_median']:8.0f} ms (median of {args.runs}), "
             f"{found['modules']} modules, heavy: {', '.join(found['heavy']) or '-'}"
         )
     return 0
