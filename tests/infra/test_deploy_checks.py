@@ -295,3 +295,34 @@ def test_no_alarm_email_is_asked_for_or_warned_about_loudly(capsys):
     kept = _options(interactive=False)
     d._preflight(None, kept, declared, {"AlarmEmail": "a@b.c"}, creating=False)  # type: ignore[arg-type]
     assert "NO ALARM EMAIL" not in capsys.readouterr().out
+
+
+def test_a_fresh_account_without_an_api_gateway_role_gets_one_from_this_stack(capsys):
+    """Access logs need the region's API Gateway CloudWatch role; the default is not to
+    own it (deleting the owner breaks the other stages' logs), unless there is none."""
+
+    class Aws:
+        region = "eu-west-3"
+
+        def __init__(self, role: str | None):
+            self.apigw = _client("apigateway")
+            self.role = role
+
+        def client(self, name: str):
+            assert name == "apigateway"
+            return self.apigw
+
+    declared = {"ConfigureApiGatewayAccount": {"Default": "false"}}
+    fresh = Aws(None)
+    with Stubber(fresh.apigw) as stub:
+        stub.add_response("get_account", {}, {})
+        options = _options(interactive=False)
+        d._preflight(fresh, options, declared, {}, creating=True)  # type: ignore[arg-type]
+    assert options.parameters["ConfigureApiGatewayAccount"] == "true"
+    assert "has no API Gateway CloudWatch role" in capsys.readouterr().out
+    used = Aws("arn:aws:iam::123456789012:role/apigw-logs")
+    with Stubber(used.apigw) as stub:
+        stub.add_response("get_account", {"cloudwatchRoleArn": used.role}, {})
+        options = _options(interactive=False)
+        d._preflight(used, options, declared, {}, creating=True)  # type: ignore[arg-type]
+    assert "ConfigureApiGatewayAccount" not in options.parameters  # the default: false
