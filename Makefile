@@ -4,9 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 STAGE ?= dev
-export AWS_DEFAULT_REGION ?= us-east-1
+# No region is forced here: deploy and rollback use --region, AWS_REGION, AWS_DEFAULT_REGION
+# or the profile's region, in that order (infra/deploy.py); package needs none.
 
-.PHONY: run test lint unit bench package deploy clean
+.PHONY: run test lint unit bench package deploy rollback clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -35,6 +36,10 @@ package: $(STAMP)
 # e.g. make deploy STAGE=dev DEPLOY_ARGS="--param AlarmEmail=ops@example.com --create-root-key"
 deploy: package
 	$(BIN)/python -m infra.deploy --stage $(STAGE) $(DEPLOY_ARGS)
+
+# Redeploy the release before the current one (kept in the artifact bucket; docs/deploy.md).
+rollback: $(STAMP)
+	$(BIN)/python -m infra.deploy --stage $(STAGE) --rollback $(DEPLOY_ARGS)
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache .mypy_cache

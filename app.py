@@ -7,9 +7,12 @@ from urllib.parse import unquote
 from chalice import Chalice, Rate, Response
 
 from chalicelib import wiring
-from chalicelib.services import triggers
 from chalicelib.settings import RUNNER_MAX_CONCURRENCY
 from chalicelib.wiring import api, caller, json_body, now_utc
+
+# Imported on first use, not here: every function loads this file, and the authorizer and
+# the heartbeat never touch the trigger service (pydantic models; infra/coldstart.py).
+triggers = wiring.lazy_module("chalicelib.services.triggers")
 
 app = Chalice(app_name="cronhook")
 app.api.cors = False

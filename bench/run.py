@@ -4,7 +4,8 @@ Environment:
 
 - ``BENCH_QUICK=1``: small numbers and a 2 s heartbeat, for a smoke run (about a
   minute); its results go to ``bench/results.quick.json`` unless ``BENCH_OUT`` is set.
-- ``BENCH_ONLY=heartbeat,cost,webhook,lateness,burst``: run only these sections.
+- ``BENCH_ONLY=heartbeat,cost,webhook,lateness,burst,coldstart``: run only these sections
+  (``coldstart``: each function's import time on its first call, ``infra/coldstart.py``).
 - ``BENCH_OUT=path``: where to write the results.
 
 Numbers are medians of repeated runs where a section repeats (see ``repeats`` in each
@@ -27,7 +28,7 @@ from typing import Any
 
 __all__ = ["main", "run", "SECTIONS"]
 
-SECTIONS = ("heartbeat", "cost", "webhook", "lateness", "burst")
+SECTIONS = ("heartbeat", "cost", "webhook", "lateness", "burst", "coldstart")
 # The fire cost, three ways: the event source mapping's batches of 10 (fires that come
 # due together), every fire alone (sparse schedules), and a workflow that writes state.
 COST_VARIANTS = {
@@ -164,6 +165,16 @@ def run(
     finally:
         if not endpoint:
             env.stop()
+    if "coldstart" in only:
+        from infra.coldstart import measure as measure_coldstart
+
+        _progress("cold start: import time per function")
+        started = time.time()
+        results["coldstart"] = measure_coldstart(runs=1 if quick else 5)
+        results["coldstart_import_ms"] = {
+            f: r["import_ms_median"] for f, r in results["coldstart"].items()
+        }
+        results["section_seconds"]["coldstart"] = round(time.time() - started)
     # Each local-stack section gets a stack of its own (a quick run shares one).
     with local_stack(quick=quick) if quick else contextlib.nullcontext() as shared:
         _stack_sections(results, plan=plan, only=only, quick=quick, stack=shared)

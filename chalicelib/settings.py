@@ -10,7 +10,26 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["Settings", "get_settings", "reset_settings"]
+__all__ = ["Settings", "get_settings", "reset_settings", "queue_visibility_s", "claim_lease_s"]
+
+# The fire queue's visibility timeout and a claim's lease, from one setting: the runner's
+# timeout (docs/deploy.md, "The queue's visibility timeout and the lease"). The
+# visibility outlasts a run (a message is never delivered twice while its run is live;
+# AWS refuses a mapping whose queue's visibility is below the function's timeout); a
+# message whose invocation died before starting it (crash, throttle) comes back while its
+# claim still holds, so the retry runs instead of being reaped as lost.
+VISIBILITY_MARGIN_S = 30
+
+
+def queue_visibility_s(runner_timeout_s: int) -> int:
+    """The fire queue's visibility timeout: the runner's timeout plus a margin."""
+    return runner_timeout_s + VISIBILITY_MARGIN_S
+
+
+def claim_lease_s(runner_timeout_s: int, lookahead_s: int) -> int:
+    """How long a claim is owned: the longest a message waits (its delay, up to the
+    lookahead), one delivery that dies un-started (the visibility), then the margin."""
+    return lookahead_s + queue_visibility_s(runner_timeout_s) + VISIBILITY_MARGIN_S
 
 
 def _int(name: str, default: int) -> int:
@@ -52,8 +71,8 @@ class Settings:
 
     @property
     def lease_s(self) -> int:
-        """How long a claim is owned: the longest a message may wait plus the runner's timeout."""
-        return self.lookahead_s + self.runner_timeout_s + 60
+        """How long a claim is owned (``claim_lease_s``: one derivation with the queue)."""
+        return claim_lease_s(self.runner_timeout_s, self.lookahead_s)
 
 
 @lru_cache(maxsize=1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import math
 import threading
@@ -10,11 +11,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
 from chalice import AuthResponse, Response
 
 from chalicelib.domain.errors import BadRequest, CronhookError, Unauthorized, UnsupportedMediaType
@@ -36,27 +32,58 @@ __all__ = [
     "handle_sqs_batch",
     "error_response",
     "contract_error_shape",
+    "lazy_module",
 ]
 
 _ready_for: Settings | None = None
+_plugins_for: Settings | None = None
 _ready_lock = threading.Lock()
 
 
-def ready() -> Settings:
-    """Point the models at this environment's tables and load the services (once per settings)."""
-    global _ready_for
+def ready(*, plugins: bool = True) -> Settings:
+    """Point the models at this environment's tables and load the services (once per settings).
+
+    ``plugins=False`` (the authorizer) skips the services that register hooks and guards:
+    they import pydantic, jsonschema and the rest of the app, which a key check never needs.
+    """
+    global _ready_for, _plugins_for
     settings = get_settings()
-    if _ready_for is settings:
+    if _ready_for is settings and (not plugins or _plugins_for is settings):
         return settings
     with _ready_lock:
         if _ready_for is not settings:
             from chalicelib.store.models import configure_models
 
             configure_models(settings)
+            _ready_for = settings
+        if plugins and _plugins_for is not settings:
             import chalicelib.services.plugins  # noqa: F401  (registers hooks and guards)
 
-            _ready_for = settings
+            _plugins_for = settings
     return settings
+
+
+class _LazyModule:
+    """A module imported on its first attribute access (``importlib.import_module``: the
+    import lock makes it safe from threads). ``app.py`` names its services this way, so
+    a function imports only what its own path uses (``infra/coldstart.py``)."""
+
+    def __init__(self, name: str) -> None:
+        self.__dict__["_lazy_name"] = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(importlib.import_module(self.__dict__["_lazy_name"]), attribute)
+
+    def __setattr__(self, attribute: str, value: Any) -> None:
+        setattr(importlib.import_module(self.__dict__["_lazy_name"]), attribute, value)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self.__dict__['_lazy_name']!r}>"
+
+
+def lazy_module(name: str) -> Any:
+    """``name``, imported when first used rather than now."""
+    return _LazyModule(name)
 
 
 def now_utc() -> datetime:
@@ -167,7 +194,7 @@ def authorize(auth_request: Any) -> AuthResponse:
     another tenant's resources are 404 there. No result caching (TTL 0): a revoked or
     demoted key stops working on its next request.
     """
-    ready()
+    ready(plugins=False)
     try:
         principal = authenticate(auth_request.token)
     except Unauthorized as exc:
@@ -227,8 +254,9 @@ class NotStarted(Exception):
 
 
 # A message handed back becomes visible again at once (ChangeMessageVisibility), for
-# another invocation to run with its full time: the queue's own visibility timeout (6x the
-# runner's) would outlast the claim's lease, and the claim would be reaped as lost.
+# another invocation to run with its full time: waiting out the queue's own visibility
+# timeout (settings.queue_visibility_s, counted from the receive) would eat into the
+# claim's lease, and the claim could be reaped as lost.
 HAND_BACK_VISIBILITY_S = 0
 
 
@@ -241,6 +269,12 @@ def handle_sqs_batch(event: dict, context: Any = None, *, runner: Any = None) ->
     ``_hand_back``) and the messages after it too, as the clock only runs down.
     """
     ready()
+    from aws_lambda_powertools.utilities.batch import (
+        BatchProcessor,
+        EventType,
+        process_partial_response,
+    )
+
     from chalicelib.services.runner import Runner, start_margin_ms, time_left_ms
     from chalicelib.store.sqs import FireMessage
 

@@ -180,12 +180,41 @@ def _alarms(stage: str, api_stage: str) -> list[Alarm]:
         ),
         alarm(
             "HeartbeatSlow",
-            "A heartbeat tick took more than 50 s of its 60 s budget.",
-            Namespace=NAMESPACE,
-            MetricName="HeartbeatDuration",
-            Dimensions=_base(stage),
-            Statistic="Maximum",
-            Period=300,
+            "A heartbeat tick took more than 50 s of its 60 s budget, or never finished (killed "
+            "at its timeout: Lambda still reports its duration).",
+            # The app's HeartbeatDuration is written at the end of a tick, so a tick killed
+            # at its timeout never writes it; Lambda's Duration is reported for every
+            # invocation, a timed-out one too (= the timeout). The larger of the two counts.
+            Metrics=[
+                {
+                    "Id": "lambda",
+                    "ReturnData": False,
+                    "MetricStat": {
+                        "Metric": lambda_metric("Duration", "Heartbeat"),
+                        "Period": 300,
+                        "Stat": "Maximum",
+                    },
+                },
+                {
+                    "Id": "tick",
+                    "ReturnData": False,
+                    "MetricStat": {
+                        "Metric": {
+                            "Namespace": NAMESPACE,
+                            "MetricName": "HeartbeatDuration",
+                            "Dimensions": _base(stage),
+                        },
+                        "Period": 300,
+                        "Stat": "Maximum",
+                    },
+                },
+                {
+                    "Id": "slowest",
+                    "Label": "slowest tick (ms)",
+                    "Expression": "MAX([FILL(lambda, 0), FILL(tick, 0)])",
+                    "ReturnData": True,
+                },
+            ],
             EvaluationPeriods=1,
             Threshold=50_000,
             ComparisonOperator="GreaterThanThreshold",
@@ -242,6 +271,66 @@ def _alarms(stage: str, api_stage: str) -> list[Alarm]:
             ComparisonOperator="GreaterThanOrEqualToThreshold",
         ),
         alarm(
+            "RunsLost",
+            "Runs were lost: a claim's lease ran out before its run settled (runner crashed, "
+            "timed out, or its message was dead-lettered); each counts as a failure.",
+            Namespace=NAMESPACE,
+            MetricName="LeasesReaped",
+            Dimensions=_base(stage),
+            Statistic="Sum",
+            Period=300,
+            EvaluationPeriods=1,
+            Threshold=1,
+            ComparisonOperator="GreaterThanOrEqualToThreshold",
+        ),
+        alarm(
+            "FiresQueueAgeHigh",
+            "The oldest fire message waited over 10 minutes in 2 consecutive five-minute "
+            "windows: runners are not keeping up or not polling.",
+            Namespace="AWS/SQS",
+            MetricName="ApproximateAgeOfOldestMessage",
+            Dimensions=[
+                {"Name": "QueueName", "Value": {"Fn::GetAtt": ["FiresQueue", "QueueName"]}}
+            ],
+            Statistic="Maximum",
+            Period=300,
+            EvaluationPeriods=2,
+            DatapointsToAlarm=2,
+            Threshold=600,
+            ComparisonOperator="GreaterThanThreshold",
+        ),
+        alarm(
+            "LambdaThrottles",
+            "A cronhook function was throttled (account concurrency, or a reservation too "
+            "small): ticks, runs or API calls were refused by Lambda.",
+            Metrics=[
+                *(
+                    {
+                        "Id": f"throttles{i}",
+                        "ReturnData": False,
+                        "MetricStat": {
+                            "Metric": lambda_metric("Throttles", function),
+                            "Period": 300,
+                            "Stat": "Sum",
+                        },
+                    }
+                    for i, function in enumerate(
+                        ("APIHandler", "Authorizer", "Heartbeat", "Runner")
+                    )
+                ),
+                {
+                    "Id": "throttles",
+                    "Label": "throttles, all functions",
+                    "Expression": "SUM([FILL(throttles0, 0), FILL(throttles1, 0), "
+                    "FILL(throttles2, 0), FILL(throttles3, 0)])",
+                    "ReturnData": True,
+                },
+            ],
+            EvaluationPeriods=1,
+            Threshold=1,
+            ComparisonOperator="GreaterThanOrEqualToThreshold",
+        ),
+        alarm(
             "RunnerErrors",
             "A runner invocation failed as a whole (not a workflow failure): its messages are retried, then dead-lettered.",
             **lambda_metric("Errors", "Runner"),
@@ -257,19 +346,22 @@ def _alarms(stage: str, api_stage: str) -> list[Alarm]:
 ALARMS = [a.logical_id for a in _alarms("dev", "api")]
 
 
-def _searches(name: str, stage: str) -> list[dict]:
+def _searches(name: str, stage: str) -> list[list[dict]]:
     """One SEARCH per dimension set: a schema matches only metrics with exactly its dims."""
     spec = METRICS[name]
     out = []
     for i, dims in enumerate(spec.dims):
         schema = ",".join((NAMESPACE, *BASE_DIMENSIONS, *dims))
         query = f'{{{schema}}} MetricName="{name}" stage="{stage}"'
+        # CloudWatch's metrics array holds arrays only: an expression is [{...}].
         out.append(
-            {
-                "expression": f"SEARCH('{query}', '{spec.stat}', 300)",
-                "id": f"{name[0].lower()}{name[1:]}{i}",
-                "label": spec.label,
-            }
+            [
+                {
+                    "expression": f"SEARCH('{query}', '{spec.stat}', 300)",
+                    "id": f"{name[0].lower()}{name[1:]}{i}",
+                    "label": spec.label,
+                }
+            ]
         )
     return out
 
@@ -436,18 +528,22 @@ def dashboard_body(stage: str, *, api_stage: str) -> dict:
         _widget(
             "DynamoDB: write units and throttles (all cronhook tables)",
             [
-                {
-                    "expression": 'SEARCH(\'{AWS/DynamoDB,TableName} MetricName="ConsumedWriteCapacityUnits" '
-                    f"cronhook-{stage}-', 'Sum', 300)",
-                    "id": "wcu",
-                    "label": "",
-                },
-                {
-                    "expression": 'SEARCH(\'{AWS/DynamoDB,TableName,Operation} MetricName="ThrottledRequests" '
-                    f"cronhook-{stage}-', 'Sum', 300)",
-                    "id": "throttled",
-                    "label": "",
-                },
+                [
+                    {
+                        "expression": 'SEARCH(\'{AWS/DynamoDB,TableName} MetricName="ConsumedWriteCapacityUnits" '
+                        f"cronhook-{stage}-', 'Sum', 300)",
+                        "id": "wcu",
+                        "label": "",
+                    }
+                ],
+                [
+                    {
+                        "expression": 'SEARCH(\'{AWS/DynamoDB,TableName,Operation} MetricName="ThrottledRequests" '
+                        f"cronhook-{stage}-', 'Sum', 300)",
+                        "id": "throttled",
+                        "label": "",
+                    }
+                ],
             ],
         ),
     ]

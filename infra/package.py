@@ -11,8 +11,14 @@
      one fails here, not in production).
 4. Drop what the Lambda Python runtime already has (boto3, botocore, s3transfer) from
    the zip: pynamodb pulls in botocore, which is most of the package's size.
-5. ``cfn-lint`` the template: zero errors, or this fails.
-6. Report the package size and the ``import app`` time.
+5. Rebuild the dependencies for the pinned runtime and architecture
+   (``infra/template.py``: python3.12, arm64), whatever Python builds: Chalice vendors
+   wheels for the building interpreter on x86_64, and a compiled one (pydantic-core,
+   rpds-py) would not load in Lambda. ``pip install --platform`` fetches the right
+   wheels; every compiled extension in the zip is then checked against the target.
+6. ``cfn-lint`` the template: zero errors, or this fails.
+7. Report the package size and each function's cold import time (``infra/coldstart.py``,
+   from the source tree with this machine's Python).
 """
 
 from __future__ import annotations
@@ -31,7 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from infra.iam import FUNCTIONS, role_logical_id
-from infra.template import PROJECT_DIR, StageConfig, merge_template
+from infra.template import (
+    LAMBDA_ARCHITECTURE,
+    LAMBDA_RUNTIME,
+    PROJECT_DIR,
+    StageConfig,
+    merge_template,
+)
 
 __all__ = ["package", "PackageReport", "RUNTIME_PROVIDED", "strip_runtime_provided"]
 
@@ -53,6 +65,9 @@ class PackageReport:
     stripped_bytes: int
     import_app_s: float | None
     lint_warnings: int
+    runtime: str = LAMBDA_RUNTIME
+    architecture: str = LAMBDA_ARCHITECTURE
+    compiled: list[str] | None = None  # the compiled extensions, all built for the target
 
 
 def _is_runtime_provided(name: str) -> bool:
@@ -74,6 +89,78 @@ def strip_runtime_provided(zip_path: Path) -> int:
             dst.writestr(info, src.read(info), compress_type=zipfile.ZIP_DEFLATED)
     tmp.replace(zip_path)
     return removed
+
+
+PLATFORM = {"arm64": "manylinux2014_aarch64", "x86_64": "manylinux2014_x86_64"}
+MACHINE = {"arm64": "aarch64", "x86_64": "x86_64"}
+
+
+def _top(name: str) -> str:
+    return name.split("/", 1)[0]
+
+
+def retarget_dependencies(zip_path: Path, *, runtime: str, architecture: str) -> list[str]:
+    """Replace the vendored dependencies with wheels for ``runtime`` on ``architecture``.
+
+    Returns the compiled extensions now in the zip. Fails if any of them is not built
+    for the target (a wrong ``.so`` fails at import in Lambda, after the deploy).
+    """
+    version = runtime.removeprefix("python")
+    tag = version.replace(".", "")
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "deps"
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-compile",
+                "--target",
+                str(target),
+                "--platform",
+                PLATFORM[architecture],
+                "--implementation",
+                "cp",
+                "--python-version",
+                version,
+                "--only-binary=:all:",
+                "-r",
+                str(PROJECT_DIR / "requirements.txt"),
+            ],
+            check=True,
+        )
+        ours = {p.name for p in target.iterdir() if not _is_runtime_provided(p.name)}
+        ours.discard("bin")
+        tmp_zip = zip_path.with_suffix(".retarget")
+        with zipfile.ZipFile(zip_path) as src, zipfile.ZipFile(tmp_zip, "w") as dst:
+            for info in src.infolist():
+                top = _top(info.filename)
+                vendored = top in ours or top.endswith((".dist-info", ".data"))
+                if vendored or _is_runtime_provided(info.filename):
+                    continue
+                dst.writestr(info, src.read(info), compress_type=zipfile.ZIP_DEFLATED)
+            for path in sorted(target.rglob("*")):
+                rel = path.relative_to(target).as_posix()
+                if path.is_dir() or _top(rel) not in ours or "__pycache__" in rel:
+                    continue
+                dst.write(path, rel, compress_type=zipfile.ZIP_DEFLATED)
+        tmp_zip.replace(zip_path)
+    with zipfile.ZipFile(zip_path) as z:
+        compiled = [n for n in z.namelist() if n.endswith(".so") or ".so." in n]
+    wrong = [
+        n
+        for n in compiled
+        if MACHINE[architecture] not in n.rsplit("/", 1)[-1]
+        or not (f"cpython-{tag}" in n or ".abi3." in n)
+    ]
+    if wrong:
+        raise SystemExit(
+            f"compiled extensions not built for {runtime}/{architecture}: {', '.join(wrong)}"
+        )
+    return compiled
 
 
 def _break_api_cycle(template: dict, cfg: StageConfig) -> None:
@@ -135,14 +222,17 @@ def lint(template_path: Path) -> int:
 
 
 def import_time(zip_path: Path, *, runs: int = 3) -> float:
-    """Median seconds to ``import app`` from the unzipped package (boto3 from this venv)."""
+    """Median seconds to ``import app`` with the package's own code (app.py, chalicelib,
+    chalice) and this venv's dependencies: the zip's are built for the Lambda target
+    (``retarget_dependencies``), which this machine may not be able to load."""
     code = (
         "import sys, time; sys.path.insert(0, '.'); t = time.perf_counter(); import app; "
         "print(time.perf_counter() - t)"
     )
     with tempfile.TemporaryDirectory() as tmp:
         with zipfile.ZipFile(zip_path) as z:
-            z.extractall(tmp)
+            own = [n for n in z.namelist() if _top(n) in ("app.py", "chalicelib", "chalice")]
+            z.extractall(tmp, members=own)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CRONHOOK_", "PYTHON"))}
         env.update({"AWS_DEFAULT_REGION": "us-east-1", "PYTHONDONTWRITEBYTECODE": "1"})
         times = []
@@ -203,6 +293,9 @@ def package(
     _check_roles(template)
     template_path.write_text(json.dumps(template, indent=2) + "\n")
     stripped = strip_runtime_provided(zip_path)
+    compiled = retarget_dependencies(
+        zip_path, runtime=LAMBDA_RUNTIME, architecture=LAMBDA_ARCHITECTURE
+    )
     with zipfile.ZipFile(zip_path) as z:
         unzipped = sum(i.file_size for i in z.infolist())
     warnings = lint(template_path) if run_lint else 0
@@ -215,6 +308,7 @@ def package(
         stripped_bytes=stripped,
         import_app_s=round(import_time(zip_path, runs=measure_runs), 3) if measure_runs else None,
         lint_warnings=warnings,
+        compiled=compiled,
     )
     (out / "package-report.json").write_text(json.dumps(asdict(report), indent=2) + "\n")
     return report

@@ -64,9 +64,13 @@ def table_resources(*, table_prefix: str, protect: bool) -> dict[str, dict]:
     """One ``AWS::DynamoDB::Table`` per model: on demand, PITR, KMS encryption, TTL.
 
     ``protect`` (prod) turns on deletion protection and retains the tables when the
-    stack or the resource goes away: run history and triggers outlive a bad deploy.
+    stack or the resource goes away: run history and triggers outlive a bad deploy. A
+    failed first create removes them (``RetainExceptOnCreate``), so the retry does not
+    meet "already exists"; deletion protection follows the ``TableDeletionProtection``
+    parameter (``infra/deploy.py`` turns it on once the first create succeeded).
     """
-    policy = "Retain" if protect else "Delete"
+    policy = "RetainExceptOnCreate" if protect else "Delete"
+    replace = "Retain" if protect else "Delete"  # UpdateReplacePolicy has no ExceptOnCreate
     resources: dict[str, dict] = {}
     for model in ALL_MODELS:
         name = base_name(model)
@@ -76,7 +80,7 @@ def table_resources(*, table_prefix: str, protect: bool) -> dict[str, dict]:
             **table_schema(model),
             "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
             "SSESpecification": {"SSEEnabled": True, "SSEType": "KMS"},
-            "DeletionProtectionEnabled": protect,
+            "DeletionProtectionEnabled": {"Fn::If": ["TableDeletionProtection", True, False]},
             "Tags": [{"Key": "cronhook:table", "Value": name}],
         }
         ttl = TTL_ATTRIBUTES.get(name)
@@ -85,7 +89,7 @@ def table_resources(*, table_prefix: str, protect: bool) -> dict[str, dict]:
         resources[table_logical_id(name)] = {
             "Type": "AWS::DynamoDB::Table",
             "DeletionPolicy": policy,
-            "UpdateReplacePolicy": policy,
+            "UpdateReplacePolicy": replace,
             "Properties": properties,
         }
     return resources

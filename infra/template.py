@@ -29,15 +29,25 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib.gateway import GATEWAY_RESPONSES
-from chalicelib.settings import RUNNER_MAX_CONCURRENCY, Settings
+from chalicelib.settings import RUNNER_MAX_CONCURRENCY, Settings, queue_visibility_s
 from infra.iam import ACCESS, FUNCTIONS, role_logical_id, role_resources
 from infra.monitoring import monitoring_resources
 from infra.tables import table_resources
 
-__all__ = ["StageConfig", "merge_template", "VISIBILITY_PER_TIMEOUT", "MAX_RECEIVE_COUNT"]
+__all__ = [
+    "StageConfig",
+    "merge_template",
+    "MAX_RECEIVE_COUNT",
+    "LAMBDA_RUNTIME",
+    "LAMBDA_ARCHITECTURE",
+    "PROTECTED_STAGES",
+]
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
-VISIBILITY_PER_TIMEOUT = 6  # AWS: queue visibility at least 6x the function timeout
+# The Lambda runtime and architecture, whoever builds (python3.12 or later; arm64 is 20%
+# cheaper per GB-s). infra/package.py builds the dependencies for exactly these.
+LAMBDA_RUNTIME = "python3.12"
+LAMBDA_ARCHITECTURE = "arm64"
 MAX_RECEIVE_COUNT = 5  # receives before a message is dead-lettered
 PROTECTED_STAGES = ("prod",)
 # Function logical ids whose name we set: chalice deploy's naming, so the console matches.
@@ -145,11 +155,66 @@ def _parameters(stage: str) -> dict:
         },
         "ConfigureApiGatewayAccount": {
             "Type": "String",
-            "Default": "true",
+            "Default": "false",
             "AllowedValues": ["true", "false"],
             "Description": (
-                "Set the region's API Gateway CloudWatch role (needed once per account and "
-                "region for access logs). 'false' if another stack already manages it."
+                "'true': this stack sets the region's API Gateway CloudWatch role (one per "
+                "account and region, needed for access logs) and owns it: deleting this stage "
+                "breaks every other stage's access logs. infra/deploy.py turns it on only when "
+                "the account has no role yet (docs/deploy.md)."
+            ),
+        },
+        **_parameters_issue15(stage),
+    }
+
+
+def _parameters_issue15(stage: str) -> dict:
+    # Reserved concurrency, the switch's name, detailed API metrics, table protection.
+    return {
+        "HeartbeatReservedConcurrency": {
+            "Type": "Number",
+            "Default": 1,
+            "MinValue": 0,
+            "Description": (
+                "Concurrency reserved for the heartbeat (1: ticks never overlap). 0: no "
+                "reservation (accounts whose Lambda concurrency quota is 10 cannot reserve any)."
+            ),
+        },
+        "RunnerReservedConcurrency": {
+            "Type": "Number",
+            "Default": RUNNER_MAX_CONCURRENCY,
+            "MinValue": 0,
+            "Description": (
+                "Concurrency reserved for the runner: 0 (none) or at least the job ceiling "
+                f"({RUNNER_MAX_CONCURRENCY}, the SQS mapping's MaximumConcurrency)."
+            ),
+        },
+        "SwitchParameter": {
+            "Type": "String",
+            "Default": f"/cronhook/{stage}/triggers-enabled",
+            "AllowedPattern": "^/[A-Za-z0-9_.\\-/]+$",
+            "Description": (
+                "SSM parameter of the on/off switch. infra/deploy.py creates it ('on') if "
+                "missing and never writes it again: its value belongs to operators."
+            ),
+        },
+        "ApiDetailedMetrics": {
+            "Type": "String",
+            "Default": "false",
+            "AllowedValues": ["true", "false"],
+            "Description": (
+                "Per-route API Gateway metrics: about $35-50 a month per stage in custom "
+                "metrics. The stage-wide metrics (and the Api5xx alarm) work without them."
+            ),
+        },
+        "TableDeletionProtection": {
+            "Type": "String",
+            "Default": "true" if stage in PROTECTED_STAGES else "false",
+            "AllowedValues": ["true", "false"],
+            "Description": (
+                "DynamoDB deletion protection. infra/deploy.py creates a protected stage "
+                "without it and turns it on once the stack exists, so a failed first create "
+                "can roll back."
             ),
         },
     }
@@ -198,7 +263,10 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
     cfg = StageConfig.load(stage, project_dir)
     settings = Settings()  # the code's defaults: retention and shard counts
     protect = stage in PROTECTED_STAGES
-    keep = "Retain" if protect else "Delete"
+    # RetainExceptOnCreate: kept when the stack is deleted, but a failed first create
+    # removes it, so the retry does not fail with "already exists".
+    keep = "RetainExceptOnCreate" if protect else "Delete"
+    replace = "Retain" if protect else "Delete"  # UpdateReplacePolicy has no ExceptOnCreate
     ceiling = RUNNER_MAX_CONCURRENCY
     runner_timeout = cfg.timeouts["runner"]
 
@@ -209,7 +277,8 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         {
             "SecretsKey": {
                 "Type": "AWS::KMS::Key",
-                "DeletionPolicy": "Retain",
+                # A failed first create deletes it (no key left per attempt); kept after that.
+                "DeletionPolicy": "RetainExceptOnCreate",
                 "UpdateReplacePolicy": "Retain",
                 "Properties": {
                     "Description": f"cronhook {stage}: webhook secrets and large payloads",
@@ -244,7 +313,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
             "DeadLetterQueue": {
                 "Type": "AWS::SQS::Queue",
                 "DeletionPolicy": keep,
-                "UpdateReplacePolicy": keep,
+                "UpdateReplacePolicy": replace,
                 "Properties": {
                     "QueueName": f"cronhook-{stage}-fires-dlq",
                     "MessageRetentionPeriod": 1_209_600,
@@ -255,7 +324,8 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
                 "Type": "AWS::SQS::Queue",
                 "Properties": {
                     "QueueName": f"cronhook-{stage}-fires",
-                    "VisibilityTimeout": VISIBILITY_PER_TIMEOUT * runner_timeout,
+                    # One derivation with the claim's lease (chalicelib/settings.py).
+                    "VisibilityTimeout": queue_visibility_s(runner_timeout),
                     "MessageRetentionPeriod": 345_600,
                     "SqsManagedSseEnabled": True,
                     "RedrivePolicy": {
@@ -267,7 +337,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
             "PayloadBucket": {
                 "Type": "AWS::S3::Bucket",
                 "DeletionPolicy": keep,
-                "UpdateReplacePolicy": keep,
+                "UpdateReplacePolicy": replace,
                 "Properties": {
                     "BucketEncryption": {
                         "ServerSideEncryptionConfiguration": [
@@ -322,15 +392,8 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
                     },
                 },
             },
-            "SwitchParameter": {
-                "Type": "AWS::SSM::Parameter",
-                "Properties": {
-                    "Name": f"/cronhook/{stage}/triggers-enabled",
-                    "Type": "String",
-                    "Value": "on",
-                    "Description": "cronhook on/off switch: 'off' stops all firing (docs/runbook.md).",
-                },
-            },
+            # The switch (SwitchParameter) is a stack parameter naming an SSM parameter that
+            # infra/deploy.py creates once: a deploy never turns firing back on.
             "ApiAccessLogGroup": _log_group(f"/aws/apigateway/cronhook-{stage}-access"),
             "ApiGatewayCloudWatchRole": {
                 "Type": "AWS::IAM::Role",
@@ -398,8 +461,18 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
             "Role": {"Fn::GetAtt": [role_logical_id(function), "Arn"]},
             "Environment": {"Variables": environment},
             "LoggingConfig": {"LogGroup": {"Ref": log_groups[function]}, "LogFormat": "Text"},
+            # Pinned, whoever builds: infra/package.py builds the dependencies for them.
+            "Runtime": LAMBDA_RUNTIME,
+            "Architectures": [LAMBDA_ARCHITECTURE],
         }
         if function == "heartbeat":
+            properties["ReservedConcurrentExecutions"] = {
+                "Fn::If": [
+                    "HasHeartbeatReservation",
+                    {"Ref": "HeartbeatReservedConcurrency"},
+                    {"Ref": "AWS::NoValue"},
+                ]
+            }
             # A tick that failed or was throttled is not worth retrying later: the next
             # minute's tick does the same work with a fresh clock.
             properties["EventInvokeConfig"] = {
@@ -407,7 +480,13 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
                 "MaximumRetryAttempts": 0,
             }
         if function == "runner":
-            properties["ReservedConcurrentExecutions"] = ceiling
+            properties["ReservedConcurrentExecutions"] = {
+                "Fn::If": [
+                    "HasRunnerReservation",
+                    {"Ref": "RunnerReservedConcurrency"},
+                    {"Ref": "AWS::NoValue"},
+                ]
+            }
             properties["Events"] = {
                 "RunnerSqsEventSource": {
                     "Properties": {
@@ -427,6 +506,9 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
             # of the stage carries them (a separate GatewayResponse resource needs a redeploy).
             "DefinitionBody": {"x-amazon-apigateway-gateway-responses": gateway_responses()},
             "Name": f"cronhook-{stage}",
+            # Any OpenApiVersion stops SAM adding a second stage named "Stage" (no throttling,
+            # logs or alarms, webhook reachable); "2.0" leaves Chalice's swagger as it is.
+            "OpenApiVersion": "2.0",
             "TracingEnabled": True,
             "MethodSettings": [
                 {
@@ -434,7 +516,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
                     "HttpMethod": "*",
                     "ThrottlingRateLimit": {"Ref": "ApiThrottleRateLimit"},
                     "ThrottlingBurstLimit": {"Ref": "ApiThrottleBurstLimit"},
-                    "MetricsEnabled": True,
+                    "MetricsEnabled": {"Fn::If": ["ApiDetailedMetrics", True, False]},
                     "DataTraceEnabled": False,
                 }
             ],
@@ -468,6 +550,15 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "PayloadBucketName": {"Value": {"Ref": "PayloadBucket"}},
         "SecretsKeyArn": {"Value": {"Fn::GetAtt": ["SecretsKey", "Arn"]}},
         "SwitchParameterName": {"Value": {"Ref": "SwitchParameter"}},
+        "AlarmEmailSubscribed": {
+            "Value": {
+                "Fn::If": [
+                    "HasAlarmEmail",
+                    {"Ref": "AlarmEmail"},
+                    "NOBODY: alarms go to an SNS topic with no subscriber (docs/deploy.md)",
+                ]
+            }
+        },
         "RootKeyParameterName": {"Value": {"Ref": "RootKeyParameterName"}},
         "TablePrefix": {"Value": cfg.table_prefix},
         "WebhookBaseUrl": {"Value": public_url},
@@ -482,6 +573,14 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
             "ConfigureApiGatewayAccount": {
                 "Fn::Equals": [{"Ref": "ConfigureApiGatewayAccount"}, "true"]
             },
+            "HasHeartbeatReservation": {
+                "Fn::Not": [{"Fn::Equals": [{"Ref": "HeartbeatReservedConcurrency"}, 0]}]
+            },
+            "HasRunnerReservation": {
+                "Fn::Not": [{"Fn::Equals": [{"Ref": "RunnerReservedConcurrency"}, 0]}]
+            },
+            "ApiDetailedMetrics": {"Fn::Equals": [{"Ref": "ApiDetailedMetrics"}, "true"]},
+            "TableDeletionProtection": {"Fn::Equals": [{"Ref": "TableDeletionProtection"}, "true"]},
         },
         "Resources": resources,
         "Outputs": outputs,

@@ -33,8 +33,6 @@ import json
 from datetime import datetime
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import best_match
 from pynamodb.exceptions import DoesNotExist
 
 from chalicelib.domain import budget
@@ -384,6 +382,11 @@ def _mask_secrets(ctx: runner.RunContext, text: str) -> str:
 
 def state_problem(schema: dict, state: Any) -> tuple[str, str] | None:
     """``(field, message)`` for the first way ``state`` breaks ``schema``, or None."""
+    # Imported here, not at module import: only a run with a state contract needs it (the
+    # heartbeat loads this module for its hooks; infra/coldstart.py).
+    import jsonschema
+    from jsonschema.exceptions import best_match
+
     validator = jsonschema.validators.validator_for(schema)(schema)
     error = best_match(validator.iter_errors(state))
     if error is None:

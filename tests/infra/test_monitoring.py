@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from infra.iam import FUNCTIONS
 from infra.monitoring import ALARMS, FORBIDDEN_DIMENSIONS, METRICS
+from tests.infra.dashboard_schema import check_dashboard
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -48,8 +50,33 @@ def test_alarms_cover_every_failure_the_issue_names(packaged):
         {"Name": "stage", "Value": "dev"},
     ]
     assert [m["Id"] for m in errors.values() if m["ReturnData"]] == ["errors"]
-    assert metric("HeartbeatSlow")[:2] == ("cronhook", "HeartbeatDuration")
+    # A killed tick never writes HeartbeatDuration; Lambda's Duration is there for it too.
+    slow = {m["Id"]: m for m in alarms["HeartbeatSlow"]["Metrics"]}
+    assert slow["lambda"]["MetricStat"]["Metric"]["Namespace"] == "AWS/Lambda"
+    assert slow["lambda"]["MetricStat"]["Metric"]["MetricName"] == "Duration"
+    assert slow["lambda"]["MetricStat"]["Metric"]["Dimensions"] == [
+        {"Name": "FunctionName", "Value": {"Ref": "Heartbeat"}}
+    ]
+    assert slow["tick"]["MetricStat"]["Metric"]["MetricName"] == "HeartbeatDuration"
+    assert "lambda" in slow["slowest"]["Expression"] and "tick" in slow["slowest"]["Expression"]
     assert alarms["HeartbeatSlow"]["Threshold"] == 50_000  # ms
+    assert metric("RunsLost") == (
+        "cronhook",
+        "LeasesReaped",
+        {"service": "cronhook", "stage": "dev"},
+    )
+    assert metric("FiresQueueAgeHigh")[:2] == ("AWS/SQS", "ApproximateAgeOfOldestMessage")
+    assert metric("FiresQueueAgeHigh")[2]["QueueName"] == {
+        "Fn::GetAtt": ["FiresQueue", "QueueName"]
+    }
+    throttles = alarms["LambdaThrottles"]["Metrics"]
+    watched = {
+        m["MetricStat"]["Metric"]["Dimensions"][0]["Value"]["Ref"]
+        for m in throttles
+        if "MetricStat" in m and m["MetricStat"]["Metric"]["MetricName"] == "Throttles"
+    }
+    assert watched == set(FUNCTIONS.values())
+    assert "HeartbeatErrors" in alarms and "DeadLetterQueueNotEmpty" in alarms
     assert metric("LatenessHigh")[:2] == ("cronhook", "Lateness")
     assert alarms["LatenessHigh"]["ExtendedStatistic"] == "p99"
     assert alarms["LatenessHigh"]["Threshold"] == 10_000  # ms
@@ -78,6 +105,17 @@ def test_every_alarm_has_a_runbook_section(packaged):
     assert set(ALARMS) <= headings
     for props in _alarms(packaged.template).values():
         assert "docs/runbook.md" in props["AlarmDescription"]
+    # Each section: what it means, the first three things to look at, the command to run.
+    sections = re.split(r"^## ", runbook, flags=re.MULTILINE)
+    for alarm in ALARMS:
+        (section,) = [s for s in sections if s.split(None, 1)[0] == alarm]
+        assert "**What it means.**" in section, alarm
+        look = section.split("**First three things to look at.**", 1)
+        assert len(look) == 2, alarm
+        steps = re.findall(r"^(\d)\. \S", look[1].split("**The command.**")[0], re.MULTILINE)
+        assert steps == ["1", "2", "3"], (alarm, steps)
+        command = section.split("**The command.**", 1)
+        assert len(command) == 2 and "```sh\n" in command[1], alarm
 
 
 def test_cloudwatch_accepts_every_alarm_as_deployed(deployed):
@@ -100,6 +138,7 @@ def test_dashboard_is_valid_json_and_shows_every_metric(deployed):
         deployed.expanded["Resources"]["Dashboard"]["Properties"]["DashboardBody"]
     )
     doc = json.loads(body)
+    assert check_dashboard(doc) == []  # as deployed, with the real names and ARNs
     text = json.dumps(doc)
     for name in METRICS:
         assert f'"{name}"' in text or f'\\"{name}\\"' in text, name
@@ -109,6 +148,60 @@ def test_dashboard_is_valid_json_and_shows_every_metric(deployed):
     assert len(alarm_widget["properties"]["alarms"]) == len(ALARMS)
     dashboards = deployed.client("cloudwatch").list_dashboards()["DashboardEntries"]
     assert [d["DashboardName"] for d in dashboards] == ["cronhook-dev"]
+
+
+def _sub(text: str) -> str:
+    """``Fn::Sub`` with placeholder values: the pseudo parameters and resource names."""
+    pseudo = {"AWS::Region": "us-east-1", "AWS::AccountId": "123456789012", "AWS::Partition": "aws"}
+    return re.sub(r"\$\{([^}!]+)\}", lambda m: pseudo.get(m.group(1), m.group(1).lower()), text)
+
+
+def test_the_packaged_dashboard_has_the_documented_body_structure(packaged):
+    """What CloudWatch receives: every widget, every metrics entry (an array each)."""
+    props = packaged.template["Resources"]["Dashboard"]["Properties"]
+    body = json.loads(_sub(props["DashboardBody"]["Fn::Sub"]))
+    assert check_dashboard(body) == []
+    kinds = {w["type"] for w in body["widgets"]}
+    assert kinds == {"metric", "text", "alarm"}
+    entries = [
+        e for w in body["widgets"] if w["type"] == "metric" for e in w["properties"]["metrics"]
+    ]
+    assert len(entries) > 40
+    assert all(isinstance(e, list) for e in entries)
+    expressions = [e for e in entries if len(e) == 1]
+    assert len(expressions) >= 30  # the SEARCH entries: each [{"expression": ...}]
+
+
+def test_the_dashboard_checker_refuses_the_shapes_cloudwatch_refuses():
+    """The checker is not vacuous: the old bare-object entry (and its kin) are caught."""
+    good = {
+        "type": "metric",
+        "x": 0,
+        "y": 0,
+        "width": 8,
+        "height": 6,
+        "properties": {"region": "us-east-1", "metrics": [["AWS/SQS", "NumberOfMessagesSent"]]},
+    }
+    assert check_dashboard({"widgets": [good]}) == []
+    bad_entries = [
+        {"expression": "SEARCH('{cronhook} x', 'Sum', 300)", "id": "e0"},  # the shipped bug
+        ["AWS/SQS"],  # no metric name
+        ["AWS/SQS", "NumberOfMessagesSent", "QueueName"],  # a dimension without value
+        [{"label": "no expression"}],
+        ["AWS/SQS", "NumberOfMessagesSent", {"stat": "Median"}],
+        [{"expression": "m1", "id": "Upper"}],
+    ]
+    for entry in bad_entries:
+        widget = json.loads(json.dumps(good))
+        widget["properties"]["metrics"] = [entry]
+        assert check_dashboard({"widgets": [widget]}), entry
+    no_region = json.loads(json.dumps(good))
+    del no_region["properties"]["region"]
+    assert check_dashboard({"widgets": [no_region]})
+    assert check_dashboard({"widgets": [{**good, "width": 25}]})
+    assert check_dashboard({"widgets": [{"type": "alarm", "properties": {"alarms": []}}]})
+    assert check_dashboard({"widgets": [{"type": "text", "properties": {}}]})
+    assert check_dashboard({"widgets": [{"type": "log", "properties": {}}]})
 
 
 def _record_metric_calls() -> list[tuple[str, str, tuple[str, ...]]]:

@@ -10,9 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.settings import RUNNER_MAX_CONCURRENCY, Settings
+from chalicelib.settings import (
+    RUNNER_MAX_CONCURRENCY,
+    Settings,
+    claim_lease_s,
+    queue_visibility_s,
+)
 from infra.iam import FUNCTIONS, role_logical_id
-from infra.template import MAX_RECEIVE_COUNT, PROTECTED_STAGES, merge_template
+from infra.template import (
+    LAMBDA_ARCHITECTURE,
+    LAMBDA_RUNTIME,
+    MAX_RECEIVE_COUNT,
+    PROTECTED_STAGES,
+    merge_template,
+)
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
@@ -38,7 +49,6 @@ def test_make_package_writes_one_sam_template_that_cfn_lint_passes(packaged):
         "AWS::SQS::Queue",
         "AWS::S3::Bucket",
         "AWS::KMS::Key",
-        "AWS::SSM::Parameter",
         "AWS::IAM::Role",
         "AWS::CloudWatch::Alarm",
         "AWS::CloudWatch::Dashboard",
@@ -71,8 +81,17 @@ def test_runner_mapping_reports_partial_failures_within_the_job_ceiling(packaged
     assert props["Queue"] == {"Fn::Sub": "${FiresQueue.Arn}"}
     assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert props["ScalingConfig"]["MaximumConcurrency"] == RUNNER_MAX_CONCURRENCY
-    # Reserved concurrency below the ceiling would let the poller throttle fires into the DLQ.
-    assert runner["ReservedConcurrentExecutions"] >= RUNNER_MAX_CONCURRENCY
+    # Reserved concurrency: a parameter (0: none), by default the ceiling; below the ceiling
+    # the poller would throttle fires into the DLQ (infra/deploy.py refuses 0 < n < ceiling).
+    assert runner["ReservedConcurrentExecutions"] == {
+        "Fn::If": [
+            "HasRunnerReservation",
+            {"Ref": "RunnerReservedConcurrency"},
+            {"Ref": "AWS::NoValue"},
+        ]
+    }
+    param = packaged.template["Parameters"]["RunnerReservedConcurrency"]
+    assert param["Default"] == RUNNER_MAX_CONCURRENCY and param["MinValue"] == 0
     env = runner["Environment"]["Variables"]
     assert env["CRONHOOK_MAX_CONCURRENCY"] == str(RUNNER_MAX_CONCURRENCY)
     assert env["CRONHOOK_RUNNER_TIMEOUT_S"] == str(runner["Timeout"])
@@ -81,7 +100,13 @@ def test_runner_mapping_reports_partial_failures_within_the_job_ceiling(packaged
 def test_heartbeat_runs_every_minute_and_never_twice_at_once(packaged):
     heartbeat = _functions(packaged.template)["Heartbeat"]["Properties"]
     assert heartbeat["Events"]["HeartbeatEvent"]["Properties"]["Schedule"] == "rate(1 minute)"
-    assert heartbeat["ReservedConcurrentExecutions"] == 1
+    assert heartbeat["ReservedConcurrentExecutions"]["Fn::If"][1] == {
+        "Ref": "HeartbeatReservedConcurrency"
+    }
+    assert packaged.template["Parameters"]["HeartbeatReservedConcurrency"]["Default"] == 1
+    assert packaged.template["Conditions"]["HasHeartbeatReservation"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "HeartbeatReservedConcurrency"}, 0]}]
+    }
     assert heartbeat["Timeout"] <= 60
     # A throttled tick is dropped, not retried for hours: the next minute's tick covers it.
     assert heartbeat["EventInvokeConfig"] == {
@@ -94,7 +119,16 @@ def test_fire_queue_dead_letters_after_retries_and_outlasts_the_runner(packaged)
     resources = packaged.template["Resources"]
     queue = resources["FiresQueue"]["Properties"]
     runner_timeout = resources["Runner"]["Properties"]["Timeout"]
-    assert queue["VisibilityTimeout"] >= 6 * runner_timeout
+    # One derivation (chalicelib/settings.py): the visibility outlasts a run (AWS refuses a
+    # mapping whose queue's visibility is below the function's timeout) ...
+    assert queue["VisibilityTimeout"] == queue_visibility_s(runner_timeout) > runner_timeout
+    # ... and a message whose invocation died un-started comes back before its claim's
+    # lease ends (a delay of up to the lookahead, then one visibility), so it runs, not lost.
+    settings = Settings(runner_timeout_s=runner_timeout)
+    assert settings.lease_s == claim_lease_s(runner_timeout, settings.lookahead_s)
+    assert settings.lookahead_s + queue["VisibilityTimeout"] < settings.lease_s
+    env = resources["Runner"]["Properties"]["Environment"]["Variables"]
+    assert env["CRONHOOK_RUNNER_TIMEOUT_S"] == str(runner_timeout)
     assert queue["RedrivePolicy"]["maxReceiveCount"] == MAX_RECEIVE_COUNT >= 5
     assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {
         "Fn::GetAtt": ["DeadLetterQueue", "Arn"]
@@ -121,18 +155,20 @@ def test_payload_bucket_is_encrypted_private_tls_only_and_expires(packaged):
     assert policy[0]["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
 
 
-def test_secrets_key_rotates_and_outlives_the_stack(packaged):
+def test_secrets_key_rotates_outlives_the_stack_but_not_a_failed_first_create(packaged):
     key = packaged.template["Resources"]["SecretsKey"]
     assert key["Properties"]["EnableKeyRotation"] is True
-    assert key["DeletionPolicy"] == "Retain"  # sealed secrets are unreadable without it
+    # Sealed secrets are unreadable without it; a failed first create leaves no key behind.
+    assert key["DeletionPolicy"] == "RetainExceptOnCreate"
+    assert key["UpdateReplacePolicy"] == "Retain"
 
 
-def test_root_key_is_a_parameter_name_and_the_switch_is_a_parameter(packaged):
+def test_root_key_and_switch_are_parameter_names_and_no_deploy_owns_the_switch(packaged):
     template = packaged.template
     assert template["Parameters"]["RootKeyParameterName"]["Default"] == "/cronhook/dev/root-key"
-    (switch,) = _resources(template, "AWS::SSM::Parameter").values()
-    assert switch["Properties"]["Type"] == "String"
-    assert switch["Properties"]["Value"] == "on"
+    assert template["Parameters"]["SwitchParameter"]["Default"] == "/cronhook/dev/triggers-enabled"
+    # No AWS::SSM::Parameter: CloudFormation would write "on" back on a later deploy.
+    assert _resources(template, "AWS::SSM::Parameter") == {}
 
 
 def test_every_function_is_traced_logged_and_has_a_role_of_its_own(packaged):
@@ -146,8 +182,24 @@ def test_every_function_is_traced_logged_and_has_a_role_of_its_own(packaged):
         roles.add(role_logical_id(function))
         group = props["LoggingConfig"]["LogGroup"]["Ref"]
         assert packaged.template["Resources"][group]["Type"] == "AWS::Logs::LogGroup"
-        assert props["Runtime"] == "python3.11"
+        # Pinned, whoever builds; the API answers within API Gateway's 29 s.
+        assert props["Runtime"] == LAMBDA_RUNTIME == "python3.12"
+        assert props["Architectures"] == [LAMBDA_ARCHITECTURE] == ["arm64"]
+        if function in ("api_handler", "authorizer"):
+            assert props["Timeout"] <= 29, function
     assert len(roles) == len(FUNCTIONS)
+
+
+def test_the_zip_holds_dependencies_built_for_the_pinned_runtime_and_architecture(packaged):
+    with zipfile.ZipFile(packaged.dir / "deployment.zip") as z:
+        compiled = [n for n in z.namelist() if n.endswith(".so")]
+    assert compiled == sorted(packaged.report["compiled"]) or set(compiled) == set(
+        packaged.report["compiled"]
+    )
+    assert any(n.startswith("pydantic_core/") for n in compiled)
+    for name in compiled:
+        assert "aarch64" in name and ("cpython-312" in name or ".abi3." in name), name
+        assert "x86_64" not in name and "cpython-311" not in name, name
 
 
 def _settings_env_names() -> set[str]:
@@ -180,7 +232,14 @@ def test_api_is_named_throttled_traced_and_access_logged_without_tokens(packaged
     api = packaged.template["Resources"]["RestAPI"]["Properties"]
     assert api["Name"] == "cronhook-dev"
     assert api["TracingEnabled"] is True
+    # SAM adds a second stage named "Stage" unless OpenApiVersion is set.
+    assert api["OpenApiVersion"] == "2.0"
     (settings,) = api["MethodSettings"]
+    # Per-route metrics cost $35-50 a month: a parameter, off by default.
+    assert settings["MetricsEnabled"] == {"Fn::If": ["ApiDetailedMetrics", True, False]}
+    assert packaged.template["Parameters"]["ApiDetailedMetrics"]["Default"] == "false"
+    # Deleting the stage that owns the account's API Gateway role breaks the others' logs.
+    assert packaged.template["Parameters"]["ConfigureApiGatewayAccount"]["Default"] == "false"
     assert settings["ThrottlingRateLimit"] == {"Ref": "ApiThrottleRateLimit"}
     assert settings["ThrottlingBurstLimit"] == {"Ref": "ApiThrottleBurstLimit"}
     assert settings["DataTraceEnabled"] is False  # would log request bodies (secrets)
@@ -211,10 +270,19 @@ def test_tables_are_protected_from_deletion_on_prod_only(stage):
     }
     assert tables
     protected = stage in PROTECTED_STAGES
+    template = merge_template(stage)
+    default = template["Parameters"]["TableDeletionProtection"]["Default"]
+    assert default == ("true" if protected else "false")
     for table in tables.values():
-        assert table["Properties"]["DeletionProtectionEnabled"] is protected
-        assert table["DeletionPolicy"] == ("Retain" if protected else "Delete")
-        assert table["UpdateReplacePolicy"] == table["DeletionPolicy"]
+        assert table["Properties"]["DeletionProtectionEnabled"] == {
+            "Fn::If": ["TableDeletionProtection", True, False]
+        }
+        # Kept when the stack goes, removed when the first create fails ("already exists").
+        assert table["DeletionPolicy"] == ("RetainExceptOnCreate" if protected else "Delete")
+        assert table["UpdateReplacePolicy"] == ("Retain" if protected else "Delete")
+    for logical in ("DeadLetterQueue", "PayloadBucket"):
+        kept = template["Resources"][logical]
+        assert kept["DeletionPolicy"] == ("RetainExceptOnCreate" if protected else "Delete")
         assert table["Properties"]["TableName"].startswith(f"cronhook-{stage}-")
 
 

@@ -32,7 +32,13 @@ def test_a_second_deploy_updates_the_stack_and_keeps_earlier_parameters(deployed
             )
         )
 
+    # An operator turned firing off in an incident: no deploy may turn it back on.
+    ssm = deployed.client("ssm")
+    switch = deployed.outputs["SwitchParameterName"]
+    ssm.put_parameter(Name=switch, Value="off", Type="String", Overwrite=True)
     again(AlarmEmail="ops@example.com", LogRetentionDays="90")
+    assert ssm.get_parameter(Name=switch)["Parameter"]["Value"] == "off"
+    ssm.put_parameter(Name=switch, Value="on", Type="String", Overwrite=True)
     (stack,) = cfn.describe_stacks(StackName=deployed.stack_name)["Stacks"]
     assert stack["StackStatus"] == "UPDATE_COMPLETE"
     assert parameters()["AlarmEmail"] == "ops@example.com"
