@@ -10,9 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.errors import NotFound, ValidationError
 from chalicelib.observability import metric_counts
-from chalicelib.services import heartbeat, keys, triggers
+from chalicelib.services import audit, heartbeat, keys, triggers
 from chalicelib.services.auth import Principal
 from chalicelib.services.runner import Runner
 from chalicelib.store import dynamo
@@ -140,7 +140,6 @@ def test_a_trigger_created_by_a_workflow_belongs_to_its_creator_and_fires(aws, c
     [
         ("update", "other", "ok"),
         ("update", "self", "Forbidden"),  # its own trigger changes through the Result
-        ("delete", "self", "Forbidden"),
         ("get", "foreign", "NotFound"),  # another tenant's trigger does not exist for it
         ("delete", "foreign", "NotFound"),
     ],
@@ -165,6 +164,20 @@ def test_fire_triggers_acts_within_the_creators_tenant(aws, clock, root, action,
         assert triggers.get_trigger_view(root, ids["other"])["title"] == "renamed by a workflow"
     if target == "foreign":
         assert triggers.get_trigger_view(acme, ids["foreign"])["status"] == "active"
+
+
+def test_a_workflow_deletes_its_own_trigger_once_its_run_has_settled(aws, clock, root):
+    trigger_id = _create(
+        root, clock, workflow="test-manager", payload={"action": "delete", "target": "self"}
+    )
+    assert _fire_next(aws, clock, Runner(clock=clock)) == ["succeeded"]
+    with pytest.raises(NotFound):
+        triggers.get_trigger_view(root, trigger_id)
+    entries = audit.list_audit(root, {"trigger_id": trigger_id})["items"]
+    deletes = [e for e in entries if e["action"] == "delete"]
+    assert [e["detail"].get("by") for e in deletes] == ["workflow"]
+    clock.advance(60)
+    assert heartbeat.tick(now=clock()).claimed == 0
 
 
 def test_a_workflow_that_no_longer_exists_disables_its_trigger(aws, clock, root):
