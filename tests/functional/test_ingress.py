@@ -216,7 +216,11 @@ def test_a_duplicate_delivery_answers_200_with_the_original_ids_and_runs_once(
     clock.advance(30)
     again = post(http, created, body, signed_headers("github", secret, body, ts=0, delivery="g1"))
     assert again == (200, {**first[1], "duplicate": True})
-    other = post(http, created, body, signed_headers("github", secret, body, ts=0, delivery="g2"))
+    # GitHub signs no delivery id: a new X-GitHub-Delivery on the same body is a replay.
+    moved = post(http, created, body, signed_headers("github", secret, body, ts=0, delivery="g9"))
+    assert moved == (200, {**first[1], "duplicate": True})
+    body2 = delivery_body("github", "guid-2", after="abc123")
+    other = post(http, created, body2, signed_headers("github", secret, body2, ts=0, delivery="g2"))
     assert other[0] == 202 and other[1]["event_id"] != first[1]["event_id"]
 
     statuses = aws.drain(Runner(clock=clock))
@@ -473,7 +477,7 @@ def test_the_accepted_path_makes_at_most_three_aws_calls(aws, clock, root, http)
     try:
         per_delivery = []
         for n in range(3):
-            body = delivery_body("github", f"c{n}")
+            body = delivery_body("github", f"c{n}", after=f"sha-{n}")
             calls.clear()
             status, _ = post(
                 http, created, body, signed_headers("github", secret, body, ts=0, delivery=f"c{n}")
