@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from slack_sdk.signature import SignatureVerifier
 
 from chalicelib.domain.errors import InvalidSignature, ValidationError
+from chalicelib.domain.ids import event_id_for
 from chalicelib.domain.signatures import (
     SECRET_REQUIRED,
     SENSITIVE_HEADERS,
@@ -32,7 +33,6 @@ from chalicelib.domain.signatures import (
     slack_challenge,
     verify,
 )
-from chalicelib.domain.ids import event_id_for
 
 NOW = 1_750_000_000.0  # 2025-06-15T15:06:40Z, a constant: the domain never reads the clock
 SIGNED_AT = int(NOW) - 42
