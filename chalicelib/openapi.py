@@ -84,7 +84,7 @@ class TriggerOut(_Out):
     enabled: bool
     status: Literal["active", "disabled"]
     disabled_reason: str | None = Field(
-        description="null, manual, failures, expired, max_runs, budget, creator_gone, "
+        description="null, manual, failures, expired, max_runs, budget, refused, creator_gone, "
         "workflow_missing, source_gone"
     )
     next_fire_at: Instant | None

@@ -67,6 +67,8 @@ class Settings:
     # Modules of the team's own workflows, imported before any workflow is looked up:
     # dotted names or paths of .py files (CRONHOOK_WORKFLOW_MODULES, comma-separated).
     workflow_modules: tuple[str, ...] = ()
+    # Events of one trigger waiting for a slot; a delivery past it is 429 quota, not stored.
+    max_waiting_events: int = 1000
     extra: dict = field(default_factory=dict)
 
     @property
@@ -104,6 +106,7 @@ def get_settings() -> Settings:
         workflow_modules=tuple(
             m.strip() for m in env("CRONHOOK_WORKFLOW_MODULES", "").split(",") if m.strip()
         ),
+        max_waiting_events=max(1, _int("CRONHOOK_MAX_WAITING_EVENTS", 1000)),
     )
 
 

@@ -92,12 +92,12 @@ def now_utc() -> datetime:
 
 
 def error_response(exc: CronhookError) -> Response:
-    """The contract's error body with the error's status code."""
-    return Response(
-        body=exc.to_body(),
-        status_code=exc.STATUS_CODE,
-        headers={"Content-Type": "application/json"},
-    )
+    """The contract's error body with the error's status code (and Retry-After if it has one)."""
+    headers = {"Content-Type": "application/json"}
+    retry_after_s = getattr(exc, "retry_after_s", None)
+    if retry_after_s is not None:
+        headers["Retry-After"] = str(int(retry_after_s))
+    return Response(body=exc.to_body(), status_code=exc.STATUS_CODE, headers=headers)
 
 
 def api(func: Callable[..., Any]) -> Callable[..., Any]:

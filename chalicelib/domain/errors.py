@@ -20,6 +20,7 @@ __all__ = [
     "UnsupportedMediaType",
     "ValidationError",
     "Throttled",
+    "QuotaExceeded",
     "ServiceUnavailable",
 ]
 
@@ -130,6 +131,16 @@ class Throttled(CronhookError):
 
     STATUS_CODE = 429
     CODE = "throttled"
+
+
+class QuotaExceeded(Throttled):
+    """A quota is reached; ``retry_after_s`` (the Retry-After header) where waiting helps."""
+
+    CODE = "quota"
+
+    def __init__(self, message: str, *, retry_after_s: int | None = None, **kwargs: str | None):
+        super().__init__(message, **kwargs)
+        self.retry_after_s = retry_after_s
 
 
 class ServiceUnavailable(CronhookError):

@@ -12,7 +12,14 @@ from collections.abc import Callable, Mapping
 
 from chalicelib.domain.errors import ValidationError
 
-__all__ = ["FILTER_KEYS", "event_type", "validate_filter", "matches", "source_gone"]
+__all__ = [
+    "FILTER_KEYS",
+    "event_type",
+    "validate_filter",
+    "matches",
+    "may_be_goodbye",
+    "source_gone",
+]
 
 # Named keys per source; "fields" is allowed for every source on top of these.
 FILTER_KEYS: dict[str, tuple[str, ...]] = {
@@ -52,16 +59,53 @@ def event_type(source: str, *, headers: Mapping[str, str], body_json: object | N
     return None
 
 
+def may_be_goodbye(source: str, *, body_json: object | None) -> bool:
+    """True if the *signed* content could be the provider's goodbye, whatever the headers say.
+
+    A header the provider does not sign (``X-GitHub-Event``, ``X-Shopify-Topic``) can be
+    changed on a captured request, so only the body decides whether a delivery may
+    disable a trigger:
+
+    - GitHub's ``meta`` event body: ``action: deleted`` with the ``hook_id`` and the
+      ``hook`` object of the deleted webhook (a label or repository ``deleted`` event
+      carries no hook).
+    - Slack's ``app_uninstalled``: the inner ``event.type``, inside the signed body.
+    - Shopify's ``app/uninstalled`` body is the shop object (``myshopify_domain`` and
+      ``shop_owner`` present). So is ``shop/update``'s: Shopify signs no topic, so
+      the two differ only by the unsigned header. The caller therefore records every
+      shop body it sees, even filtered out, so such a body presented again under
+      another topic is a replay.
+    """
+    if not isinstance(body_json, dict):
+        return False
+    if source == "github":
+        return (
+            body_json.get("action") == "deleted"
+            and "hook_id" in body_json
+            and isinstance(body_json.get("hook"), dict)
+        )
+    if source == "slack":
+        return _path(body_json, ("event", "type")) == "app_uninstalled"
+    if source == "shopify":
+        return "myshopify_domain" in body_json and "shop_owner" in body_json
+    return False
+
+
 def source_gone(source: str, *, headers: Mapping[str, str], body_json: object | None) -> str | None:
     """Why the provider says this webhook will never send again, or None.
 
-    Signed deliveries only (the caller verified the signature): GitHub's ``meta`` event
-    with ``action: deleted`` (the webhook itself was deleted), Slack's ``app_uninstalled``
-    and Shopify's ``app/uninstalled`` topic. Stripe and Standard Webhooks senders have no
-    such event.
+    Signed deliveries only (the caller verified the signature), and only if the signed
+    body is a goodbye (``may_be_goodbye``); where the provider names the event in a
+    header, that must say so too: GitHub's ``meta`` event with ``action: deleted`` (the
+    webhook itself was deleted), Slack's ``app_uninstalled`` and Shopify's
+    ``app/uninstalled`` topic. Stripe and Standard Webhooks senders have no such event.
+    The caller must also make sure the delivery is seen for the first time: a replay
+    of a goodbye must not disable a trigger that was enabled again since.
     """
+    if not may_be_goodbye(source, body_json=body_json):
+        return None
     kind = event_type(source, headers=headers, body_json=body_json)
-    if source == "github" and kind == "meta" and _path(body_json, ("action",)) == "deleted":
+    if source == "github" and kind == "meta":
         return "GitHub deleted the webhook (meta event, action deleted)"
     if source == "slack" and kind == "app_uninstalled":
         return "the Slack app was uninstalled (app_uninstalled)"

@@ -31,6 +31,8 @@ __all__ = [
     "generate_secret",
     "verify",
     "delivery_id",
+    "dedupe_key",
+    "shown_key",
     "slack_challenge",
     "sign_outbound",
     "clip_headers",
@@ -127,23 +129,51 @@ def verify(
 
 
 def delivery_id(source: str, *, headers: Mapping[str, str], body_json: object | None) -> str | None:
-    """The dedupe key of a delivery: ``Idempotency-Key``, else the provider's id, else None."""
-    lowered = _lower(headers)
-    found = _nonempty(lowered.get("idempotency-key"))
-    if found is None:
-        if source == "github":
-            found = _nonempty(lowered.get("x-github-delivery"))
-        elif source == "standard":
-            found = _nonempty(lowered.get("webhook-id"))
-        elif source == "shopify":
-            found = _nonempty(lowered.get("x-shopify-webhook-id"))
-        elif source == "stripe" and isinstance(body_json, dict):
-            # Stripe retries a delivery with the same Event object, so `id` (evt_...) is stable.
-            found = _nonempty(body_json.get("id"))
-        elif source == "slack" and isinstance(body_json, dict):
-            # Events API retries carry the same `event_id` (plus X-Slack-Retry-Num).
-            found = _nonempty(body_json.get("event_id"))
-    return None if found is None else found[:_DELIVERY_ID_MAX]
+    """The delivery id the provider *signs*, or None: only that may name a delivery.
+
+    Standard Webhooks signs ``webhook-id`` (it is part of the signed content); Stripe and
+    Slack sign the body, which carries the event's ``id`` / ``event_id``. GitHub's
+    ``X-GitHub-Delivery``, Shopify's ``X-Shopify-Webhook-Id`` and ``Idempotency-Key`` are
+    not signed: anyone holding a captured request can change them, so they name nothing.
+    """
+    if source == "standard":
+        # Exactly as verified: the raw header value is what the signature covers.
+        return _nonblank(_lower(headers).get("webhook-id"))
+    if source == "stripe" and isinstance(body_json, dict):
+        # Stripe retries a delivery with the same Event object, so `id` (evt_...) is stable.
+        return _nonblank(body_json.get("id"))
+    if source == "slack" and isinstance(body_json, dict):
+        # Events API retries carry the same `event_id` (plus X-Slack-Retry-Num).
+        return _nonblank(body_json.get("event_id"))
+    return None
+
+
+def dedupe_key(
+    source: str, *, headers: Mapping[str, str], body: bytes, body_json: object | None
+) -> str:
+    """What makes two verified deliveries the same one: signed content only, never cut.
+
+    The provider's signed delivery id (``delivery_id``) where there is one, else the
+    SHA-256 of the signed body: a replay of a captured request, whatever unsigned header
+    it changes (``Idempotency-Key``, ``X-GitHub-Delivery``...), has the same key. Two
+    namespaces, so a signed id can never equal a digest. The whole key is hashed into the
+    event id by the caller: a long key is never truncated into another one.
+    """
+    signed_id = delivery_id(source, headers=headers, body_json=body_json)
+    if signed_id is not None:
+        return f"id:{signed_id}"
+    return "sha256:" + hashlib.sha256(bytes(body)).hexdigest()
+
+
+def shown_key(key: str) -> str:
+    """A dedupe key as stored for people to read: whole up to 256 characters, else clipped.
+
+    Display only; identity is the hash of the whole key (``ids.event_id_for``).
+    """
+    if len(key) <= _DELIVERY_ID_MAX:
+        return key
+    tail = "...sha256:" + hashlib.sha256(_utf8(key)).hexdigest()
+    return key[: _DELIVERY_ID_MAX - len(tail)] + tail
 
 
 def slack_challenge(body_json: object | None) -> str | None:
@@ -200,7 +230,7 @@ def _verify_webhook(keys: list[str], headers: dict[str, str], body: bytes, now: 
 def _verify_github(keys: list[str], headers: dict[str, str], body: bytes, now: float) -> None:
     # GitHub, "Validating webhook deliveries": X-Hub-Signature-256 is "sha256=" + hex
     # HMAC-SHA256 of the raw payload keyed with the webhook secret; compare in constant
-    # time. GitHub signs no timestamp, so replays are caught by X-GitHub-Delivery dedupe.
+    # time. GitHub signs no timestamp and no id: replays are caught by the body digest dedupe.
     _verify_sha256_hex_header(keys, headers.get("x-hub-signature-256"), body)
 
 
@@ -281,7 +311,7 @@ def _verify_standard(keys: list[str], headers: dict[str, str], body: bytes, now:
 def _verify_shopify(keys: list[str], headers: dict[str, str], body: bytes, now: float) -> None:
     # Shopify, "Verify a webhook": X-Shopify-Hmac-Sha256 is the base64 of HMAC-SHA256 of
     # the raw body keyed with the app's client secret (or the webhook signing secret
-    # shown in the admin). Shopify signs no timestamp; X-Shopify-Webhook-Id dedupes.
+    # shown in the admin). Shopify signs no timestamp, id or topic: the body digest dedupes.
     value = _required(headers.get("x-shopify-hmac-sha256"), "x-shopify-hmac-sha256")
     _match(keys, [_unb64(value)], lambda key: _hmac(_utf8(key), body))
 
@@ -386,9 +416,10 @@ def _lower(headers: Mapping[str, str] | None) -> dict[str, str]:
     }
 
 
-def _nonempty(value: object) -> str | None:
+def _nonblank(value: object) -> str | None:
+    """A signed id as signed (not stripped: the bytes are what the sender signed)."""
     if isinstance(value, str) and value.strip():
-        return value.strip()
+        return value
     return None
 
 

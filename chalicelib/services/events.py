@@ -6,11 +6,16 @@ Ingress (``POST /hooks/{token}``) answers in the contract's order:
 2. The token names its trigger, so finding it is one GetItem. An unknown token, a
    missing or wrong signature and a stale timestamp all get the same 401.
 3. Triggers switched off: 503. A disabled or expired trigger: 410. Nothing is stored.
-4. Slack's ``url_verification`` is answered with its challenge; a delivery the filter
-   does not want is 202 ``ignored``.
+4. Slack's ``url_verification`` is answered with its challenge. A provider's goodbye
+   disables the trigger, the first time it is seen only; a delivery the filter does not
+   want is 202 ``ignored``.
 5. One conditional PutItem is both the event and its dedupe record: the event id is
    derived from the dedupe key, so a second delivery fails the condition and is
    answered 200 with the original ids (DynamoDB returns the old item with the failure).
+   The key rests on signed content only: the provider's signed delivery id, else the
+   SHA-256 of the signed body (``signatures.dedupe_key``), so no unsigned header can
+   make a captured request new again. A full trigger with ``max_waiting_events``
+   waiting answers 429 ``quota`` and stores nothing.
 6. Only then is the event dispatched, and the answer is 202: its fire message is sent
    at once, unless the trigger is full, in which case a run in flight pulls it when it
    settles. If the send fails the event stays pending and the heartbeat's sweep
@@ -35,7 +40,7 @@ from __future__ import annotations
 import hmac
 import json
 import secrets as _random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,10 +50,12 @@ from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 from chalicelib.domain import filters, ids, signatures
 from chalicelib.domain.errors import (
     Conflict,
+    CronhookError,
     Gone,
     InvalidSignature,
     NotFound,
     PayloadTooLarge,
+    QuotaExceeded,
     ServiceUnavailable,
     ValidationError,
 )
@@ -66,6 +73,8 @@ from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = [
     "MAX_BODY_BYTES",
+    "QUOTA_RETRY_AFTER_S",
+    "delivery_hooks",
     "validate_event",
     "prepare",
     "receive",
@@ -79,6 +88,9 @@ __all__ = [
 ]
 
 MAX_BODY_BYTES = 1024 * 1024
+# A trigger at its cap of waiting events drains about one event per run: a sender told
+# 429 retries after this long (Retry-After).
+QUOTA_RETRY_AFTER_S = 30
 # A pending event this long past its ready time has lost its message: the sweep resends.
 SWEEP_GRACE_S = 30
 SWEEP_ROWS_PER_SHARD = 1000
@@ -90,6 +102,13 @@ _RUN_ENDED = (*_TERMINAL, "lost")
 _LOST_AFTER_SETTLE = (
     "lost: the runner stopped after giving the run's slot back, before recording how it ended"
 )
+
+
+# Called once per delivery, accepted or refused: hook(trigger_id | None, *, outcome,
+# status, answer, body, headers, now). Outcomes: accepted, duplicate, filtered,
+# invalid_signature, stale, too_large, throttled, and gone, unavailable, challenge,
+# source_gone. A failing hook is logged and never changes the answer.
+delivery_hooks: list[Callable[..., None]] = []
 
 
 def _ms(at: datetime) -> int:
@@ -233,10 +252,12 @@ def _secrets_of(item: TriggerModel, *, now: datetime) -> list[str]:
     return opened
 
 
-def _reject(reason: str, trigger_id: str | None) -> InvalidSignature:
+def _reject(reason: str, trigger_id: str | None) -> CronhookError:
     record_metric("WebhooksRejected", reason=reason)
     logger.info("webhook rejected", extra={"trigger_id": trigger_id, "reason": reason})
-    return InvalidSignature()
+    # The caller gets the same 401 either way; only the delivery record tells them apart.
+    stale = reason == "timestamp outside tolerance"
+    return _refused(InvalidSignature(), "stale" if stale else "invalid_signature", trigger_id)
 
 
 def _expired(spec: dict, *, now: datetime) -> bool:
@@ -262,10 +283,68 @@ def _parse_json(body: bytes) -> Any:
 def receive(
     token: str, *, body: bytes, headers: Mapping[str, str], now: datetime
 ) -> tuple[int, dict]:
-    """Verify, filter, dedupe, store and dispatch one webhook delivery: (status, body)."""
+    """Verify, filter, dedupe, store and dispatch one webhook delivery: (status, body).
+
+    Every delivery, answered or refused, ends at one point with its outcome (the
+    ``outcome`` names of ``GET /v1/triggers/{id}/deliveries``): ``delivery_hooks`` are
+    called there, with the trigger (None for an unknown token) and why it was refused.
+    """
+    try:
+        status, answer, outcome, trigger_id = _receive(token, body=body, headers=headers, now=now)
+    except CronhookError as exc:
+        _delivered(
+            getattr(exc, "trigger_id", None),
+            outcome=getattr(exc, "outcome", exc.CODE),
+            status=exc.STATUS_CODE,
+            answer=exc.to_body(),
+            body=body,
+            headers=headers,
+            now=now,
+        )
+        raise
+    _delivered(
+        trigger_id,
+        outcome=outcome,
+        status=status,
+        answer=answer,
+        body=body,
+        headers=headers,
+        now=now,
+    )
+    return status, answer
+
+
+def _delivered(trigger_id: str | None, *, outcome: str, **delivery: Any) -> None:
+    """The one point every delivery passes: hand its outcome to ``delivery_hooks``."""
+    for hook in delivery_hooks:
+        try:
+            hook(trigger_id, outcome=outcome, **delivery)
+        except Exception:  # recording a delivery must never change its answer
+            logger.exception("a delivery hook failed", extra={"trigger_id": trigger_id})
+
+
+def _refused(exc: CronhookError, outcome: str, trigger_id: str | None) -> CronhookError:
+    exc.outcome = outcome  # type: ignore[attr-defined]
+    exc.trigger_id = trigger_id  # type: ignore[attr-defined]
+    return exc
+
+
+def _receive(
+    token: str, *, body: bytes, headers: Mapping[str, str], now: datetime
+) -> tuple[int, dict, str, str]:
+    """``receive`` without the bookkeeping: (status, answer, outcome, trigger id), or raise.
+
+    1. Size, then token and signature (one 401 for all), then switch, status, expiry.
+    2. The dedupe key is computed from signed content only (``signatures.dedupe_key``).
+    3. A goodbye (signed content only, ``filters.source_gone``) disables the trigger only
+       if this is the first time its key is seen; a filtered-out body that *could* be a
+       goodbye leaves a mark under its key, so a replay of it under another unsigned
+       topic header is a duplicate, never a first-seen goodbye.
+    4. Otherwise the event is stored (the put is the dedupe) and dispatched.
+    """
     if len(body) > MAX_BODY_BYTES:
         record_metric("WebhooksRejected", reason="too_large")
-        raise PayloadTooLarge("the body is larger than 1 MiB")
+        raise _refused(PayloadTooLarge("the body is larger than 1 MiB"), "too_large", None)
     item = _trigger_for_token(token)
     if item is None:
         raise _reject("unknown_token", None)
@@ -282,35 +361,116 @@ def receive(
     except InvalidSignature as exc:
         raise _reject(getattr(exc, "reason", "invalid"), item.id) from None
     if not switch.triggers_enabled(now=now):
-        raise ServiceUnavailable("triggers are switched off; nothing was stored, retry later")
+        raise _refused(
+            ServiceUnavailable("triggers are switched off; nothing was stored, retry later"),
+            "unavailable",
+            item.id,
+        )
     if item.status != "active":
         record_metric("WebhooksRefused", reason="disabled")
-        raise Gone(f"trigger is disabled ({item.disabled_reason or 'manual'})")
+        raise _refused(
+            Gone(f"trigger is disabled ({item.disabled_reason or 'manual'})"), "gone", item.id
+        )
     if _expired(spec, now=now):
         dynamo.disable_trigger(item.id, reason="expired", now_ms=_ms(now))
         record_metric("WebhooksRefused", reason="expired")
-        raise Gone("trigger has expired")
+        raise _refused(Gone("trigger has expired"), "gone", item.id)
     body_json = _parse_json(body)
     if source == "slack":
         challenge = signatures.slack_challenge(body_json)
         if challenge is not None:
-            return 200, {"challenge": challenge}
+            return 200, {"challenge": challenge}, "challenge", item.id
+    key = signatures.dedupe_key(source, headers=headers, body=body, body_json=body_json)
     gone = filters.source_gone(source, headers=headers, body_json=body_json)
     if gone is not None:
-        return _source_gone(item, gone, now=now)
+        return _source_gone(item, spec, source, key, gone, body=body, headers=headers, now=now)
     if not filters.matches(source, event.get("filter"), headers=headers, body_json=body_json):
+        if filters.may_be_goodbye(source, body_json=body_json):
+            _put_mark(item, spec, source, key, body=body, headers=headers, now=now)
         record_metric("WebhooksIgnored", source=source)
-        return 202, {"event_id": None, "run_id": None, "ignored": "filter"}
-    return _accept(item, spec, source, body=body, body_json=body_json, headers=headers, now=now)
+        return 202, {"event_id": None, "run_id": None, "ignored": "filter"}, "filtered", item.id
+    status, answer = _accept(
+        item, spec, source, key=key, body=body, body_json=body_json, headers=headers, now=now
+    )
+    return status, answer, "duplicate" if answer.get("duplicate") else "accepted", item.id
 
 
-def _source_gone(item: TriggerModel, why: str, *, now: datetime) -> tuple[int, dict]:
+def _put_mark(
+    item: TriggerModel,
+    spec: dict,
+    source: str,
+    key: str,
+    *,
+    body: bytes,
+    headers: Mapping[str, str],
+    now: datetime,
+) -> EventModel | None:
+    """Remember a delivery that stores no event (a goodbye, or one that could be one).
+
+    The mark is an events item under the delivery's event id, with no body, no run and
+    none of the index keys (no listing, no queue, no sweep shows it): only a later
+    delivery with the same key finds it, and is a duplicate. Returns the item that was
+    there already (a replay), else None.
+    """
+    now_ms = _ms(now)
+    window_s = _window_s(spec)
+    kind = filters.event_type(source, headers=headers, body_json=_parse_json(body))
+    mark = EventModel(
+        ids.event_id_for(item.id, key),
+        trigger_id=item.id,
+        tenant=item.tenant,
+        received_ms=now_ms,
+        status="ignored",
+        source=source,
+        event_type=kind[:256] if kind else None,
+        dedupe_key=signatures.shown_key(key),
+        body_size=len(body),
+        dedupe_until=now_ms + window_s * 1000,
+        expires=now_ms // 1000 + window_s,
+    )
+    return _put_event(mark, now_ms=now_ms, mark=True)
+
+
+def _window_s(spec: dict) -> int:
+    return int((spec.get("event") or {}).get("dedupe_window_s") or 7 * 86400)
+
+
+def _duplicate(original: EventModel) -> dict:
+    """The answer to a delivery seen before: the original ids (none for a mark)."""
+    if original.status == "ignored":
+        return {"event_id": None, "run_id": None, "duplicate": True}
+    return {"event_id": original.id, "run_id": original.run_id, "duplicate": True}
+
+
+def _source_gone(
+    item: TriggerModel,
+    spec: dict,
+    source: str,
+    key: str,
+    why: str,
+    *,
+    body: bytes,
+    headers: Mapping[str, str],
+    now: datetime,
+) -> tuple[int, dict, str, str]:
     """The provider removed the webhook (or the app): disable the trigger, say why, 202.
 
-    Nothing is stored or run: no delivery can follow, and the trigger shows
-    ``disabled_reason: source_gone`` (with an audit entry by ``system``) instead of
-    waiting for events that never come. Re-enabling it is an operator's decision.
+    Only the first time this signed delivery is seen: its mark goes first, and a
+    delivery whose key is already there (a replay of this goodbye, or of an event that
+    was accepted or filtered out under another unsigned topic) is a duplicate that
+    changes nothing. Nothing else is stored or run: no delivery can follow, and the
+    trigger shows ``disabled_reason: source_gone`` (with an audit entry by ``system``)
+    instead of waiting for events that never come. Re-enabling it is an operator's
+    decision, and a replay of the goodbye cannot undo it.
     """
+    original = _put_mark(item, spec, source, key, body=body, headers=headers, now=now)
+    if original is not None:
+        record_metric("WebhooksDuplicate", source=source)
+        logger.warning(
+            "a goodbye seen before was sent again: nothing changed",
+            extra={"trigger_id": item.id},
+        )
+        return 200, _duplicate(original), "duplicate", item.id
     if dynamo.disable_trigger(item.id, reason="source_gone", now_ms=_ms(now)) is not None:
         record_metric("Disables", reason="source_gone")
         audit = triggers.event_hooks.get("audit")
@@ -327,7 +487,7 @@ def _source_gone(item: TriggerModel, why: str, *, now: datetime) -> tuple[int, d
             "the provider removed the webhook: trigger disabled",
             extra={"trigger_id": item.id, "why": why},
         )
-    return 202, {"event_id": None, "run_id": None, "ignored": "source_gone"}
+    return 202, {"event_id": None, "run_id": None, "ignored": "source_gone"}, "source_gone", item.id
 
 
 def _accept(
@@ -335,18 +495,21 @@ def _accept(
     spec: dict,
     source: str,
     *,
+    key: str,
     body: bytes,
     body_json: Any,
     headers: Mapping[str, str],
     now: datetime,
 ) -> tuple[int, dict]:
     settings = get_settings()
-    event = spec.get("event") or {}
     now_ms = _ms(now)
-    dedupe_key = signatures.delivery_id(source, headers=headers, body_json=body_json)
-    event_id = ids.event_id_for(item.id, dedupe_key)
+    event_id = ids.event_id_for(item.id, key)
     run_id = ids.event_run_id(item.id, now_ms, event_id)
-    window_s = int(event.get("dedupe_window_s") or 7 * 86400)
+    original = _check_waiting_quota(item, spec, event_id=event_id, now_ms=now_ms)
+    if original is not None:
+        record_metric("WebhooksDuplicate", source=source)
+        return 200, _duplicate(original)
+    window_s = _window_s(spec)
     keep_s = max(window_s, settings.event_retention_days * 86400)
     kind = filters.event_type(source, headers=headers, body_json=body_json)
     record = EventModel(
@@ -360,7 +523,7 @@ def _accept(
         attempt=0,
         source=source,
         event_type=kind[:256] if kind else None,
-        dedupe_key=dedupe_key,
+        dedupe_key=signatures.shown_key(key),
         body_size=len(body),
         headers=json.dumps(signatures.clip_headers(headers), separators=(",", ":")),
         pending_trigger=item.id,
@@ -382,7 +545,7 @@ def _accept(
         if record.body_s3_key:
             s3.delete_body(record.body_s3_key)
         record_metric("WebhooksDuplicate", source=source)
-        return 200, {"event_id": original.id, "run_id": original.run_id, "duplicate": True}
+        return 200, _duplicate(original)
     if _full_after_store(item, capacity=int(spec.get("concurrency") or 1)):
         record_metric("EventsQueued")
     else:
@@ -393,6 +556,41 @@ def _accept(
         extra={"trigger_id": item.id, "event_id": event_id, "run_id": run_id, "bytes": len(body)},
     )
     return 202, {"event_id": event_id, "run_id": run_id}
+
+
+def _check_waiting_quota(
+    item: TriggerModel, spec: dict, *, event_id: str, now_ms: int
+) -> EventModel | None:
+    """429 ``quota`` (nothing stored) if the trigger already has its cap of waiting events.
+
+    Only a full trigger has a queue, so only then (the GetItem read its runs in flight)
+    is the queue counted: one KEYS_ONLY count of at most ``max_waiting_events`` keys; the
+    accepted path of a trigger with room costs nothing more. A delivery stored before is
+    a duplicate, not refused (one GetItem, on this path only): a provider retrying it
+    learns that it arrived. Deliveries counted at the same instant each see the queue
+    before the others' puts, so the cap can be passed by that many, never more.
+    """
+    cap = get_settings().max_waiting_events
+    if len(dynamo.in_flight_of(item)) < int(spec.get("concurrency") or 1):
+        return None
+    if EventModel.pending_by_trigger.count(item.id, limit=cap) < cap:
+        return None
+    try:
+        stored = EventModel.get(event_id, consistent_read=True)
+    except DoesNotExist:
+        stored = None
+    if stored is not None and int(stored.dedupe_until or 0) >= now_ms:
+        return stored
+    record_metric("WebhooksRefused", reason="quota")
+    raise _refused(
+        QuotaExceeded(
+            f"the trigger already has {cap} events waiting to run; nothing was stored, "
+            f"retry after {QUOTA_RETRY_AFTER_S} s",
+            retry_after_s=QUOTA_RETRY_AFTER_S,
+        ),
+        "throttled",
+        item.id,
+    )
 
 
 def _full_after_store(item: TriggerModel, *, capacity: int) -> bool:
@@ -437,16 +635,17 @@ def _utf8_or_none(body: bytes) -> str | None:
         return None
 
 
-def _put_event(record: EventModel, *, now_ms: int) -> EventModel | None:
+def _put_event(record: EventModel, *, now_ms: int, mark: bool = False) -> EventModel | None:
     """Store a new event; if its id is taken within the dedupe window, return that event.
 
     One PutItem: the condition is the dedupe, and ``ReturnValuesOnConditionCheckFailure``
-    hands back the original (pynamodb cannot ask for it, so this uses the client).
+    hands back the original (pynamodb cannot ask for it, so this uses the client). A
+    ``mark`` (``_put_mark``) lacks the run and index attributes on purpose.
     """
     try:
         client("dynamodb").put_item(
             TableName=EventModel.Meta.table_name,
-            Item=record.serialize(),
+            Item=record.serialize(null_check=not mark),
             ConditionExpression="attribute_not_exists(#id) OR #until < :now",
             ExpressionAttributeNames={"#id": "id", "#until": "dedupe_until"},
             ExpressionAttributeValues={":now": {"N": str(now_ms)}},
@@ -1091,10 +1290,13 @@ def replay_event(principal: Principal, event_id: str, *, now: datetime) -> dict:
     item = triggers.load_owned(principal, event.trigger_id)
     if item.status != "active":
         raise Conflict(f"trigger is disabled ({item.disabled_reason or 'manual'}); enable it first")
+    if event.status == "ignored":
+        raise NotFound(f"event {event_id!r} not found")  # a mark: nothing was stored to run
     if event.status not in _TERMINAL:
         raise Conflict(f"event is {event.status}; it runs already")
     settings = get_settings()
     now_ms = _ms(now)
+    _check_body_kept(event, now_ms=now_ms)
     run_id = ids.event_run_id(item.id, now_ms, event_id)
     e = EventModel
     try:
@@ -1131,6 +1333,28 @@ def replay_event(principal: Principal, event_id: str, *, now: datetime) -> dict:
         detail={"event_id": event_id, "run_id": run_id},
     )
     return {"event_id": event_id, "run_id": run_id}
+
+
+def _check_body_kept(event: EventModel, *, now_ms: int) -> None:
+    """410 if the event's body was in S3 and is no longer kept: a replay could only fail.
+
+    The bucket keeps bodies ``event_retention_days`` + 1 days (its lifecycle rule), but
+    an event item lives as long as its dedupe window too (up to 30 days): past its body's
+    days it is only the record that its delivery arrived. Small bodies live in the item
+    and replay for as long as it exists.
+    """
+    if not event.body_s3_key:
+        return
+    days = get_settings().event_retention_days
+    kept = int(event.received_ms or 0) + days * 86400 * 1000 > now_ms
+    if kept and s3.body_exists(event.body_s3_key):
+        return
+    raise Gone(
+        f"the body of event {event.id} is no longer kept: bodies over "
+        f"{get_settings().inline_body_limit // 1000} KB are kept {days} days "
+        "(CRONHOOK_EVENT_RETENTION_DAYS); the event stays only as the dedupe record of "
+        "its delivery, so it cannot be replayed"
+    )
 
 
 def _register() -> None:

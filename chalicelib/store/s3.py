@@ -8,7 +8,7 @@ from chalicelib.domain.errors import ServiceUnavailable
 from chalicelib.settings import get_settings
 from chalicelib.store.aws import client
 
-__all__ = ["put_body", "get_body", "delete_body"]
+__all__ = ["put_body", "get_body", "body_exists", "delete_body"]
 
 
 def _bucket() -> str:
@@ -45,6 +45,19 @@ def get_body(key: str) -> bytes:
     """The body stored under ``key``."""
     answer = client("s3").get_object(Bucket=_bucket(), Key=key)
     return answer["Body"].read()
+
+
+def body_exists(key: str) -> bool:
+    """True if a body is stored under ``key`` (the lifecycle rule may have expired it)."""
+    try:
+        client("s3").head_object(Bucket=_bucket(), Key=key)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+            return False
+        raise ServiceUnavailable("the event body could not be read; try again") from exc
+    except BotoCoreError as exc:
+        raise ServiceUnavailable("the event body could not be read; try again") from exc
+    return True
 
 
 def delete_body(key: str) -> None:

@@ -157,7 +157,7 @@ def test_a_valid_filter_edit_is_stored_whole_and_applies_to_the_next_delivery(aw
     token = trigger["webhook"]["url"].rsplit("/", 1)[1]
 
     def deliver(kind: str, action: str, n: int) -> tuple[int, dict]:
-        body = json.dumps({"action": action}).encode()
+        body = json.dumps({"action": action, "n": n}).encode()  # GitHub signs only the body
         headers = signed_headers("github", "gh-secret-123", body, ts=0, delivery=f"d-{n}")
         headers["X-GitHub-Event"] = kind
         return events.receive(token, body=body, headers=headers, now=clock())

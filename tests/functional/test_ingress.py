@@ -216,7 +216,11 @@ def test_a_duplicate_delivery_answers_200_with_the_original_ids_and_runs_once(
     clock.advance(30)
     again = post(http, created, body, signed_headers("github", secret, body, ts=0, delivery="g1"))
     assert again == (200, {**first[1], "duplicate": True})
-    other = post(http, created, body, signed_headers("github", secret, body, ts=0, delivery="g2"))
+    # GitHub signs no delivery id: a new X-GitHub-Delivery on the same body is a replay.
+    moved = post(http, created, body, signed_headers("github", secret, body, ts=0, delivery="g9"))
+    assert moved == (200, {**first[1], "duplicate": True})
+    body2 = delivery_body("github", "guid-2", after="abc123")
+    other = post(http, created, body2, signed_headers("github", secret, body2, ts=0, delivery="g2"))
     assert other[0] == 202 and other[1]["event_id"] != first[1]["event_id"]
 
     statuses = aws.drain(Runner(clock=clock))
@@ -473,7 +477,7 @@ def test_the_accepted_path_makes_at_most_three_aws_calls(aws, clock, root, http)
     try:
         per_delivery = []
         for n in range(3):
-            body = delivery_body("github", f"c{n}")
+            body = delivery_body("github", f"c{n}", after=f"sha-{n}")
             calls.clear()
             status, _ = post(
                 http, created, body, signed_headers("github", secret, body, ts=0, delivery=f"c{n}")
@@ -522,3 +526,303 @@ def test_a_sealed_secret_opens_only_for_its_own_trigger(aws, clock):
     kms.clear_cache()
     with pytest.raises(ValueError):
         kms.unseal(sealed, trigger_id="trg_b", now_s=0)
+
+
+# --- replays: only signed content names a delivery --------------------------------------
+
+# Per source, headers a replayer may change without breaking the signature, with the
+# values a replay would carry. Everything else in the captured request stays as it was.
+UNSIGNED_CHANGES = {
+    "webhook": {"Idempotency-Key": "replay-{n}", "User-Agent": "replayer/{n}"},
+    "github": {
+        "X-GitHub-Delivery": "00000000-0000-0000-0000-{n:012d}",
+        "X-GitHub-Event": "issues",
+        "X-GitHub-Hook-ID": "{n}",
+        "Idempotency-Key": "replay-{n}",
+    },
+    "stripe": {"Idempotency-Key": "replay-{n}", "User-Agent": "Stripe/1.0 (+replay-{n})"},
+    "slack": {
+        "X-Slack-Retry-Num": "{n}",
+        "X-Slack-Retry-Reason": "http_timeout",
+        "Idempotency-Key": "replay-{n}",
+    },
+    "standard": {"Idempotency-Key": "replay-{n}", "User-Agent": "replayer/{n}"},
+    "shopify": {
+        "X-Shopify-Webhook-Id": "ffffffff-0000-0000-0000-{n:012d}",
+        "X-Shopify-Topic": "orders/create",
+        "X-Shopify-Shop-Domain": "other-{n}.myshopify.com",
+        "X-Shopify-Triggered-At": "2026-01-0{n}T00:00:00Z",
+        "Idempotency-Key": "replay-{n}",
+    },
+}
+
+
+def replayed(captured: dict, source: str, n: int) -> dict:
+    """``captured`` with every unsigned header changed (and Content-Type too)."""
+    changes = {k: v.format(n=n) for k, v in UNSIGNED_CHANGES[source].items()}
+    out = {k: v for k, v in captured.items() if k.lower() not in {c.lower() for c in changes}}
+    signed = {h.lower() for h in SIGNATURE_HEADERS[source]}
+    assert set(k.lower() for k in captured) - signed - {"content-type"} <= {
+        c.lower() for c in changes
+    }, "a captured header is left unchanged"
+    return {**out, **changes, "Content-Type": f"text/plain; n={n}"}
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_captured_request_replayed_with_every_unsigned_header_changed_runs_once(
+    aws, clock, root, http, fires, source
+):
+    created = make_trigger(root, clock, source, workflow="record-fire")
+    secret = created["webhook"]["secret"]
+    body = delivery_body(source, "captured-1")
+    captured = signed_headers(source, secret, body, ts=now_s(clock), delivery="captured-1")
+    status, first = post(http, created, body, captured)
+    assert status == 202, first
+    for n in range(1, 6):
+        clock.advance(20)  # still inside the 300 s window of the timestamped schemes
+        assert post(http, created, body, replayed(captured, source, n)) == (
+            200,
+            {**first, "duplicate": True},
+        )
+    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert len(fires) == 1
+    assert len(stored_events()) == 1
+
+
+def test_a_generic_request_sent_600_times_with_fresh_idempotency_keys_runs_once(
+    aws, clock, root, http, fires
+):
+    created = make_trigger(root, clock, "webhook", workflow="record-fire")
+    body = b'{"type": "deploy", "sha": "5e1f"}'
+    headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0, delivery="k0")
+    answers = [
+        post(http, created, body, {**headers, "Idempotency-Key": f"k{n}"})[0] for n in range(600)
+    ]
+    assert answers.count(202) == 1 and answers.count(200) == 599
+    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert len(fires) == 1
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_replay_cannot_take_the_key_of_a_delivery_still_to_come(
+    aws, clock, root, http, fires, source
+):
+    created = make_trigger(root, clock, source, workflow="record-fire")
+    secret = created["webhook"]["secret"]
+    body = delivery_body(source, "now-1")
+    captured = signed_headers(source, secret, body, ts=now_s(clock), delivery="now-1")
+    assert post(http, created, body, captured)[0] == 202
+    # The replay carries, in every unsigned header, what the next real delivery will carry.
+    future_body = delivery_body(source, "next-2", seq=2)
+    future = signed_headers(source, secret, future_body, ts=now_s(clock), delivery="next-2")
+    unsigned_of_future = {
+        k: v
+        for k, v in future.items()
+        if k.lower() not in {h.lower() for h in SIGNATURE_HEADERS[source]}
+    }
+    taking = {**captured, **unsigned_of_future, "Idempotency-Key": "next-2"}
+    assert post(http, created, body, taking)[0] == 200
+    status, answer = post(http, created, future_body, {**future, "Idempotency-Key": "next-2"})
+    assert status == 202 and "duplicate" not in answer, answer
+    assert aws.drain(Runner(clock=clock)).count("succeeded") == 2
+    ran = sorted(json.dumps(f.payload, sort_keys=True) for f in fires)
+    assert ran == sorted(json.dumps(json.loads(b), sort_keys=True) for b in (body, future_body))
+
+
+def test_a_generic_sender_sends_identical_content_twice_by_making_the_bytes_differ(
+    aws, clock, root, http, fires
+):
+    created = make_trigger(root, clock, "webhook", workflow="record-fire")
+    secret = created["webhook"]["secret"]
+    sent = []
+    for body in (
+        b'{"type": "ping"}',
+        b'{"type": "ping"}',  # the same bytes: the same delivery
+        b'{"type": "ping", "id": "ping-2"}',  # a field of its own: a new delivery
+        b'{"type": "ping", "id": "ping-3"}',
+    ):
+        sent.append(post(http, created, body, signed_headers("webhook", secret, body, ts=0))[0])
+    assert sent == [202, 200, 202, 202]
+    assert aws.drain(Runner(clock=clock)).count("succeeded") == 3
+
+
+def test_signed_ids_longer_than_256_characters_that_share_a_prefix_are_two_deliveries(
+    aws, clock, root, http
+):
+    created = make_trigger(root, clock, "standard")
+    secret = created["webhook"]["secret"]
+    answers = []
+    for tail in ("a", "b"):
+        msg_id = "msg_" + "x" * 400 + tail
+        body = delivery_body("standard", msg_id)
+        headers = signed_headers("standard", secret, body, ts=now_s(clock), delivery=msg_id)
+        answers.append(post(http, created, body, headers))
+    assert [a[0] for a in answers] == [202, 202]
+    assert answers[0][1]["event_id"] != answers[1][1]["event_id"]
+    keys = sorted(e.dedupe_key for e in stored_events())
+    assert len(keys) == 2 and keys[0] != keys[1] and all(len(k) <= 256 for k in keys)
+
+
+# --- the waiting-events quota ------------------------------------------------------------
+
+
+def test_a_full_trigger_with_its_cap_of_waiting_events_answers_429_quota_and_stores_nothing(
+    aws, clock, root, http, monkeypatch
+):
+    from chalicelib.settings import reset_settings
+
+    monkeypatch.setenv("CRONHOOK_MAX_WAITING_EVENTS", "3")
+    reset_settings()
+    created: dict = {}
+    during: list[tuple[int, dict, dict]] = []
+
+    def deliver_while_running(fire: Fire) -> Result:
+        # The trigger (concurrency 1) is full while this runs: deliveries can only wait.
+        if fire.payload.get("n") == 0:
+            secret = created["webhook"]["secret"]
+            for n in (1, 2, 3, 4, 5, 1):
+                body = json.dumps({"type": "job", "n": n}).encode()
+                headers = signed_headers("webhook", secret, body, ts=0)
+                answer = http.post(f"/hooks/{token_of(created)}", headers=headers, body=body)
+                during.append((answer.status_code, json.loads(answer.body), answer.headers))
+        return Result(output={"n": fire.payload.get("n")})
+
+    monkeypatch.setitem(REGISTRY, "deliver", Workflow(name="deliver", func=deliver_while_running))
+    created.update(make_trigger(root, clock, "webhook", workflow="deliver"))
+    first = json.dumps({"type": "job", "n": 0}).encode()
+    secret = created["webhook"]["secret"]
+    assert post(http, created, first, signed_headers("webhook", secret, first, ts=0))[0] == 202
+    assert aws.drain(Runner(clock=clock)) == ["succeeded"] * 4
+
+    statuses = [status for status, _, _ in during]
+    assert statuses == [202, 202, 202, 429, 429, 200]
+    for _, answer, headers in during[3:5]:
+        assert answer["error"]["code"] == "quota"
+        assert "3 events waiting" in answer["error"]["message"]
+        assert headers["Retry-After"] == str(events.QUOTA_RETRY_AFTER_S)
+    # The duplicate of a waiting event is told so, not refused.
+    assert during[5][1] == {**during[0][1], "duplicate": True}
+    ran = sorted(json.loads(e.body)["n"] for e in stored_events())
+    assert ran == [0, 1, 2, 3]  # the refused ones left nothing behind
+
+
+def test_a_trigger_with_room_never_counts_its_queue(aws, clock, root, http, monkeypatch):
+    counted: list[str] = []
+    original = EventModel.pending_by_trigger.count
+    monkeypatch.setattr(
+        EventModel.pending_by_trigger,
+        "count",
+        lambda *a, **k: counted.append("count") or original(*a, **k),
+    )
+    created = make_trigger(root, clock, "webhook")
+    body = b'{"type": "x"}'
+    headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0)
+    assert post(http, created, body, headers)[0] == 202
+    assert counted == []
+
+
+# --- one point per delivery ----------------------------------------------------------------
+
+
+def test_every_delivery_reaches_the_delivery_hooks_once_with_its_outcome(
+    aws, clock, root, http, monkeypatch
+):
+    seen: list[tuple[str | None, str, int]] = []
+
+    def record(trigger_id, *, outcome, status, **delivery):
+        seen.append((trigger_id, outcome, status))
+
+    def broken(trigger_id, **delivery):
+        raise RuntimeError("a recorder that fails")
+
+    monkeypatch.setattr(events, "delivery_hooks", [broken, record])
+    created = make_trigger(root, clock, "standard", filter={"type": "wanted"})
+    secret = created["webhook"]["secret"]
+    tid = created["id"]
+
+    def send(doc: dict, *, ts: int | None = None, delivery: str = "m1", token=None):
+        body = json.dumps(doc).encode()
+        at = now_s(clock) if ts is None else ts
+        headers = signed_headers("standard", secret, body, ts=at, delivery=delivery)
+        return post(http, token or created, body, headers)[0]
+
+    assert send({"type": "wanted"}) == 202
+    assert send({"type": "wanted"}) == 200
+    assert send({"type": "other"}, delivery="m2") == 202
+    assert send({"type": "wanted"}, ts=now_s(clock) - 400, delivery="m3") == 401
+    bad = {
+        "webhook-id": "m4",
+        "webhook-timestamp": str(now_s(clock)),
+        "webhook-signature": "v1,AA==",
+    }
+    assert post(http, created, b"{}", bad)[0] == 401
+    assert send({"type": "wanted"}, token=tid + ".wrong", delivery="m5") == 401
+    assert post(http, created, b"x" * (1024 * 1024 + 1), {})[0] == 413
+    triggers.set_enabled(root, tid, enabled=False, now=clock())
+    assert send({"type": "wanted"}, delivery="m6") == 410
+    assert seen == [
+        (tid, "accepted", 202),
+        (tid, "duplicate", 200),
+        (tid, "filtered", 202),
+        (tid, "stale", 401),
+        (tid, "invalid_signature", 401),
+        (None, "invalid_signature", 401),
+        (None, "too_large", 413),
+        (tid, "gone", 410),
+    ]
+
+
+# --- bodies that outlive their S3 copy ------------------------------------------------------
+
+
+def test_replaying_an_event_whose_large_body_is_no_longer_kept_is_410_naming_why(
+    aws, clock, root, http
+):
+    created = make_trigger(root, clock, "webhook", dedupe_window_s=30 * 86400)
+    secret = created["webhook"]["secret"]
+    large = json.dumps({"type": "bulk", "rows": ["r" * 100] * 2000}).encode()
+    small = b'{"type": "small"}'
+    ids = {}
+    for name, body in (("large", large), ("small", small)):
+        status, answer = post(http, created, body, signed_headers("webhook", secret, body, ts=0))
+        assert status == 202
+        ids[name] = answer["event_id"]
+    aws.drain(Runner(clock=clock))
+    auth = {"Authorization": f"Bearer {ROOT_KEY}"}
+
+    def replay(name: str) -> tuple[int, dict]:
+        answer = http.post(f"/v1/events/{ids[name]}/replay", headers=auth)
+        return answer.status_code, json.loads(answer.body)
+
+    assert replay("large")[0] == 202  # within the body's days: it runs again
+    aws.drain(Runner(clock=clock))
+    clock.advance(8 * 86400)  # past CRONHOOK_EVENT_RETENTION_DAYS (7), inside the window
+    status, answer = replay("large")
+    assert status == 410 and answer["error"]["code"] == "gone"
+    assert "no longer kept" in answer["error"]["message"]
+    assert "7 days" in answer["error"]["message"]
+    assert replay("small")[0] == 202  # a body kept in the item replays all window long
+    # The event is still the dedupe record of its delivery.
+    again = post(http, created, large, signed_headers("webhook", secret, large, ts=0))
+    assert again == (
+        200,
+        {"event_id": ids["large"], "run_id": again[1]["run_id"], "duplicate": True},
+    )
+
+
+def test_replaying_an_event_whose_body_object_vanished_is_410_not_a_failed_run(
+    aws, clock, root, http
+):
+    created = make_trigger(root, clock, "webhook")
+    body = json.dumps({"type": "bulk", "blob": "x" * 150_000}).encode()
+    headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0)
+    event_id = post(http, created, body, headers)[1]["event_id"]
+    aws.drain(Runner(clock=clock))
+    (event,) = stored_events()
+    s3 = boto3.client("s3", endpoint_url=aws.endpoint, region_name="us-east-1")
+    s3.delete_object(Bucket=aws.bucket, Key=event.body_s3_key)
+    answer = http.post(
+        f"/v1/events/{event_id}/replay", headers={"Authorization": f"Bearer {ROOT_KEY}"}
+    )
+    assert answer.status_code == 410, answer.body
+    assert aws.drain(Runner(clock=clock)) == []

@@ -18,14 +18,17 @@ from hypothesis import strategies as st
 from slack_sdk.signature import SignatureVerifier
 
 from chalicelib.domain.errors import InvalidSignature, ValidationError
+from chalicelib.domain.ids import event_id_for
 from chalicelib.domain.signatures import (
     SECRET_REQUIRED,
     SENSITIVE_HEADERS,
     SOURCES,
     TOLERANCE_S,
     clip_headers,
+    dedupe_key,
     delivery_id,
     generate_secret,
+    shown_key,
     sign_outbound,
     slack_challenge,
     verify,
@@ -34,6 +37,7 @@ from chalicelib.domain.signatures import (
 NOW = 1_750_000_000.0  # 2025-06-15T15:06:40Z, a constant: the domain never reads the clock
 SIGNED_AT = int(NOW) - 42
 BODY = json.dumps({"id": "evt_1", "type": "push", "note": "café ☕"}).encode()
+BODY_IDS = json.dumps({"id": "evt_1", "event_id": "Ev1", "type": "x"}).encode()
 
 SECRETS = {
     "webhook": "whsec_generic-cronhook-secret",
@@ -483,51 +487,101 @@ def test_generate_secret_refuses_unknown_source():
     assert info.value.field == "event.source"
 
 
-# --- delivery_id ----------------------------------------------------------------------
+# --- delivery_id and dedupe_key ------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("source", "headers", "body_json", "expected"),
     [
-        ("github", {"X-GitHub-Delivery": "72d3162e-cc78"}, {"id": "x"}, "72d3162e-cc78"),
         ("standard", {"Webhook-Id": "msg_1"}, None, "msg_1"),
-        ("shopify", {"x-shopify-webhook-id": "b54557e4"}, None, "b54557e4"),
         ("stripe", {}, {"id": "evt_1NG8Du", "type": "invoice.paid"}, "evt_1NG8Du"),
         ("slack", {}, {"type": "event_callback", "event_id": "Ev08MFMKH6"}, "Ev08MFMKH6"),
-        ("webhook", {"X-GitHub-Delivery": "d"}, {"id": "evt"}, None),
-        ("github", {}, {"id": "x"}, None),
+        # Not signed, so not an id: GitHub's and Shopify's delivery headers.
+        ("github", {"X-GitHub-Delivery": "72d3162e-cc78"}, {"id": "x"}, None),
+        ("shopify", {"x-shopify-webhook-id": "b54557e4"}, {"id": 1}, None),
+        ("webhook", {"X-GitHub-Delivery": "d", "Idempotency-Key": "k"}, {"id": "evt"}, None),
         ("stripe", {}, None, None),
         ("stripe", {}, ["not", "an", "object"], None),
         ("stripe", {}, {"id": 17}, None),
+        ("stripe", {}, {"id": "   "}, None),
         ("slack", {}, {"type": "url_verification", "challenge": "c"}, None),
-        ("shopify", {"X-Shopify-Webhook-Id": "   "}, None, None),
-        ("shopify", {"X-Shopify-Webhook-Id": " b54557e4 "}, None, "b54557e4"),
+        # As signed, not stripped: the signature covers these exact bytes.
+        ("standard", {"webhook-id": " msg_1 "}, None, " msg_1 "),
     ],
 )
-def test_delivery_id_reads_the_providers_id(source, headers, body_json, expected):
+def test_delivery_id_is_only_an_id_the_provider_signs(source, headers, body_json, expected):
     assert delivery_id(source, headers=headers, body_json=body_json) == expected
 
 
+UNSIGNED = {
+    "Idempotency-Key": "order-42",
+    "X-GitHub-Delivery": "d",
+    "X-Shopify-Webhook-Id": "s",
+    "X-GitHub-Event": "push",
+    "X-Shopify-Topic": "orders/paid",
+    "User-Agent": "curl/8",
+}
+
+
 @pytest.mark.parametrize("source", SOURCES)
-def test_delivery_id_prefers_idempotency_key_over_the_providers_id(source):
-    headers = {
-        "Idempotency-Key": "order-42",
-        "X-GitHub-Delivery": "d",
-        "webhook-id": "w",
-        "X-Shopify-Webhook-Id": "s",
+def test_no_unsigned_header_changes_the_dedupe_key(source):
+    body = json.dumps({"id": "evt_1", "event_id": "Ev1", "n": 1}).encode()
+    signed = {"webhook-id": "msg_1"}
+    keys = {
+        dedupe_key(source, headers={**signed, **extra}, body=body, body_json=json.loads(body))
+        for extra in ({}, UNSIGNED, {k: v + "-changed" for k, v in UNSIGNED.items()})
     }
-    body = {"id": "evt", "event_id": "Ev"}
-    assert delivery_id(source, headers=headers, body_json=body) == "order-42"
+    assert len(keys) == 1
 
 
-def test_delivery_id_ignores_a_blank_idempotency_key():
-    headers = {"idempotency-key": " ", "X-GitHub-Delivery": "d-1"}
-    assert delivery_id("github", headers=headers, body_json=None) == "d-1"
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("standard", "id:msg_1"),
+        ("stripe", "id:evt_1"),
+        ("slack", "id:Ev1"),
+        ("github", "sha256:" + hashlib.sha256(BODY_IDS).hexdigest()),
+        ("shopify", "sha256:" + hashlib.sha256(BODY_IDS).hexdigest()),
+        ("webhook", "sha256:" + hashlib.sha256(BODY_IDS).hexdigest()),
+    ],
+)
+def test_dedupe_key_is_the_signed_id_else_the_digest_of_the_signed_body(source, expected):
+    headers = {"webhook-id": "msg_1", "X-GitHub-Delivery": "d", "Idempotency-Key": "k"}
+    key = dedupe_key(source, headers=headers, body=BODY_IDS, body_json=json.loads(BODY_IDS))
+    assert key == expected
 
 
-def test_delivery_id_is_clipped_to_256_characters():
-    key = delivery_id("webhook", headers={"Idempotency-Key": "k" * 1000}, body_json=None)
-    assert key == "k" * 256
+def test_a_body_without_its_providers_id_is_keyed_by_its_digest():
+    body = b"payload=%7B%22type%22%3A%22block_actions%22%7D"  # Slack interactivity: a form
+    assert dedupe_key("slack", headers={}, body=body, body_json=None) == (
+        "sha256:" + hashlib.sha256(body).hexdigest()
+    )
+    assert dedupe_key("stripe", headers={}, body=b"{}", body_json={}) == (
+        "sha256:" + hashlib.sha256(b"{}").hexdigest()
+    )
+
+
+def test_bodies_that_differ_by_one_byte_have_different_keys():
+    keys = {
+        dedupe_key("github", headers={}, body=body, body_json=None)
+        for body in (b'{"n":1}', b'{"n":2}', b'{"n":1} ', b"")
+    }
+    assert len(keys) == 4
+
+
+def test_long_signed_ids_are_never_cut_into_one_another():
+    # Two ids that share their first 1,000 characters are two deliveries.
+    first = dedupe_key(
+        "standard", headers={"webhook-id": "m" * 1000 + "a"}, body=b"", body_json=None
+    )
+    second = dedupe_key(
+        "standard", headers={"webhook-id": "m" * 1000 + "b"}, body=b"", body_json=None
+    )
+    assert first != second
+    assert event_id_for("trg_x", first) != event_id_for("trg_x", second)
+    shown = shown_key(first)
+    assert len(shown) <= 256 and shown != shown_key(second)
+    assert shown_key("id:msg_1") == "id:msg_1"
 
 
 # --- slack_challenge ------------------------------------------------------------------

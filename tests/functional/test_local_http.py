@@ -1,0 +1,140 @@
+"""The local stack's HTTP server: bodies it cannot take are answered, never a broken pipe.
+
+Real sockets against ``chalicelib.local.http.serve``: a body over 8 MiB gets its 413 (the
+client reads it, whether it sent a Content-Length, chunks, or asked ``Expect:
+100-continue``), and a body that cannot be framed (a bad or negative chunk size, a bad
+Content-Length) gets a 400 naming why, then the connection is closed.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+
+import pytest
+import requests
+
+from chalicelib.local.http import MAX_BODY_BYTES, serve
+from tests.conftest import ROOT_KEY
+
+
+@pytest.fixture
+def port(aws):
+    server = serve("127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def exchange(port: int, head: bytes, chunks=(), *, read_first: bool = False) -> bytes:
+    """Send ``head`` then each chunk, then read the whole answer until the server closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(head)
+        if read_first:
+            return sock.recv(65536)
+        for chunk in chunks:
+            sock.sendall(chunk)
+        answer = b""
+        while data := sock.recv(65536):
+            answer += data
+        return answer
+
+
+def parsed(raw: bytes) -> tuple[int, dict, dict]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers, json.loads(body)
+
+
+POST = b"POST /hooks/trg_x.token HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+
+
+def test_a_body_over_8_mib_with_a_content_length_gets_its_413(port):
+    answer = requests.post(
+        f"http://127.0.0.1:{port}/hooks/trg_x.token",
+        data=b"x" * (MAX_BODY_BYTES + 1),
+        timeout=60,
+    )
+    assert answer.status_code == 413
+    assert answer.json()["error"] == {
+        "code": "too_large",
+        "message": "the body is larger than 8 MiB",
+    }
+
+
+def test_a_chunked_body_over_8_mib_gets_its_413(port):
+    chunk = b"x" * 65536
+    body = [b"10000\r\n" + chunk + b"\r\n"] * (MAX_BODY_BYTES // 65536 + 8) + [b"0\r\n\r\n"]
+    raw = exchange(port, POST + b"Transfer-Encoding: chunked\r\n\r\n", body)
+    status, headers, answer = parsed(raw)
+    assert status == 413 and answer["error"]["code"] == "too_large"
+    assert headers["Connection"] == "close"
+
+
+def test_a_client_that_asks_first_is_told_413_before_sending_the_body(port):
+    head = POST + b"Content-Length: 1073741824\r\nExpect: 100-continue\r\n\r\n"
+    status, _, answer = parsed(exchange(port, head, read_first=True))
+    assert status == 413 and answer["error"]["code"] == "too_large"
+
+
+@pytest.mark.parametrize(
+    ("size_line", "why"),
+    [
+        (b"-5", "bad chunk size '-5'"),
+        (b"zz", "bad chunk size 'zz'"),
+        (b"0x5", "bad chunk size '0x5'"),
+        (b"", "bad chunk size ''"),
+        (b"f" * 40, "bad chunk size"),
+    ],
+)
+def test_a_bad_or_negative_chunk_size_is_400_naming_it_and_the_connection_closes(
+    port, size_line, why
+):
+    raw = exchange(
+        port,
+        POST + b"Transfer-Encoding: chunked\r\n\r\n",
+        [size_line + b"\r\nabcde\r\n0\r\n\r\n", b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"],
+    )
+    status, headers, answer = parsed(raw)
+    assert status == 400 and answer["error"]["code"] == "bad_request"
+    assert why in answer["error"]["message"]
+    assert headers["Connection"] == "close"
+    assert raw.count(b"HTTP/1.1 ") == 1  # what followed was not taken for a request
+
+
+def test_a_chunk_not_followed_by_crlf_is_400(port):
+    raw = exchange(
+        port, POST + b"Transfer-Encoding: chunked\r\n\r\n", [b"3\r\nabcdef\r\n0\r\n\r\n"]
+    )
+    status, _, answer = parsed(raw)
+    assert status == 400 and "CRLF" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize("length", [b"-1", b"12abc", b"1e3"])
+def test_a_bad_content_length_is_400(port, length):
+    raw = exchange(port, POST + b"Content-Length: " + length + b"\r\n\r\n", [b"{}"])
+    status, _, answer = parsed(raw)
+    assert status == 400 and "Content-Length" in answer["error"]["message"]
+
+
+def test_a_well_formed_chunked_body_with_extensions_and_trailers_reaches_the_route(port):
+    body = json.dumps({"cron": "0 8 * * 1", "from": "2026-01-01T00:00:00Z", "count": 1}).encode()
+    head = (
+        b"POST /v1/schedules/preview HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Authorization: Bearer " + ROOT_KEY.encode() + b"\r\n"
+        b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+        b"Connection: close\r\n\r\n"
+    )
+    half = len(body) // 2
+    chunks = [
+        f"{half:x};name=value\r\n".encode() + body[:half] + b"\r\n",
+        f"{len(body) - half:X}\r\n".encode() + body[half:] + b"\r\n",
+        b"0\r\nX-Trailer: yes\r\n\r\n",
+    ]
+    status, _, answer = parsed(exchange(port, head, chunks))
+    assert status == 200, answer
+    assert answer["fires"] == ["2026-01-05T08:00:00.000Z"]
