@@ -64,22 +64,57 @@ def delete_trigger(trigger_id):
 @app.route("/v1/triggers/{trigger_id}/fire", methods=["POST"], authorizer=api_key)
 @api
 def fire_trigger(trigger_id):
-    principal = caller(app.current_request, "operator")
-    return Response(body=triggers.fire_now(principal, trigger_id, now=now_utc()), status_code=202)
+    request = app.current_request
+    principal = caller(request, "operator")
+    body = json_body(request, required=False)
+    return Response(
+        body=triggers.fire_now(principal, trigger_id, now=now_utc(), body=body), status_code=202
+    )
 
 
 @app.route("/v1/triggers/{trigger_id}/enable", methods=["POST"], authorizer=api_key)
 @api
 def enable_trigger(trigger_id):
-    principal = caller(app.current_request, "operator")
-    return triggers.set_enabled(principal, trigger_id, enabled=True, now=now_utc())
+    request = app.current_request
+    principal = caller(request, "operator")
+    body = json_body(request, required=False)
+    return triggers.set_enabled(principal, trigger_id, enabled=True, now=now_utc(), body=body)
 
 
 @app.route("/v1/triggers/{trigger_id}/disable", methods=["POST"], authorizer=api_key)
 @api
 def disable_trigger(trigger_id):
-    principal = caller(app.current_request, "operator")
-    return triggers.set_enabled(principal, trigger_id, enabled=False, now=now_utc())
+    request = app.current_request
+    principal = caller(request, "operator")
+    body = json_body(request, required=False)
+    return triggers.set_enabled(principal, trigger_id, enabled=False, now=now_utc(), body=body)
+
+
+@app.route("/v1/triggers/enable", methods=["POST"], authorizer=api_key)
+@api
+def enable_triggers():
+    request = app.current_request
+    principal = caller(request, "operator")
+    return triggers.set_enabled_many(principal, json_body(request), enabled=True, now=now_utc())
+
+
+@app.route("/v1/triggers/disable", methods=["POST"], authorizer=api_key)
+@api
+def disable_triggers():
+    request = app.current_request
+    principal = caller(request, "operator")
+    return triggers.set_enabled_many(principal, json_body(request), enabled=False, now=now_utc())
+
+
+@app.route("/v1/triggers/{trigger_id}/backfill", methods=["POST"], authorizer=api_key)
+@api
+def backfill_trigger(trigger_id):
+    from chalicelib.services import ondemand
+
+    request = app.current_request
+    principal = caller(request, "operator")
+    body = ondemand.backfill(principal, trigger_id, json_body(request), now=now_utc())
+    return Response(body=body, status_code=200 if "run_ids" not in body else 202)
 
 
 @app.route("/v1/triggers/{trigger_id}/preview", methods=["GET"], authorizer=api_key)

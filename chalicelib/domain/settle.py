@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -11,6 +13,8 @@ __all__ = [
     "lateness_ms",
     "retry_delay_s",
     "clip_text",
+    "result_problem",
+    "MAX_RESULT_USD",
 ]
 
 
@@ -74,3 +78,45 @@ def clip_text(text: str, *, max_bytes: int) -> str:
     if len(raw) <= max_bytes:
         return text
     return raw[: max_bytes - 16].decode("utf-8", errors="ignore") + "...[clipped]"
+
+
+# A single run reporting more than this is a unit mistake (cents, or micro-dollars).
+MAX_RESULT_USD = 1_000_000.0
+
+
+def result_problem(
+    *, state: object, next_fire_at: object, cost_usd: object, output: object, max_state_bytes: int
+) -> str | None:
+    """Why a workflow's result cannot be settled as it is, or None if it can.
+
+    Everything a workflow returns is checked before any of it is written: NaN or
+    Infinity cannot be stored (DynamoDB numbers, JSON), and one bad value must fail the
+    run with this message rather than break the settle that releases its claim, lease
+    and budget hold.
+    """
+    if isinstance(cost_usd, bool) or not isinstance(cost_usd, int | float):
+        return f"the workflow returned cost_usd {cost_usd!r}: it must be a number"
+    if not math.isfinite(cost_usd) or cost_usd < 0 or cost_usd > MAX_RESULT_USD:
+        return (
+            f"the workflow returned cost_usd {cost_usd!r}: it must be a finite number "
+            f"from 0 to {MAX_RESULT_USD:,.0f}"
+        )
+    if next_fire_at is not None and not isinstance(next_fire_at, datetime):
+        return f"the workflow returned next_fire_at {next_fire_at!r}: it must be a datetime"
+    if state is not None:
+        if not isinstance(state, dict):
+            return (
+                f"the workflow returned a state of type {type(state).__name__}: it must be a dict"
+            )
+        try:
+            text = json.dumps(state, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            return f"the workflow returned a state that is not JSON: {exc}"
+        if len(text) > max_state_bytes:
+            return f"the workflow returned a state larger than {max_state_bytes} bytes"
+    if output is not None:
+        try:
+            json.dumps(output, allow_nan=False, default=str)
+        except (TypeError, ValueError) as exc:
+            return f"the workflow returned an output that is not JSON: {exc}"
+    return None

@@ -40,7 +40,12 @@ __all__ = [
     "PreviewIn",
     "KeyIn",
     "RotateSecretIn",
+    "FireIn",
+    "DisableIn",
+    "SwitchManyIn",
+    "BackfillIn",
     "parse_model",
+    "problem_text",
     "schedule_spec_from",
     "encode_schedule",
     "decode_schedule",
@@ -176,6 +181,14 @@ class LimitsIn(_Strict):
         return value.astimezone(UTC) if value is not None else None
 
 
+def _printable(value: str | None) -> str | None:
+    # A NUL or another control character in a title breaks terminals, logs and CSV
+    # exports downstream; a title is one line of text for people.
+    if value is not None and any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValueError("must not contain control characters (NUL, newline, tab...)")
+    return value
+
+
 class TriggerIn(_Strict):
     """The body of ``POST /v1/triggers``."""
 
@@ -196,6 +209,11 @@ class TriggerIn(_Strict):
     concurrency: int = Field(default=1, ge=1, le=100)
     allow_destructive: bool = False
     enabled: bool = True
+
+    @field_validator("title")
+    @classmethod
+    def _title_printable(cls, value: str | None) -> str | None:
+        return _printable(value)
 
 
 class TriggerPatch(_Strict):
@@ -218,6 +236,11 @@ class TriggerPatch(_Strict):
     concurrency: int | None = Field(default=None, ge=1, le=100)
     allow_destructive: bool | None = None
     enabled: bool | None = None
+
+    @field_validator("title")
+    @classmethod
+    def _title_printable(cls, value: str | None) -> str | None:
+        return _printable(value)
 
 
 class PreviewIn(_Strict):
@@ -265,11 +288,126 @@ class RotateSecretIn(_Strict):
     grace_s: int = Field(default=86400, ge=0, le=7 * 86400)
 
 
+class FireIn(_Strict):
+    """The optional body of ``POST /v1/triggers/{id}/fire``: this run's payload."""
+
+    payload: Any = None
+
+
+MAX_NOTE_CHARS = 500
+
+
+class DisableIn(_Strict):
+    """The optional body of ``POST /v1/triggers/{id}/disable`` (and ``/enable``)."""
+
+    note: str | None = Field(default=None, max_length=MAX_NOTE_CHARS)
+
+    @field_validator("note")
+    @classmethod
+    def _note_printable(cls, value: str | None) -> str | None:
+        return _note_text(value)
+
+
+def _note_text(value: str | None) -> str | None:
+    # A note may span lines; other control characters (NUL...) have no business in it.
+    if value is not None and any((ord(c) < 32 and c not in "\n\t") or ord(c) == 127 for c in value):
+        raise ValueError("must not contain control characters other than newline and tab")
+    return value
+
+
+class SwitchManyIn(_Strict):
+    """The body of ``POST /v1/triggers/disable`` and ``/enable``: which triggers, and why."""
+
+    tag: str | None = Field(default=None, min_length=1, max_length=64)
+    workflow: str | None = Field(default=None, min_length=1, max_length=200)
+    note: str | None = Field(default=None, max_length=MAX_NOTE_CHARS)
+
+    @field_validator("note")
+    @classmethod
+    def _note_printable(cls, value: str | None) -> str | None:
+        return _note_text(value)
+
+
+class BackfillIn(_Strict):
+    """The body of ``POST /v1/triggers/{id}/backfill``: a past window of slots."""
+
+    from_: datetime = Field(alias="from")
+    to: datetime
+    dry_run: bool = False
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    @field_validator("from_", "to")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        if value.tzinfo is None:
+            raise ValueError("must include a timezone offset or Z")
+        return value.astimezone(UTC)
+
+
 M = TypeVar("M", bound=BaseModel)
 
 
 def _field_path(loc: tuple) -> str:
     return ".".join("from" if p == "from_" else str(p) for p in loc)
+
+
+_TYPE_WORDS = {
+    "string_type": "must be a string",
+    "int_type": "must be an integer",
+    "int_from_float": "must be an integer",
+    "int_parsing": "must be an integer",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "list_type": "must be a list",
+    "missing": "is required",
+    "finite_number": "must be a finite number",
+    "datetime_type": "must be an ISO-8601 instant such as 2027-01-01T09:00:00Z",
+    "datetime_parsing": "must be an ISO-8601 instant such as 2027-01-01T09:00:00Z",
+    "datetime_from_date_parsing": "must be an ISO-8601 instant such as 2027-01-01T09:00:00Z",
+    "json_invalid": "is not valid JSON",
+}
+
+
+def problem_text(error: dict) -> str:
+    """One pydantic error in cronhook's words (pydantic's own phrasing never reaches a client)."""
+    kind = error.get("type", "")
+    ctx = error.get("ctx") or {}
+    if kind in _TYPE_WORDS:
+        return _TYPE_WORDS[kind]
+    if kind == "string_too_short":
+        least = int(ctx.get("min_length", 1))
+        return "must not be empty" if least <= 1 else f"must be at least {least} characters"
+    if kind == "string_too_long":
+        return f"must be at most {ctx.get('max_length')} characters"
+    if kind == "too_short":
+        return f"must have at least {ctx.get('min_length')} items"
+    if kind == "too_long":
+        return f"must have at most {ctx.get('max_length')} items"
+    bounds = {
+        "greater_than_equal": ("at least", "ge"),
+        "greater_than": ("more than", "gt"),
+        "less_than_equal": ("at most", "le"),
+        "less_than": ("less than", "lt"),
+    }
+    if kind in bounds:
+        words, key = bounds[kind]
+        return f"must be {words} {ctx.get(key)}"
+    if kind in ("literal_error", "enum"):
+        options = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        if options:
+            return "must be one of " + ", ".join(options)
+    if kind == "string_pattern_mismatch":
+        return f"must match {ctx.get('pattern')}"
+    if kind == "value_error":
+        return str(ctx.get("error") or error.get("msg", "is not valid"))
+    text = str(error.get("msg") or "is not valid")
+    return text[:1].lower() + text[1:]
 
 
 def parse_model(model: type[M], body: Any) -> M:
@@ -298,7 +436,7 @@ def parse_model(model: type[M], body: Any) -> M:
         if kind == "extra_forbidden":
             message = f"unknown field {path!r}"
         else:
-            message = f"{path}: {first.get('msg', 'invalid value')}"
+            message = f"{path}: {problem_text(first)}" if path else problem_text(first)
         raise ValidationError(message, field=path or None) from None
     state = getattr(parsed, "state", None)
     if state is not None and len(json.dumps(state)) > MAX_STATE_BYTES:

@@ -35,7 +35,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.domain import schedule
-from chalicelib.domain.settle import Limits, clip_text, disable_reason_after_run, lateness_ms
+from chalicelib.domain.settle import (
+    Limits,
+    clip_text,
+    disable_reason_after_run,
+    lateness_ms,
+    result_problem,
+)
+from chalicelib.domain.spec import MAX_STATE_BYTES
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
@@ -228,7 +235,11 @@ class Runner:
                     **extras,
                 )
                 ctx.fire = fire
-                result = invoke(item.workflow, fire)
+                answered = invoke(item.workflow, fire)
+                problem = check_result(answered)
+                if problem is not None:
+                    raise WorkflowFailed(problem)
+                result = answered
                 ctx.result = result
                 state_out = result.state
                 status = "succeeded"
@@ -421,6 +432,17 @@ class Runner:
         record_metric("RunsDeferred", surface=message.surface)
         _run_finish_hooks(ctx)
         return "deferred"
+
+
+def check_result(result: Result) -> str | None:
+    """Why ``result`` cannot be settled (NaN cost, a state that is not JSON...), or None."""
+    return result_problem(
+        state=result.state,
+        next_fire_at=result.next_fire_at,
+        cost_usd=result.cost_usd,
+        output=result.output,
+        max_state_bytes=MAX_STATE_BYTES,
+    )
 
 
 def _will_retry(ctx: RunContext) -> bool:

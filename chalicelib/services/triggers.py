@@ -16,8 +16,11 @@ from chalicelib.domain import schedule
 from chalicelib.domain.errors import Conflict, NotFound, ServiceUnavailable, ValidationError
 from chalicelib.domain.ids import manual_run_id, new_trigger_id, trigger_id_of_run
 from chalicelib.domain.spec import (
+    DisableIn,
+    FireIn,
     PreviewIn,
     ScheduleIn,
+    SwitchManyIn,
     TriggerIn,
     TriggerPatch,
     decode_schedule,
@@ -41,6 +44,7 @@ __all__ = [
     "delete_trigger",
     "fire_now",
     "set_enabled",
+    "set_enabled_many",
     "patch_trigger",
     "delete_workflow_triggers",
     "list_workflows",
@@ -220,6 +224,9 @@ def trigger_view(
         "enabled": item.status == "active",
         "status": item.status,
         "disabled_reason": item.disabled_reason,
+        "disabled_note": item.disabled_note if item.status == "disabled" else None,
+        "disabled_by": item.disabled_by if item.status == "disabled" else None,
+        "disabled_at": iso_ms(item.disabled_ms) if item.status == "disabled" else None,
         "next_fire_at": iso_ms(item.next_fire_at) if item.status == "active" else None,
         "consecutive_failures": int(item.consecutive_failures or 0),
         "run_count": int(item.run_count or 0),
@@ -270,6 +277,16 @@ def _first_fire(
     return first
 
 
+def _check_expiry(limits: Any, *, now: datetime) -> None:
+    # An expiry already past would leave an active trigger that can never fire.
+    expires_at = getattr(limits, "expires_at", None)
+    if expires_at is not None and expires_at <= now:
+        raise ValidationError(
+            "limits.expires_at is in the past: the trigger could never fire",
+            field="limits.expires_at",
+        )
+
+
 def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
     """Validate and store a new trigger; 201 body (with the webhook secret, once)."""
     settings = get_settings()
@@ -280,6 +297,7 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
         )
     if not is_known_target(data.workflow):
         raise ValidationError(f"unknown workflow {data.workflow!r}", field="workflow")
+    _check_expiry(data.limits, now=now)
     trigger_id = new_trigger_id()
     now_ms = _ms(now)
     state = data.state
@@ -300,6 +318,8 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
         spec="",
         status="active" if data.enabled else "disabled",
         disabled_reason=None if data.enabled else "manual",
+        disabled_by=None if data.enabled else principal.key_id,
+        disabled_ms=None if data.enabled else now_ms,
         in_flight={},
         created_by=principal.key_id,
         created_ms=now_ms,
@@ -364,7 +384,7 @@ RUN_STATUSES = (
     "budget_exceeded",
     "lost",
 )
-RUN_SURFACES = ("schedule", "event", "manual")
+RUN_SURFACES = ("schedule", "event", "manual", "backfill")
 # A filtered list reads at most this many rows per request, then answers with what it
 # found and a cursor: a filter that matches nothing never turns into a full-table read.
 MAX_ROWS_EXAMINED = 2000
@@ -455,6 +475,10 @@ def _delete_item(
     except DoesNotExist:
         pass
     dynamo.delete_payload(item.id, dynamo.payload_ref(json.loads(item.spec or "{}")))
+    if item.backfill_left:
+        from chalicelib.services import ondemand
+
+        ondemand.drop_backfill(item.id)
     audit(
         principal,
         "delete",
@@ -507,10 +531,38 @@ def list_workflows(params: dict) -> dict:
     return {"items": items, "next_cursor": cursor}
 
 
-def set_enabled(principal: Principal, trigger_id: str, *, enabled: bool, now: datetime) -> dict:
-    """Enable (recomputing the next slot from now: no burst) or disable (reason ``manual``)."""
-    settings = get_settings()
+def set_enabled(
+    principal: Principal,
+    trigger_id: str,
+    *,
+    enabled: bool,
+    now: datetime,
+    body: Any = None,
+) -> dict:
+    """Enable (the next slot from now: no burst) or pause (reason ``manual``, with a note)."""
+    data = parse_model(DisableIn, body if body is not None else {})
     item = load_owned(principal, trigger_id)
+    _switch(principal, item, enabled=enabled, note=data.note, now=now)
+    state, _ = dynamo.get_state(item.id)
+    return trigger_view(item, state=state)
+
+
+def _switch(
+    principal: Principal,
+    item: TriggerModel,
+    *,
+    enabled: bool,
+    note: str | None,
+    now: datetime,
+    via: str | None = None,
+) -> None:
+    """Write one enable or pause (``item`` is updated in place) and audit it.
+
+    A pause records who and when, and the note if one was given; pausing a trigger that
+    is already disabled keeps its reason (``failures`` stays visible) and updates the
+    note. An enable clears all of it, and a backfill that waited for it goes on.
+    """
+    settings = get_settings()
     t = TriggerModel
     now_ms = _ms(now)
     actions = [t.updated_ms.set(now_ms), t.version.add(1)]
@@ -519,6 +571,9 @@ def set_enabled(principal: Principal, trigger_id: str, *, enabled: bool, now: da
             t.status.set("active"),
             t.disabled_reason.remove(),
             t.consecutive_failures.set(0),
+            t.disabled_note.remove(),
+            t.disabled_by.remove(),
+            t.disabled_ms.remove(),
         ]
         if item.sched:
             spec = decode_schedule(item.sched)
@@ -532,22 +587,77 @@ def set_enabled(principal: Principal, trigger_id: str, *, enabled: bool, now: da
                 t.due_shard.set(dynamo.shard_of(item.id, settings.due_shards)),
             ]
     else:
-        actions += [t.status.set("disabled"), t.disabled_reason.set("manual")]
+        actions += [
+            t.status.set("disabled"),
+            t.disabled_by.set(principal.key_id),
+            t.disabled_ms.set(now_ms),
+            t.disabled_note.set(note) if note else t.disabled_note.remove(),
+        ]
+        if item.status == "active":
+            actions.append(t.disabled_reason.set("manual"))
     item.update(actions=actions)
+    detail: dict = {}
+    if note:
+        detail["note"] = note
+    if via:
+        detail["via"] = via
     audit(
         principal,
         "enable" if enabled else "disable",
         tenant=item.tenant,
-        trigger_id=trigger_id,
+        trigger_id=item.id,
         now=now,
+        detail=detail,
     )
-    state, _ = dynamo.get_state(item.id)
-    return trigger_view(item, state=state)
+    if enabled and item.backfill_left:
+        from chalicelib.services import ondemand
+
+        ondemand.dispatch_backfill(item.id, now=now)
 
 
-def fire_now(principal: Principal, trigger_id: str, *, now: datetime, payload: Any = None) -> dict:
-    """Claim a manual run and enqueue it at once; 202 ``{run_id}``."""
+def set_enabled_many(principal: Principal, body: Any, *, enabled: bool, now: datetime) -> dict:
+    """Pause or resume every trigger of the tenant with a tag and/or a workflow.
+
+    ``{changed, ids}``: the triggers whose status changed. A trigger already in the asked
+    status is left alone (a repeated call changes nothing); one that cannot be resumed
+    (its schedule has no future fire) is listed under ``skipped`` with the reason.
+    """
+    data = parse_model(SwitchManyIn, body)
+    if data.tag is None and data.workflow is None:
+        raise ValidationError("give tag or workflow (or both) to choose the triggers", field="tag")
+    if data.note is not None and enabled:
+        raise ValidationError("a note goes with a pause (disable), not a resume", field="note")
+    ids = [row.id for row in TriggerModel.by_tenant.query(principal.tenant, page_size=500)]
+    changed: list[str] = []
+    skipped: list[dict] = []
+    wanted = "active" if enabled else "disabled"
+    for item in sorted(TriggerModel.batch_get(ids) if ids else [], key=lambda i: i.id):
+        if item.tenant != principal.tenant or item.status == wanted:
+            continue
+        if data.workflow is not None and item.workflow != data.workflow:
+            continue
+        if data.tag is not None and data.tag not in (
+            json.loads(item.spec or "{}").get("tags") or []
+        ):
+            continue
+        try:
+            _switch(principal, item, enabled=enabled, note=data.note, now=now, via="bulk")
+        except Conflict as exc:
+            skipped.append({"id": item.id, "reason": exc.message})
+            continue
+        changed.append(item.id)
+    record_metric("TriggersEnabled" if enabled else "TriggersDisabled", len(changed))
+    return {"changed": len(changed), "ids": changed, "skipped": skipped}
+
+
+def fire_now(principal: Principal, trigger_id: str, *, now: datetime, body: Any = None) -> dict:
+    """Claim a manual run and enqueue it at once; 202 ``{run_id}``.
+
+    A body ``{"payload": ...}`` is this run's payload instead of the trigger's (kept in
+    an item of its own until the run settles: the queue message carries ids only).
+    """
     settings = get_settings()
+    data = parse_model(FireIn, body if body is not None else {})
     item = load_owned(principal, trigger_id)
     if item.status != "active":
         raise Conflict(f"trigger is disabled ({item.disabled_reason or 'manual'}); enable it first")
@@ -571,11 +681,17 @@ def fire_now(principal: Principal, trigger_id: str, *, now: datetime, payload: A
     )
     if outcome != dynamo.ClaimResult.CLAIMED:
         raise Conflict(f"trigger is busy: {capacity} run(s) already in flight")
+    from chalicelib.services import ondemand
+
+    if "payload" in data.model_fields_set:
+        # Written before the message is sent: the runner never starts without it.
+        ondemand.save_fire_payload(run_id, data.payload)
     message = FireMessage(
         run_id=run_id, trigger_id=item.id, surface="manual", scheduled_ms=_ms(now)
     )
     if send_fires([message]):
         dynamo.release_claim(item.id, run_id=run_id, slot_ms=None, shard=shard)
+        ondemand.delete_fire_payload(run_id)
         raise ServiceUnavailable("the run could not be queued; try again")
     audit(
         principal,
@@ -583,7 +699,7 @@ def fire_now(principal: Principal, trigger_id: str, *, now: datetime, payload: A
         tenant=item.tenant,
         trigger_id=trigger_id,
         now=now,
-        detail={"run_id": run_id},
+        detail={"run_id": run_id, "with_payload": "payload" in data.model_fields_set},
     )
     return {"run_id": run_id}
 
@@ -630,7 +746,7 @@ def _preview_view(fires: list[datetime], marks: list[schedule.DstMark]) -> dict:
 def _in_flight_runs(item: TriggerModel) -> list[dict]:
     runs = []
     for run_id, entry in sorted(dynamo.in_flight_of(item).items(), reverse=True):
-        surface = {"s": "schedule", "e": "event", "m": "manual"}.get(
+        surface = {"s": "schedule", "e": "event", "m": "manual", "b": "backfill"}.get(
             entry.get("k", "s"), "schedule"
         )
         runs.append(
@@ -977,6 +1093,12 @@ def _write_patch(
     settings = get_settings()
     merged = _merged_spec(item, data, sent)
     full = parse_model(TriggerIn, {**merged, "state": {}})
+    if (
+        "limits" in sent
+        and data.limits is not None
+        and "expires_at" in data.limits.model_fields_set
+    ):
+        _check_expiry(full.limits, now=now)
     if "workflow" in sent and not is_known_target(full.workflow):
         raise ValidationError(f"unknown workflow {full.workflow!r}", field="workflow")
     if "event" in sent and data.event is not None and full.event is not None:
@@ -1029,8 +1151,13 @@ def _write_patch(
         actions.append(t.status.set(status))
         if status == "active":
             actions += [t.disabled_reason.remove(), t.consecutive_failures.set(0)]
+            actions += [t.disabled_note.remove(), t.disabled_by.remove(), t.disabled_ms.remove()]
         else:
-            actions.append(t.disabled_reason.set("manual"))
+            actions += [
+                t.disabled_reason.set("manual"),
+                t.disabled_by.set(principal.key_id),
+                t.disabled_ms.set(now_ms),
+            ]
     condition = t.version == int(item.version or 1)
 
     recomputed = False

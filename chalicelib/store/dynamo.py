@@ -453,6 +453,7 @@ def disable_trigger(trigger_id: str, *, reason: str, now_ms: int) -> TriggerMode
             actions=[
                 t.status.set("disabled"),
                 t.disabled_reason.set(reason),
+                t.disabled_ms.set(now_ms),
                 t.updated_ms.set(now_ms),
                 t.version.add(1),
             ],

@@ -102,6 +102,13 @@ class TriggerModel(_Base):
     secret_prev_sealed = UnicodeAttribute(null=True)
     secret_prev_until = NumberAttribute(null=True)
     outbound_secret_sealed = UnicodeAttribute(null=True)
+    # Who paused the trigger, when, and why (a person's note); cleared on enable.
+    disabled_note = UnicodeAttribute(null=True)
+    disabled_by = UnicodeAttribute(null=True)
+    disabled_ms = NumberAttribute(null=True)
+    # Slots of a backfill still to run (the slots themselves are in the states table):
+    # a settle that sees it starts the next slot (services/backfill.py).
+    backfill_left = NumberAttribute(null=True)
 
     due = DueIndex()
     by_tenant = TriggersByTenant()

@@ -1,0 +1,385 @@
+"""Runs a person asks for: fire now with a payload, and backfills of past slots.
+
+Registered when this module loads (``services/plugins.py``):
+
+- **fire payload** (fire extra + finish and lost hooks): ``POST /v1/triggers/{id}/fire
+  {"payload": ...}`` keeps the payload in an item of its own (the queue message carries
+  ids only); the runner hands it to the workflow and it is deleted once the run settles.
+- **backfill** (finish and lost hooks): ``POST /v1/triggers/{id}/backfill`` runs the
+  slots of a past window, oldest first, each with the run id the slot has on the
+  schedule (``ids.schedule_run_id``): a slot that already ran (on schedule or by an
+  earlier backfill) is not run again, and a workflow that dedupes outside actions on
+  ``fire.fire_id`` sees the same id either way.
+
+How a backfill runs within the trigger's limits:
+
+1. The slots to run are written to one item (beside the trigger's state) and the
+   trigger's ``backfill_left`` is set; only one backfill per trigger at a time.
+2. ``dispatch_backfill`` pops the oldest slot (compare-and-set on the item's version,
+   so each slot is popped by exactly one caller) and claims it like any other run:
+   ``claim_and_start`` with the trigger's ``concurrency`` as capacity. A trigger that is
+   busy or paused refuses the claim; the slot goes back to the front and waits.
+3. Every settle of a run of that trigger (a backfill run or any other) calls
+   ``dispatch_backfill`` again, and so does an enable: the backfill goes on as capacity
+   frees up. The runner's guards apply to each run as to any: serialize_key, budget,
+   the switch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+
+from chalicelib.domain import schedule
+from chalicelib.domain.errors import Conflict, ServiceUnavailable, ValidationError
+from chalicelib.domain.ids import schedule_run_id
+from chalicelib.domain.spec import BackfillIn, decode_schedule, parse_model
+from chalicelib.observability import logger, record_metric
+from chalicelib.services import runner, runs, triggers
+from chalicelib.services.auth import Principal
+from chalicelib.services.runs import iso_ms
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo
+from chalicelib.store.models import RunModel, StateModel, TriggerModel
+from chalicelib.store.sqs import FireMessage, send_fires
+
+__all__ = [
+    "MAX_BACKFILL_SLOTS",
+    "ESTIMATE_FROM_RUNS",
+    "slots_between",
+    "backfill",
+    "dispatch_backfill",
+    "drop_backfill",
+    "save_fire_payload",
+    "delete_fire_payload",
+]
+
+MAX_BACKFILL_SLOTS = 1000
+# The dry run's cost estimate is the mean cost of this many of the trigger's latest runs.
+ESTIMATE_FROM_RUNS = 20
+POP_ATTEMPTS = 8
+
+
+def _ms(at: datetime) -> int:
+    return int(round(at.timestamp() * 1000))
+
+
+def _dt(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+# -- fire with a payload ------------------------------------------------------------------
+
+
+def _fire_payload_key(run_id: str) -> str:
+    # In the states table; run ids start with their trigger id, so it sorts beside it.
+    return f"{run_id}#payload"
+
+
+def save_fire_payload(run_id: str, payload: Any) -> None:
+    """Keep a manual run's payload until the run settles."""
+    text = json.dumps({"p": payload}, separators=(",", ":"))
+    StateModel(_fire_payload_key(run_id), state=text, version=0).save()
+
+
+def delete_fire_payload(run_id: str) -> None:
+    """Forget a manual run's payload (no-op if it had none)."""
+    try:
+        StateModel(_fire_payload_key(run_id)).delete()
+    except DoesNotExist:
+        pass
+
+
+def _fire_extras(ctx: runner.RunContext) -> dict:
+    if ctx.message.surface != "manual":
+        return {}
+    try:
+        stored = StateModel.get(_fire_payload_key(ctx.message.run_id), consistent_read=True)
+    except DoesNotExist:
+        return {}  # fired without a body: the trigger's own payload
+    return {"payload": json.loads(stored.state).get("p")}
+
+
+# -- backfill -----------------------------------------------------------------------------
+
+
+def slots_between(
+    spec: schedule.ScheduleSpec, *, start: datetime, end: datetime, limit: int
+) -> list[datetime]:
+    """The schedule's slots with ``start <= slot <= end``, at most ``limit`` + 1 of them.
+
+    One more than ``limit`` tells the caller the window holds too many.
+    """
+    found: list[datetime] = []
+    # Slots are whole milliseconds: one before ``start`` makes ``start`` itself a slot.
+    cursor = start - timedelta(milliseconds=1)
+    while len(found) <= limit:
+        slot = schedule.next_fire_after(spec, cursor)
+        if slot is None or slot > end:
+            break
+        found.append(slot)
+        cursor = slot
+    return found
+
+
+def _pending_key(trigger_id: str) -> str:
+    return f"{trigger_id}#backfill"
+
+
+def _read_pending(trigger_id: str) -> tuple[list[int], int]:
+    try:
+        stored = StateModel.get(_pending_key(trigger_id), consistent_read=True)
+    except DoesNotExist:
+        return [], 0
+    return [int(x) for x in json.loads(stored.state or "[]")], int(stored.version)
+
+
+def _write_pending(trigger_id: str, slots: list[int], *, expected_version: int) -> bool:
+    item = StateModel(
+        _pending_key(trigger_id),
+        state=json.dumps(slots, separators=(",", ":")),
+        version=expected_version + 1,
+    )
+    condition = (
+        StateModel.trigger_id.does_not_exist()
+        if expected_version == 0
+        else StateModel.version == expected_version
+    )
+    try:
+        item.save(condition=condition)
+    except PutError as exc:
+        if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
+
+
+def _set_left(trigger_id: str, left: int) -> None:
+    t = TriggerModel
+    action = t.backfill_left.set(left) if left else t.backfill_left.remove()
+    try:
+        TriggerModel(trigger_id).update(actions=[action], condition=t.id.exists())
+    except UpdateError as exc:
+        if getattr(exc, "cause_response_code", None) != "ConditionalCheckFailedException":
+            raise  # else the trigger was deleted meanwhile
+
+
+def drop_backfill(trigger_id: str) -> None:
+    """Forget a trigger's pending backfill (its trigger is being deleted)."""
+    try:
+        StateModel(_pending_key(trigger_id)).delete()
+    except DoesNotExist:
+        pass
+
+
+def _already_ran(item: TriggerModel, run_ids: list[str]) -> set[str]:
+    """The run ids among ``run_ids`` that ran, run now, or are claimed.
+
+    A ``skipped`` record does not count: the slot never ran its workflow (the switch was
+    off, or an overlap skipped it), which is exactly what a backfill is for.
+    """
+    done = set(dynamo.in_flight_of(item))
+    keys = [(item.id, run_id) for run_id in run_ids]
+    for start in range(0, len(keys), 100):
+        for run in RunModel.batch_get(keys[start : start + 100]):
+            if run.status != "skipped":
+                done.add(run.run_id)
+    return done & set(run_ids)
+
+
+def _estimate_usd(item: TriggerModel, slots: int) -> tuple[float, int]:
+    """The mean cost of the trigger's latest finished runs, times ``slots``."""
+    costs = [
+        float(run.cost_usd or 0)
+        for run in RunModel.query(item.id, scan_index_forward=False, limit=ESTIMATE_FROM_RUNS * 3)
+        if run.status in ("succeeded", "failed") and run.finished_at is not None
+    ][:ESTIMATE_FROM_RUNS]
+    if not costs:
+        return 0.0, 0
+    mean = sum(costs) / len(costs)
+    estimate = mean * slots
+    return (round(estimate, 6) if math.isfinite(estimate) else 0.0), len(costs)
+
+
+def backfill(principal: Principal, trigger_id: str, body: Any, *, now: datetime) -> dict:
+    """Run (or, with ``dry_run``, count) the slots of a past window; see the module doc.
+
+    1. ``from <= slot <= to``, ``to`` not in the future, at most ``MAX_BACKFILL_SLOTS``
+       slots in the window (else 422 naming ``to``).
+    2. Slots at or after the trigger's next fire are left to the heartbeat, and slots
+       that already ran are left out: what remains is what runs.
+    3. Dry run: ``{slots, first, last, estimated_usd}``. Else the slots are queued and
+       the first ones start at once: 202 ``{slots, run_ids}``.
+    """
+    data = parse_model(BackfillIn, body)
+    item = triggers.load_owned(principal, trigger_id)
+    if item.kind == "event" or not item.sched:
+        raise ValidationError(
+            "an event trigger has no schedule slots to backfill; replay its events instead",
+            field=None,
+        )
+    if data.to <= data.from_:
+        raise ValidationError("to must be after from", field="to")
+    if data.to > now:
+        raise ValidationError(
+            "to must not be in the future (a backfill runs past slots)", field="to"
+        )
+    spec = decode_schedule(item.sched)
+    found = slots_between(spec, start=data.from_, end=data.to, limit=MAX_BACKFILL_SLOTS)
+    if len(found) > MAX_BACKFILL_SLOTS:
+        raise ValidationError(
+            f"the window holds more than {MAX_BACKFILL_SLOTS:,} slots; narrow from/to",
+            field="to",
+        )
+    slot_ms = [_ms(slot) for slot in found]
+    if item.status == "active" and item.next_fire_at is not None:
+        # The heartbeat fires these itself; both firing one would run it twice.
+        slot_ms = [ms for ms in slot_ms if ms < int(item.next_fire_at)]
+    ids = {ms: schedule_run_id(item.id, ms) for ms in slot_ms}
+    ran = _already_ran(item, list(ids.values()))
+    todo = [ms for ms in slot_ms if ids[ms] not in ran]
+    if data.dry_run:
+        estimate, basis = _estimate_usd(item, len(todo))
+        return {
+            "slots": len(todo),
+            "first": iso_ms(todo[0]) if todo else None,
+            "last": iso_ms(todo[-1]) if todo else None,
+            "estimated_usd": estimate,
+            "estimate_from_runs": basis,
+            "already_ran": len(slot_ms) - len(todo),
+        }
+    if todo:
+        _start(item, todo)
+        triggers.audit(
+            principal,
+            "backfill",
+            tenant=item.tenant,
+            trigger_id=item.id,
+            now=now,
+            detail={
+                "from": iso_ms(_ms(data.from_)),
+                "to": iso_ms(_ms(data.to)),
+                "slots": len(todo),
+            },
+        )
+        record_metric("BackfillSlots", len(todo))
+        dispatch_backfill(item.id, now=now)
+    return {"slots": len(todo), "run_ids": [ids[ms] for ms in todo]}
+
+
+def _start(item: TriggerModel, todo: list[int]) -> None:
+    t = TriggerModel
+    try:
+        # One backfill at a time: the marker is set only if none is pending.
+        item.update(
+            actions=[t.backfill_left.set(len(todo))],
+            condition=t.backfill_left.does_not_exist() | (t.backfill_left == 0),
+        )
+    except UpdateError as exc:
+        if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+            fresh = dynamo.get_trigger(item.id)
+            left = int(fresh.backfill_left or 0) if fresh is not None else 0
+            raise Conflict(
+                f"a backfill of this trigger is still running ({left} slot(s) left); "
+                "wait for it to finish"
+            ) from None
+        raise
+    _, version = _read_pending(item.id)
+    if not _write_pending(item.id, todo, expected_version=version):
+        raise Conflict("a backfill of this trigger started at the same time; try again")
+
+
+def _pop(trigger_id: str) -> tuple[int | None, int]:
+    """The oldest pending slot, removed from the item; ``(None, 0)`` when none is left."""
+    for _attempt in range(POP_ATTEMPTS):
+        slots, version = _read_pending(trigger_id)
+        if not slots:
+            return None, 0
+        if _write_pending(trigger_id, slots[1:], expected_version=version):
+            return slots[0], len(slots) - 1
+    return None, -1  # others are popping: they carry on
+
+
+def _push_back(trigger_id: str, slot: int) -> None:
+    for _attempt in range(POP_ATTEMPTS):
+        slots, version = _read_pending(trigger_id)
+        if _write_pending(trigger_id, sorted({slot, *slots}), expected_version=version):
+            return
+    logger.warning(
+        "backfill slot could not be put back; it can be backfilled again",
+        extra={"trigger_id": trigger_id, "slot_ms": slot},
+    )
+
+
+def dispatch_backfill(trigger_id: str, *, now: datetime) -> int:
+    """Start as many pending backfill slots as the trigger has room for; returns how many."""
+    settings = get_settings()
+    started = 0
+    while True:
+        slot, left = _pop(trigger_id)
+        if slot is None:
+            if left == 0:
+                _set_left(trigger_id, 0)
+            return started
+        item = dynamo.get_trigger(trigger_id)
+        if item is None:
+            drop_backfill(trigger_id)
+            return started
+        capacity = int(json.loads(item.spec or "{}").get("concurrency") or 1)
+        run_id = schedule_run_id(trigger_id, slot)
+        shard = dynamo.shard_of(trigger_id, settings.due_shards)
+        outcome, _ = dynamo.claim_and_start(
+            trigger_id,
+            run_id=run_id,
+            surface="backfill",
+            lease_ms=_ms(now) + settings.lease_s * 1000,
+            capacity=capacity,
+            shard=shard,
+            slot_ms=slot,
+            started=False,
+        )
+        if outcome != dynamo.ClaimResult.CLAIMED:
+            _push_back(trigger_id, slot)  # busy or paused: waits for the next settle
+            return started
+        message = FireMessage(
+            run_id=run_id, trigger_id=trigger_id, surface="backfill", scheduled_ms=slot
+        )
+        if send_fires([message]):
+            dynamo.release_claim(trigger_id, run_id=run_id, slot_ms=None, shard=shard)
+            _push_back(trigger_id, slot)
+            raise ServiceUnavailable("the backfill could not be queued; try again")
+        _set_left(trigger_id, left)
+        started += 1
+
+
+def _on_finish(ctx: runner.RunContext) -> None:
+    if ctx.message.surface == "manual" and not ctx.deferred:
+        delete_fire_payload(ctx.message.run_id)
+    if ctx.deferred:
+        return
+    if ctx.message.surface == "backfill" or ctx.item.backfill_left:
+        dispatch_backfill(ctx.item.id, now=ctx.finished_at or ctx.now)
+
+
+def _on_lost(*, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+    kind = entry.get("k") if isinstance(entry, dict) else None
+    if kind == "m":
+        delete_fire_payload(run_id)
+    if kind == "b" or item.backfill_left:
+        dispatch_backfill(item.id, now=now)
+
+
+def _register() -> None:
+    if _fire_extras not in runner.fire_extras:
+        runner.fire_extras.append(_fire_extras)
+    if _on_finish not in runner.finish_hooks:
+        runner.finish_hooks.append(_on_finish)
+    if _on_lost not in runs.lost_hooks:
+        runs.lost_hooks.append(_on_lost)
+
+
+_register()
