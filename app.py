@@ -7,6 +7,7 @@ from urllib.parse import unquote
 from chalice import Chalice, Rate, Response
 
 from chalicelib import wiring
+from chalicelib.declare import LIST_QUERY, READ_ERRORS, WRITE_ERRORS, Query, declare
 from chalicelib.settings import RUNNER_MAX_CONCURRENCY
 from chalicelib.wiring import api, caller, json_body, now_utc
 
@@ -16,6 +17,24 @@ triggers = wiring.lazy_module("chalicelib.services.triggers")
 
 app = Chalice(app_name="cronhook")
 app.api.cors = False
+
+RUN_STATUS = Query(
+    "status",
+    "Only runs with this status",
+    enum=(
+        "queued",
+        "running",
+        "succeeded",
+        "failed",
+        "skipped",
+        "refused",
+        "budget_exceeded",
+        "lost",
+    ),
+)
+RUN_SURFACE = Query(
+    "surface", "Only runs from this surface", enum=("schedule", "event", "manual", "backfill")
+)
 
 
 @app.authorizer(name="authorizer", ttl_seconds=0)
@@ -28,13 +47,26 @@ def _params() -> dict:
     return dict(app.current_request.query_params or {})
 
 
-@app.route("/healthz", methods=["GET"])
+@app.route("/healthz", methods=["GET", "HEAD"])
+@declare("Liveness", role=None, answers={200: "HealthOut"})
 @api
 def healthz():
+    if app.current_request.method == "HEAD":
+        return Response(body="", status_code=200)
     return {"ok": True}
 
 
 @app.route("/v1/triggers", methods=["POST"], authorizer=api_key)
+@declare(
+    "Create a trigger",
+    role="operator",
+    answers={201: "TriggerCreated"},
+    body="TriggerIn",
+    errors=(*WRITE_ERRORS, 503),
+    description="Exactly one of `schedule.cron`, `schedule.interval_s`, `schedule.at` or "
+    "`event.source`. An event trigger's answer carries `webhook.url` and `webhook.secret`, "
+    "an `http:` target's `outbound_secret`: each shown only this once.",
+)
 @api
 def create_trigger():
     request = app.current_request
@@ -43,18 +75,39 @@ def create_trigger():
 
 
 @app.route("/v1/triggers", methods=["GET"], authorizer=api_key)
+@declare(
+    "List triggers, newest first",
+    role="viewer",
+    answers={200: "TriggerPage"},
+    query=(
+        Query("tag", "Only triggers with this tag"),
+        Query("workflow", "Only triggers of this workflow"),
+        Query("status", "Only triggers with this status", enum=("active", "disabled")),
+        *LIST_QUERY,
+    ),
+    errors=READ_ERRORS,
+)
 @api
 def list_triggers():
     return triggers.list_triggers(caller(app.current_request), _params())
 
 
 @app.route("/v1/triggers/{trigger_id}", methods=["GET"], authorizer=api_key)
+@declare(
+    "Get a trigger (with its state)", role="viewer", answers={200: "TriggerOut"}, errors=READ_ERRORS
+)
 @api
 def get_trigger(trigger_id):
     return triggers.get_trigger_view(caller(app.current_request), trigger_id)
 
 
 @app.route("/v1/triggers/{trigger_id}", methods=["DELETE"], authorizer=api_key)
+@declare(
+    "Delete a trigger (it stops at once; its runs stay for their retention)",
+    role="operator",
+    answers={204: None},
+    errors=READ_ERRORS,
+)
 @api
 def delete_trigger(trigger_id):
     triggers.delete_trigger(caller(app.current_request, "operator"), trigger_id, now=now_utc())
@@ -62,6 +115,15 @@ def delete_trigger(trigger_id):
 
 
 @app.route("/v1/triggers/{trigger_id}/fire", methods=["POST"], authorizer=api_key)
+@declare(
+    "Run a trigger now (surface manual)",
+    role="operator",
+    answers={202: "RunStarted"},
+    body="FireIn",
+    optional_body=True,
+    errors=(*WRITE_ERRORS, 409, 503),
+    description="`{\"payload\": ...}` is this run's payload instead of the trigger's.",
+)
 @api
 def fire_trigger(trigger_id):
     request = app.current_request
@@ -73,6 +135,14 @@ def fire_trigger(trigger_id):
 
 
 @app.route("/v1/triggers/{trigger_id}/enable", methods=["POST"], authorizer=api_key)
+@declare(
+    "Enable (the next fire is computed from now)",
+    role="operator",
+    answers={200: "TriggerOut"},
+    body="DisableIn",
+    optional_body=True,
+    errors=(*WRITE_ERRORS, 409),
+)
 @api
 def enable_trigger(trigger_id):
     request = app.current_request
@@ -82,6 +152,16 @@ def enable_trigger(trigger_id):
 
 
 @app.route("/v1/triggers/{trigger_id}/disable", methods=["POST"], authorizer=api_key)
+@declare(
+    "Pause (reason manual), with an optional note",
+    role="operator",
+    answers={200: "TriggerOut"},
+    body="DisableIn",
+    optional_body=True,
+    errors=(*WRITE_ERRORS, 409),
+    description="The trigger shows `disabled_note`, `disabled_by` and `disabled_at` until "
+    "it is enabled again.",
+)
 @api
 def disable_trigger(trigger_id):
     request = app.current_request
@@ -91,6 +171,13 @@ def disable_trigger(trigger_id):
 
 
 @app.route("/v1/triggers/enable", methods=["POST"], authorizer=api_key)
+@declare(
+    "Resume every trigger with a tag and/or a workflow",
+    role="operator",
+    answers={200: "SwitchedOut"},
+    body="SwitchManyIn",
+    errors=WRITE_ERRORS,
+)
 @api
 def enable_triggers():
     request = app.current_request
@@ -99,6 +186,13 @@ def enable_triggers():
 
 
 @app.route("/v1/triggers/disable", methods=["POST"], authorizer=api_key)
+@declare(
+    "Pause every trigger with a tag and/or a workflow, with an optional note",
+    role="operator",
+    answers={200: "SwitchedOut"},
+    body="SwitchManyIn",
+    errors=WRITE_ERRORS,
+)
 @api
 def disable_triggers():
     request = app.current_request
@@ -107,6 +201,18 @@ def disable_triggers():
 
 
 @app.route("/v1/triggers/{trigger_id}/backfill", methods=["POST"], authorizer=api_key)
+@declare(
+    "Run the slots of a past window (at most 1,000), oldest first",
+    role="operator",
+    answers={200: "BackfillPlan", 202: "BackfillStarted"},
+    body="BackfillIn",
+    errors=(*WRITE_ERRORS, 409, 503),
+    description="Slots with `from <= slot <= to`; each runs with the run id the slot has on "
+    "the schedule, so a slot that already ran is not run again. Runs have surface "
+    "`backfill` and go through the trigger's concurrency, serialize_key and budget. "
+    "`dry_run` answers 200 with the count, the first and last slot and a cost estimate "
+    "from the trigger's recent runs.",
+)
 @api
 def backfill_trigger(trigger_id):
     from chalicelib.services import ondemand
@@ -118,6 +224,13 @@ def backfill_trigger(trigger_id):
 
 
 @app.route("/v1/triggers/{trigger_id}/preview", methods=["GET"], authorizer=api_key)
+@declare(
+    "The next fires of a trigger",
+    role="viewer",
+    answers={200: "PreviewOut"},
+    query=(Query("count", "How many (10)", type="integer", minimum=1, maximum=100),),
+    errors=READ_ERRORS,
+)
 @api
 def preview_trigger(trigger_id):
     principal = caller(app.current_request)
@@ -125,6 +238,13 @@ def preview_trigger(trigger_id):
 
 
 @app.route("/v1/schedules/preview", methods=["POST"], authorizer=api_key)
+@declare(
+    "The next fires of a schedule that is not stored",
+    role="viewer",
+    answers={200: "PreviewOut"},
+    body="PreviewIn",
+    errors=WRITE_ERRORS,
+)
 @api
 def preview_schedule():
     request = app.current_request
@@ -133,18 +253,38 @@ def preview_schedule():
 
 
 @app.route("/v1/triggers/{trigger_id}/runs", methods=["GET"], authorizer=api_key)
+@declare(
+    "A trigger's runs, newest first (runs in flight first)",
+    role="viewer",
+    answers={200: "RunPage"},
+    query=(RUN_SURFACE, RUN_STATUS, *LIST_QUERY),
+    errors=READ_ERRORS,
+)
 @api
 def list_trigger_runs(trigger_id):
     return triggers.list_trigger_runs(caller(app.current_request), trigger_id, _params())
 
 
 @app.route("/v1/runs", methods=["GET"], authorizer=api_key)
+@declare(
+    "The tenant's runs, newest first",
+    role="viewer",
+    answers={200: "RunPage"},
+    query=(RUN_SURFACE, RUN_STATUS, Query("trigger_id", "Only this trigger's runs"), *LIST_QUERY),
+    errors=READ_ERRORS,
+)
 @api
 def list_runs():
     return triggers.list_runs(caller(app.current_request), _params())
 
 
 @app.route("/v1/runs/{run_id}", methods=["GET"], authorizer=api_key)
+@declare(
+    "One run (also a queued or running one)",
+    role="viewer",
+    answers={200: "RunOut"},
+    errors=READ_ERRORS,
+)
 @api
 def get_run(run_id):
     return triggers.get_run_view(caller(app.current_request), run_id)
@@ -156,6 +296,19 @@ def get_run(run_id):
     content_types=["application/json", "application/merge-patch+json"],
     authorizer=api_key,
 )
+@declare(
+    "Edit a trigger in place",
+    role="operator",
+    answers={200: "TriggerOut"},
+    body="TriggerPatch",
+    errors=(*WRITE_ERRORS, 409),
+    description="Send only the fields to change (objects such as `limits` and `event` merge). "
+    "A cadence edit infers the kind from the field sent (`cron`, `interval_s` or `at`), "
+    "clears the other kind's fields and recomputes `next_fire_at` strictly after now and "
+    "after the last slot that fired, so no slot runs twice. Send `version` (from the "
+    "trigger) to get a 409 instead of overwriting someone else's edit. `state` is replaced "
+    "as a whole, compare-and-set against runs.",
+)
 @api
 def patch_trigger(trigger_id):
     request = app.current_request
@@ -164,6 +317,13 @@ def patch_trigger(trigger_id):
 
 
 @app.route("/v1/workflows", methods=["GET"], authorizer=api_key)
+@declare(
+    "The registered workflows",
+    role="viewer",
+    answers={200: "WorkflowPage"},
+    query=LIST_QUERY,
+    errors=READ_ERRORS,
+)
 @api
 def list_workflows():
     caller(app.current_request)
@@ -171,6 +331,12 @@ def list_workflows():
 
 
 @app.route("/v1/workflows/{name}/triggers", methods=["DELETE"], authorizer=api_key)
+@declare(
+    "Delete every trigger of a workflow (in the caller's tenant)",
+    role="operator",
+    answers={200: "DeletedOut"},
+    errors=READ_ERRORS,
+)
 @api
 def delete_workflow_triggers(name):
     principal = caller(app.current_request, "operator")
@@ -178,6 +344,17 @@ def delete_workflow_triggers(name):
 
 
 @app.route("/v1/audit", methods=["GET"], authorizer=api_key)
+@declare(
+    "The audit log, newest first",
+    role="admin",
+    answers={200: "AuditPage"},
+    query=(
+        Query("trigger_id", "Only entries about this trigger"),
+        Query("action", "Only this action"),
+        *LIST_QUERY,
+    ),
+    errors=READ_ERRORS,
+)
 @api
 def list_audit():
     from chalicelib.services import audit
@@ -186,6 +363,15 @@ def list_audit():
 
 
 @app.route("/v1/keys", methods=["POST"], authorizer=api_key)
+@declare(
+    "Create an API key (shown only in this answer)",
+    role="admin",
+    answers={201: "KeyCreated"},
+    body="KeyIn",
+    errors=WRITE_ERRORS,
+    description="Only the root key may name another `tenant` (403 otherwise). Keys are "
+    "stored as their SHA-256 only.",
+)
 @api
 def create_key():
     from chalicelib.services import keys
@@ -196,6 +382,13 @@ def create_key():
 
 
 @app.route("/v1/keys", methods=["GET"], authorizer=api_key)
+@declare(
+    "The tenant's API keys (never the keys themselves)",
+    role="admin",
+    answers={200: "KeyPage"},
+    query=(Query("tenant", "Another tenant's keys (root key only)"), *LIST_QUERY),
+    errors=READ_ERRORS,
+)
 @api
 def list_keys():
     from chalicelib.services import keys
@@ -204,6 +397,14 @@ def list_keys():
 
 
 @app.route("/v1/keys/{key_id}", methods=["DELETE"], authorizer=api_key)
+@declare(
+    "Delete an API key",
+    role="admin",
+    answers={204: None},
+    errors=READ_ERRORS,
+    description="The key stops working at once; triggers it created are disabled "
+    "(`creator_gone`) at their next fire.",
+)
 @api
 def delete_key(key_id):
     from chalicelib.services import keys
@@ -213,6 +414,12 @@ def delete_key(key_id):
 
 
 @app.route("/v1/openapi.json", methods=["GET"])
+@declare(
+    "This document",
+    role=None,
+    answers={200: None},
+    description="OpenAPI 3.1, built from what each route declares.",
+)
 @api
 def openapi_document():
     from chalicelib import openapi
@@ -226,6 +433,15 @@ def contract_errors(event, get_response):
 
 
 @app.route("/hooks/{token}", methods=["POST"], content_types=["*/*"])
+@declare(
+    "Receive a signed webhook",
+    role=None,
+    answers={200: "HookAnswer", 202: "HookAnswer"},
+    raw_body=True,
+    errors=(400, 401, 404, 410, 413, 415, 422, 429, 503),
+    description="Authenticated by the provider's signature, not by an API key; see the "
+    "contract's Ingress section and docs/providers/.",
+)
 @api
 def receive_webhook(token):
     from chalicelib.services import events
@@ -238,6 +454,16 @@ def receive_webhook(token):
 
 
 @app.route("/v1/triggers/{trigger_id}/rotate-secret", methods=["POST"], authorizer=api_key)
+@declare(
+    "Rotate an event trigger's signing secret",
+    role="operator",
+    answers={200: "SecretOut"},
+    body="RotateSecretIn",
+    optional_body=True,
+    errors=(*WRITE_ERRORS, 409),
+    description="The new secret is shown only in this answer; the old one keeps verifying "
+    "for a grace period.",
+)
 @api
 def rotate_secret(trigger_id):
     from chalicelib.services import events
@@ -249,6 +475,13 @@ def rotate_secret(trigger_id):
 
 
 @app.route("/v1/triggers/{trigger_id}/events", methods=["GET"], authorizer=api_key)
+@declare(
+    "An event trigger's received events, newest first",
+    role="viewer",
+    answers={200: "EventPage"},
+    query=(Query("status", "Only events with this status"), *LIST_QUERY),
+    errors=READ_ERRORS,
+)
 @api
 def list_trigger_events(trigger_id):
     from chalicelib.services import events
@@ -257,6 +490,12 @@ def list_trigger_events(trigger_id):
 
 
 @app.route("/v1/events/{event_id}/replay", methods=["POST"], authorizer=api_key)
+@declare(
+    "Run a stored event again",
+    role="operator",
+    answers={202: "RunStarted"},
+    errors=(*READ_ERRORS, 409, 503),
+)
 @api
 def replay_event(event_id):
     from chalicelib.services import events

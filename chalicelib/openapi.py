@@ -1,29 +1,32 @@
 """The OpenAPI 3.1 document of the REST API, and ``docs/api.md`` rendered from it.
 
-Request bodies are the pydantic models that validate requests (``domain/spec.py``);
-responses are the models below, which describe what the views return. The document
-lists only the routes the app really has, so it cannot promise a route that is not
-there. ``python -m chalicelib.openapi`` rewrites ``docs/api.md``; a test fails when the
-committed page is out of date.
+The document is built from what each route declares (``chalicelib/declare.py``: role,
+body, query, answers, errors), walking the routes the app really has. Request bodies are
+the pydantic models that validate requests (``domain/spec.py``); answers are the models
+below. The functional tests check every JSON answer against the model its route
+declared, and refuse fields a model does not list (``response_drift``), so a view that
+grows a field fails a test until its model documents it. ``python -m chalicelib.openapi``
+rewrites ``docs/api.md``; a test fails when the committed page is out of date.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 
-from chalicelib.domain.spec import KeyIn, PreviewIn, RotateSecretIn, TriggerIn, TriggerPatch
+from chalicelib import declare
+from chalicelib.domain import spec
 
 __all__ = [
-    "OPERATIONS",
     "build_document",
     "document",
+    "answer_model",
+    "response_drift",
     "render_markdown",
     "main",
 ]
@@ -33,7 +36,7 @@ Instant = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 RunStatus = Literal[
     "queued", "running", "succeeded", "failed", "skipped", "refused", "budget_exceeded", "lost"
 ]
-Surface = Literal["schedule", "event", "manual"]
+Surface = Literal["schedule", "event", "manual", "backfill"]
 
 
 class _Out(BaseModel):
@@ -87,6 +90,9 @@ class TriggerOut(_Out):
         description="null, manual, failures, expired, max_runs, budget, refused, creator_gone, "
         "workflow_missing, source_gone"
     )
+    disabled_note: str | None = Field(default=None, description="Why it was paused (a person's)")
+    disabled_by: str | None = Field(default=None, description="The key that paused it")
+    disabled_at: Instant | None = None
     next_fire_at: Instant | None
     consecutive_failures: int
     run_count: int
@@ -109,6 +115,10 @@ class TriggerCreated(TriggerOut):
     """The trigger, plus (event triggers) its webhook URL and secret, shown once."""
 
     webhook: WebhookOnce | None = None
+    outbound_secret: str | None = Field(
+        default=None,
+        description="An `http:` target's signing secret (Standard Webhooks): shown only here",
+    )
 
 
 class TriggerPage(_Out):
@@ -173,9 +183,17 @@ class EventOut(_Out):
 
     id: str
     trigger_id: str
-    status: str
+    status: str = Field(description="pending, running, succeeded, failed, skipped")
     run_id: str | None
+    attempt: int
+    source: str | None
+    event_type: str | None
+    dedupe_key: str | None
     received_at: Instant | None
+    retry_at: Instant | None
+    finished_at: Instant | None
+    body_size: int
+    headers: dict[str, Any] = Field(description="Clipped, without credentials")
 
 
 class EventPage(_Out):
@@ -186,6 +204,36 @@ class EventPage(_Out):
 class HookAnswer(_Out):
     event_id: str | None = None
     run_id: str | None = None
+    duplicate: bool | None = Field(default=None, description="Seen before: the original ids")
+    ignored: str | None = Field(default=None, description="filter, or source_gone")
+    challenge: str | None = Field(default=None, description="Slack's url_verification")
+
+
+class SkippedOut(_Out):
+    id: str
+    reason: str
+
+
+class SwitchedOut(_Out):
+    changed: int
+    ids: list[str]
+    skipped: list[SkippedOut] = Field(default_factory=list)
+
+
+class BackfillPlan(_Out):
+    """A dry run: what a backfill of the window would run."""
+
+    slots: int
+    first: Instant | None
+    last: Instant | None
+    estimated_usd: float = Field(description="Mean cost of recent runs times `slots`")
+    estimate_from_runs: int = Field(description="How many recent runs the estimate uses")
+    already_ran: int = Field(description="Slots in the window that ran already (not counted)")
+
+
+class BackfillStarted(_Out):
+    slots: int
+    run_ids: list[str] = Field(description="In the order they run")
 
 
 class WorkflowOut(_Out):
@@ -241,326 +289,22 @@ class HealthOut(_Out):
     ok: bool
 
 
-@dataclass(frozen=True)
-class Param:
-    name: str
-    schema: dict
-    description: str
-    where: str = "query"
+def _answer_models() -> dict[str, type[BaseModel]]:
+    return {
+        name: value
+        for name, value in globals().items()
+        if isinstance(value, type) and issubclass(value, _Out) and value is not _Out
+    }
 
 
-@dataclass(frozen=True)
-class Operation:
-    method: str
-    path: str
-    summary: str
-    role: str | None  # None: no API key (public, or a signature)
-    responses: dict[int, type[BaseModel] | None]
-    body: type[BaseModel] | None = None
-    optional_body: bool = False
-    params: tuple[Param, ...] = ()
-    errors: tuple[int, ...] = ()
-    description: str = ""
-    extra: dict = field(default_factory=dict)
+def _model(name: str) -> type[BaseModel]:
+    """A declared model by name: an answer model here, or a request model in ``spec``."""
+    found = _answer_models().get(name) or getattr(spec, name, None)
+    if not (isinstance(found, type) and issubclass(found, BaseModel)):
+        raise LookupError(f"a route declares an unknown model {name!r}")
+    return found
 
 
-def _q(name: str, schema: dict, description: str) -> Param:
-    return Param(name, schema, description)
-
-
-LIMIT = _q("limit", {"type": "integer", "minimum": 1, "maximum": 200}, "Page size (default 50)")
-CURSOR = _q("cursor", {"type": "string"}, "`next_cursor` of the previous page")
-RUN_STATUS = _q(
-    "status",
-    {"type": "string", "enum": list(RunStatus.__args__)},
-    "Only runs with this status",
-)
-RUN_SURFACE = _q(
-    "surface", {"type": "string", "enum": list(Surface.__args__)}, "Only runs from this surface"
-)
-_TRIGGER = ("trigger_id",)
-_READ_ERRORS = (401, 403, 404, 422, 429)
-_WRITE_ERRORS = (400, 401, 403, 404, 413, 415, 422, 429)
-
-OPERATIONS: tuple[Operation, ...] = (
-    Operation("GET", "/healthz", "Liveness", None, {200: HealthOut}),
-    Operation(
-        "GET",
-        "/v1/openapi.json",
-        "This document",
-        None,
-        {200: None},
-        description="OpenAPI 3.1, generated from the models that validate requests.",
-    ),
-    Operation(
-        "POST",
-        "/v1/triggers",
-        "Create a trigger",
-        "operator",
-        {201: TriggerCreated},
-        body=TriggerIn,
-        errors=(*_WRITE_ERRORS, 503),
-        description="Exactly one of `schedule.cron`, `schedule.interval_s`, `schedule.at` "
-        "or `event.source`. An event trigger's answer carries `webhook.url` and "
-        "`webhook.secret`, the secret only this once.",
-    ),
-    Operation(
-        "GET",
-        "/v1/triggers",
-        "List triggers, newest first",
-        "viewer",
-        {200: TriggerPage},
-        params=(
-            _q("tag", {"type": "string"}, "Only triggers with this tag"),
-            _q("workflow", {"type": "string"}, "Only triggers of this workflow"),
-            _q(
-                "status",
-                {"type": "string", "enum": ["active", "disabled"]},
-                "Only triggers with this status",
-            ),
-            LIMIT,
-            CURSOR,
-        ),
-        errors=_READ_ERRORS,
-    ),
-    Operation(
-        "GET",
-        "/v1/triggers/{trigger_id}",
-        "Get a trigger (with its state)",
-        "viewer",
-        {200: TriggerOut},
-        errors=_READ_ERRORS,
-    ),
-    Operation(
-        "PATCH",
-        "/v1/triggers/{trigger_id}",
-        "Edit a trigger in place",
-        "operator",
-        {200: TriggerOut},
-        body=TriggerPatch,
-        errors=(*_WRITE_ERRORS, 409),
-        description="Send only the fields to change (objects such as `limits` and `event` "
-        "merge). A cadence edit infers the kind from the field sent (`cron`, `interval_s` "
-        "or `at`), clears the other kind's fields and recomputes `next_fire_at` strictly "
-        "after now and after the last slot that fired, so no slot runs twice. Send "
-        "`version` (from the trigger) to get a 409 instead of overwriting someone else's "
-        "edit. `state` is replaced as a whole, compare-and-set against runs.",
-    ),
-    Operation(
-        "DELETE",
-        "/v1/triggers/{trigger_id}",
-        "Delete a trigger (it stops at once; its runs stay for their retention)",
-        "operator",
-        {204: None},
-        errors=_READ_ERRORS,
-    ),
-    Operation(
-        "POST",
-        "/v1/triggers/{trigger_id}/fire",
-        "Run a trigger now (surface manual)",
-        "operator",
-        {202: RunStarted},
-        errors=(*_READ_ERRORS, 409, 503),
-    ),
-    Operation(
-        "POST",
-        "/v1/triggers/{trigger_id}/enable",
-        "Enable (the next fire is computed from now)",
-        "operator",
-        {200: TriggerOut},
-        errors=(*_READ_ERRORS, 409),
-    ),
-    Operation(
-        "POST",
-        "/v1/triggers/{trigger_id}/disable",
-        "Disable (reason manual)",
-        "operator",
-        {200: TriggerOut},
-        errors=(*_READ_ERRORS, 409),
-    ),
-    Operation(
-        "POST",
-        "/v1/triggers/{trigger_id}/rotate-secret",
-        "Rotate an event trigger's signing secret",
-        "operator",
-        {200: SecretOut},
-        body=RotateSecretIn,
-        optional_body=True,
-        errors=(*_WRITE_ERRORS, 409),
-        description="The new secret is shown only in this answer; the old one keeps "
-        "verifying for a grace period.",
-    ),
-    Operation(
-        "GET",
-        "/v1/triggers/{trigger_id}/preview",
-        "The next fires of a trigger",
-        "viewer",
-        {200: PreviewOut},
-        params=(_q("count", {"type": "integer", "minimum": 1, "maximum": 100}, "How many (10)"),),
-        errors=_READ_ERRORS,
-    ),
-    Operation(
-        "POST",
-        "/v1/schedules/preview",
-        "The next fires of a schedule that is not stored",
-        "viewer",
-        {200: PreviewOut},
-        body=PreviewIn,
-        errors=_WRITE_ERRORS,
-    ),
-    Operation(
-        "GET",
-        "/v1/triggers/{trigger_id}/runs",
-        "A trigger's runs, newest first (runs in flight first)",
-        "viewer",
-        {200: RunPage},
-        params=(RUN_SURFACE, RUN_STATUS, LIMIT, CURSOR),
-        errors=_READ_ERRORS,
-    ),
-    Operation(
-        "GET",
-        "/v1/runs",
-        "The tenant's runs, newest first",
-        "viewer",
-        {200: RunPage},
-        params=(
-            RUN_SURFACE,
-            RUN_STATUS,
-            _q("trigger_id", {"type": "string"}, "Only this trigger's runs"),
-            LIMIT,
-            CURSOR,
-        ),
-        errors=_READ_ERRORS,
-    ),
-    Operation(
-        "GET",
-        "/v1/runs/{run_id}",
-        "One run (also a queued or running one)",
-        "viewer",
-        {200: RunOut},
-        errors=_READ_ERRORS,
-    ),
-    Operation(
-        "GET",
-        "/v1/triggers/{trigger_id}/events",
-        "An event trigger's received events, newest first",
-        "viewer",
-        {200: EventPage},
-        params=(LIMIT, CURSOR),
-        errors=_READ_ERRORS,
-    ),
-    Operation(
-        "POST",
-        "/v1/events/{event_id}/replay",
-        "Run a stored event again",
-        "operator",
-        {202: RunStarted},
-        errors=(*_READ_ERRORS, 409, 503),
-    ),
-    Operation(
-        "GET",
-        "/v1/workflows",
-        "The registered workflows",
-        "viewer",
-        {200: WorkflowPage},
-        params=(LIMIT, CURSOR),
-        errors=_READ_ERRORS,
-    ),
-    Operation(
-        "DELETE",
-        "/v1/workflows/{name}/triggers",
-        "Delete every trigger of a workflow (in the caller's tenant)",
-        "operator",
-        {200: DeletedOut},
-        errors=_READ_ERRORS,
-    ),
-    Operation(
-        "GET",
-        "/v1/audit",
-        "The audit log, newest first",
-        "admin",
-        {200: AuditPage},
-        params=(
-            _q("trigger_id", {"type": "string"}, "Only entries about this trigger"),
-            _q("action", {"type": "string"}, "Only this action"),
-            LIMIT,
-            CURSOR,
-        ),
-        errors=_READ_ERRORS,
-    ),
-    Operation(
-        "POST",
-        "/v1/keys",
-        "Create an API key (shown only in this answer)",
-        "admin",
-        {201: KeyCreated},
-        body=KeyIn,
-        errors=_WRITE_ERRORS,
-        description="Only the root key may name another `tenant` (403 otherwise). Keys are "
-        "stored as their SHA-256 only.",
-    ),
-    Operation(
-        "GET",
-        "/v1/keys",
-        "The tenant's API keys (never the keys themselves)",
-        "admin",
-        {200: KeyPage},
-        params=(
-            _q("tenant", {"type": "string"}, "Another tenant's keys (root key only)"),
-            LIMIT,
-            CURSOR,
-        ),
-        errors=_READ_ERRORS,
-    ),
-    Operation(
-        "DELETE",
-        "/v1/keys/{key_id}",
-        "Delete an API key",
-        "admin",
-        {204: None},
-        errors=_READ_ERRORS,
-        description="The key stops working at once; triggers it created are disabled "
-        "(`creator_gone`) at their next fire.",
-    ),
-    Operation(
-        "POST",
-        "/hooks/{token}",
-        "Receive a signed webhook",
-        None,
-        {200: HookAnswer, 202: HookAnswer},
-        errors=(400, 401, 404, 410, 413, 415, 422, 429, 503),
-        description="Authenticated by the provider's signature, not by an API key; see "
-        "the contract's Ingress section and docs/providers/.",
-        extra={"raw_body": True},
-    ),
-)
-
-_RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
-    ErrorOut,
-    TriggerOut,
-    TriggerCreated,
-    TriggerPage,
-    RunOut,
-    RunPage,
-    RunStarted,
-    PreviewOut,
-    SecretOut,
-    EventPage,
-    HookAnswer,
-    WorkflowPage,
-    DeletedOut,
-    AuditPage,
-    KeyCreated,
-    KeyPage,
-    HealthOut,
-)
-_REQUEST_MODELS: tuple[type[BaseModel], ...] = (
-    TriggerIn,
-    TriggerPatch,
-    PreviewIn,
-    KeyIn,
-    RotateSecretIn,
-)
 _STATUS_TEXT = {
     200: "OK",
     201: "Created",
@@ -581,8 +325,13 @@ _STATUS_TEXT = {
 }
 
 
-def _schemas() -> dict:
-    models = [(m, "validation") for m in (*_REQUEST_MODELS, *_RESPONSE_MODELS)]
+def _schemas(ops: list[tuple[str, str, declare.Declared]]) -> dict:
+    names = {"ErrorOut"}
+    for _, _, op in ops:
+        names |= {n for n in op.answers.values() if n}
+        if op.body:
+            names.add(op.body)
+    models = [(_model(n), "validation") for n in sorted(names)]
     _, top = models_json_schema(models, ref_template="#/components/schemas/{model}")
     return dict(sorted(top.get("$defs", {}).items()))
 
@@ -595,13 +344,11 @@ def _path_params(path: str) -> list[str]:
     return [part[1:-1] for part in path.split("/") if part.startswith("{")]
 
 
-def _operation(op: Operation) -> dict:
+def _operation(method: str, path: str, op: declare.Declared) -> dict:
     out: dict = {
-        "operationId": op.method.lower()
+        "operationId": method.lower()
         + "_"
-        + "_".join(
-            p.strip("{}").replace("-", "_").replace(".", "_") for p in op.path.split("/") if p
-        ),
+        + "_".join(p.strip("{}").replace("-", "_").replace(".", "_") for p in path.split("/") if p),
         "summary": op.summary,
         "x-role": op.role or "none",
     }
@@ -615,35 +362,35 @@ def _operation(op: Operation) -> dict:
             "required": True,
             "schema": {"type": "string", "minLength": 1},
         }
-        for name in _path_params(op.path)
+        for name in _path_params(path)
     ]
     params += [
         {
-            "name": p.name,
-            "in": p.where,
+            "name": q.name,
+            "in": "query",
             "required": False,
-            "schema": p.schema,
-            "description": p.description,
+            "schema": q.schema(),
+            "description": q.description,
         }
-        for p in op.params
+        for q in op.query
     ]
     if params:
         out["parameters"] = params
     if op.body is not None:
-        content = {"application/json": {"schema": _ref(op.body)}}
-        if op.method == "PATCH":
-            content["application/merge-patch+json"] = {"schema": _ref(op.body)}
+        content = {"application/json": {"schema": _ref(_model(op.body))}}
+        if method == "PATCH":
+            content["application/merge-patch+json"] = {"schema": _ref(_model(op.body))}
         out["requestBody"] = {"required": not op.optional_body, "content": content}
-    elif op.extra.get("raw_body"):
+    elif op.raw_body:
         out["requestBody"] = {
             "required": True,
             "content": {"application/json": {"schema": {}}, "*/*": {"schema": {}}},
         }
     responses: dict = {}
-    for status, model in sorted(op.responses.items()):
+    for status, name in sorted(op.answers.items()):
         entry: dict = {"description": _STATUS_TEXT.get(status, "OK")}
-        if status != 204:
-            schema = {"type": "object"} if model is None else _ref(model)
+        if status != 204 and method != "HEAD":
+            schema = {"type": "object"} if name is None else _ref(_model(name))
             entry["content"] = {"application/json": {"schema": schema}}
         responses[str(status)] = entry
     for status in sorted({*op.errors, 404, 405}) if op.role else sorted({*op.errors, 405}):
@@ -658,18 +405,65 @@ def _operation(op: Operation) -> dict:
     return out
 
 
-def _registered(routes: Any) -> set[tuple[str, str]]:
-    """``(METHOD, path)`` of every route the app has (``app.routes``: path -> method -> entry)."""
-    return {(method.upper(), path) for path, methods in routes.items() for method in methods}
+def _declared_routes(routes: Any) -> list[tuple[str, str, declare.Declared]]:
+    """``(METHOD, path, declaration)`` of every route; a route without one is an error."""
+    found = []
+    for path, methods in routes.items():
+        for method, entry in methods.items():
+            declared = declare.declared_of(entry.view_function)
+            if declared is None:
+                raise LookupError(f"{method} {path} declares nothing (chalicelib/declare.py)")
+            found.append((method.upper(), path, declared))
+    return sorted(found, key=lambda r: (r[1], r[0]))
+
+
+def answer_model(routes: Any, method: str, path: str, status: int) -> type[BaseModel] | None:
+    """The model a route declared for ``status`` (``ErrorOut`` for an error), or None."""
+    for m, p, op in _declared_routes(routes):
+        if (m, p) == (method.upper(), path):
+            if status >= 400:
+                return ErrorOut
+            name = op.answers.get(status)
+            if status not in op.answers:
+                raise LookupError(f"{method} {path} answered {status}, which it does not declare")
+            return _model(name) if name else None
+    raise LookupError(f"no route {method} {path}")
+
+
+def response_drift(model: type[BaseModel], body: Any) -> list[str]:
+    """Where ``body`` strays from ``model``: invalid values, or fields the model lacks.
+
+    Answer models accept unknown fields (clients must ignore them); the tests do not, so
+    a field a view adds is documented before it ships.
+    """
+    from pydantic import ValidationError as PydanticValidationError
+
+    try:
+        parsed = model.model_validate(body)
+    except PydanticValidationError as exc:
+        return [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+    problems: list[str] = []
+
+    def walk(value: Any, where: str) -> None:
+        if isinstance(value, BaseModel):
+            for extra in sorted(value.model_extra or {}):
+                problems.append(f"{where}{extra}: not in {type(value).__name__}")
+            for name in type(value).model_fields:
+                walk(getattr(value, name), f"{where}{name}.")
+        elif isinstance(value, list):
+            for n, sub in enumerate(value):
+                walk(sub, f"{where}{n}.")
+
+    walk(parsed, "")
+    return problems
 
 
 def build_document(routes: Any) -> dict:
-    """The OpenAPI 3.1 document for the routes the app registered."""
-    present = _registered(routes)
+    """The OpenAPI 3.1 document for the routes the app registered, from their declarations."""
+    ops = _declared_routes(routes)
     paths: dict = {}
-    for op in OPERATIONS:
-        if (op.method, op.path) in present:
-            paths.setdefault(op.path, {})[op.method.lower()] = _operation(op)
+    for method, path, op in ops:
+        paths.setdefault(path, {})[method.lower()] = _operation(method, path, op)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -687,7 +481,7 @@ def build_document(routes: Any) -> dict:
                     "description": "`Authorization: Bearer <API key>`",
                 }
             },
-            "schemas": _schemas(),
+            "schemas": _schemas(ops),
         },
         "paths": dict(sorted(paths.items())),
     }
@@ -698,7 +492,7 @@ _cache: dict[frozenset, dict] = {}
 
 def document(routes: Any) -> dict:
     """``build_document``, built once per set of routes."""
-    key = frozenset(_registered(routes))
+    key = frozenset((m, p) for p, methods in routes.items() for m in methods)
     if key not in _cache:
         _cache[key] = build_document(routes)
     return _cache[key]

@@ -145,6 +145,10 @@ def list_audit(principal: Principal, params: dict) -> dict:
         last_key = page.last_evaluated_key
         if not last_key:
             break
+    if trigger_id and not items and cursor is None:
+        # As the runs of an unknown trigger: 404. A deleted trigger's entries stay
+        # readable (they are found above), so only an id with no history at all is 404.
+        triggers.load_owned(principal, trigger_id)
     return {"items": items, "next_cursor": triggers.encode_cursor(last_key)}
 
 

@@ -150,16 +150,18 @@ def _check_cursor(value: dict, shape: dict[str, str], fixed: dict[str, str]) -> 
             raise ValueError("cursor of another scope")
 
 
-def parse_limit(raw: str | None, *, default: int = 50, maximum: int = 200) -> int:
-    """The ``limit`` query parameter, 1..maximum."""
+def parse_limit(
+    raw: str | None, *, default: int = 50, maximum: int = 200, name: str = "limit"
+) -> int:
+    """A count query parameter (``limit``, or ``name``), 1..maximum."""
     if raw in (None, ""):
         return default
     try:
         value = int(raw)
     except ValueError:
-        raise ValidationError("limit must be an integer", field="limit") from None
+        raise ValidationError(f"{name} must be an integer", field=name) from None
     if not 1 <= value <= maximum:
-        raise ValidationError(f"limit must be between 1 and {maximum}", field="limit")
+        raise ValidationError(f"{name} must be between 1 and {maximum}", field=name)
     return value
 
 
@@ -374,6 +376,7 @@ def get_trigger_view(principal: Principal, trigger_id: str) -> dict:
 TRIGGER_CURSOR = {"id": "S", "tenant": "S", "created_ms": "N"}
 RUN_CURSOR = {"trigger_id": "S", "run_id": "S", "tenant": "S", "sort_key": "S"}
 TRIGGER_RUN_CURSOR = {"trigger_id": "S", "run_id": "S"}
+WORKFLOW_CURSOR = {"name": "S"}
 RUN_STATUSES = (
     "queued",
     "running",
@@ -510,12 +513,9 @@ def list_workflows(params: dict) -> dict:
 
     get_workflow("echo")  # loads the built-ins
     limit = parse_limit(params.get("limit"), default=100)
-    after = params.get("cursor") or ""
-    if after:
-        try:
-            after = base64.urlsafe_b64decode(after.encode() + b"===").decode()
-        except (ValueError, UnicodeDecodeError):
-            raise ValidationError("cursor is not valid", field="cursor") from None
+    # The same opaque cursor as every other list: one we did not issue is a 422.
+    key = decode_cursor(params.get("cursor"), shape=WORKFLOW_CURSOR)
+    after = key["name"]["S"] if key else ""
     names = sorted(n for n in REGISTRY if n > after)
     page = names[:limit]
     items = [
@@ -527,7 +527,7 @@ def list_workflows(params: dict) -> dict:
         for name in page
     ]
     more = len(names) > limit
-    cursor = base64.urlsafe_b64encode(page[-1].encode()).decode() if more and page else None
+    cursor = encode_cursor({"name": {"S": page[-1]}}) if more and page else None
     return {"items": items, "next_cursor": cursor}
 
 
@@ -715,8 +715,18 @@ def preview_schedule(body: Any, *, now: datetime) -> dict:
     """The next fires of a schedule that is not stored."""
     data = parse_model(PreviewIn, body)
     start = data.from_ or now
-    spec = _preview_spec(data, anchor=start)
-    schedule.validate_schedule(spec, min_interval_s=1)
+    try:
+        spec = _preview_spec(data, anchor=start)
+        schedule.validate_schedule(spec, min_interval_s=1)
+    except ValidationError as exc:
+        # The schedule rules name a trigger's fields (schedule.cron); this body has
+        # the same fields at its top level.
+        if exc.field and exc.field.startswith("schedule."):
+            exc.field = exc.field[len("schedule.") :]
+            exc.message = exc.message.replace("schedule.", "")
+        elif exc.field == "schedule":
+            exc.field = None
+        raise
     fires, marks = schedule.preview_marked(spec, start=start, count=data.count)
     return {**_preview_view(fires, marks), "cadence": schedule.describe(spec)}
 
@@ -724,7 +734,7 @@ def preview_schedule(body: Any, *, now: datetime) -> dict:
 def preview_trigger(principal: Principal, trigger_id: str, params: dict, *, now: datetime) -> dict:
     """The next fires of a stored trigger."""
     item = load_owned(principal, trigger_id)
-    count = parse_limit(params.get("count"), default=10, maximum=100)
+    count = parse_limit(params.get("count"), default=10, maximum=100, name="count")
     if not item.sched:
         return {"fires": [], "dst": []}
     spec = decode_schedule(item.sched)
@@ -1037,6 +1047,12 @@ def patch_trigger(principal: Principal, trigger_id: str, body: Any, *, now: date
         item = load_owned(principal, trigger_id)
         current = int(item.version or 1)
         if data.version is not None and data.version != current:
+            if data.version > current:
+                raise Conflict(
+                    f"version {data.version} does not exist yet: the trigger is at version "
+                    f"{current}; send the version you read",
+                    field="version",
+                )
             raise Conflict(
                 f"version {data.version} is stale: the trigger is at version {current}; "
                 "read it again and reapply your change",

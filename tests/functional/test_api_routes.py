@@ -103,6 +103,7 @@ class Route:
 CRON = {"workflow": "echo", "schedule": {"cron": "0 8 * * 1"}}
 ROUTES = (
     Route("GET", "/healthz", None, 200),
+    Route("HEAD", "/healthz", None, 200),
     Route("GET", "/v1/openapi.json", None, 200),
     Route("POST", "/v1/triggers", "operator", 201, body=CRON, collection=True),
     Route("GET", "/v1/triggers", "viewer", 200, _trigger, collection=True),
@@ -112,6 +113,16 @@ ROUTES = (
     Route("POST", "/v1/triggers/{trigger_id}/fire", "operator", 202, _trigger),
     Route("POST", "/v1/triggers/{trigger_id}/enable", "operator", 200, _trigger),
     Route("POST", "/v1/triggers/{trigger_id}/disable", "operator", 200, _trigger),
+    Route("POST", "/v1/triggers/disable", "operator", 200, _trigger, {"tag": "t"}, True),
+    Route("POST", "/v1/triggers/enable", "operator", 200, _trigger, {"tag": "t"}, True),
+    Route(
+        "POST",
+        "/v1/triggers/{trigger_id}/backfill",
+        "operator",
+        200,
+        _trigger,
+        {"from": "2026-01-05T00:00:00Z", "to": "2026-02-05T00:00:00Z", "dry_run": True},
+    ),
     Route("POST", "/v1/triggers/{trigger_id}/rotate-secret", "operator", 200, _event_trigger),
     Route("GET", "/v1/triggers/{trigger_id}/preview", "viewer", 200, _trigger),
     Route(
