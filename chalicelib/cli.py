@@ -373,14 +373,14 @@ def _print_rows(rows: list[dict], empty: str, build: Callable[[Table, bool], Cal
 def _print_triggers(triggers: list[dict]) -> None:
     def build(table: Table, wide: bool) -> Callable:
         _whole(table, "ID")
-        table.add_column("NAME", ratio=2)
+        table.add_column("NAME", ratio=2, overflow="fold")
         if wide:
-            table.add_column("KIND")
-        table.add_column("CADENCE", ratio=3)
-        table.add_column("STATUS")
+            table.add_column("KIND", overflow="fold")
+        table.add_column("CADENCE", ratio=3, overflow="fold")
+        table.add_column("STATUS", overflow="fold")
         _whole(table, "NEXT FIRE")
         if wide:
-            table.add_column("LAST RUN")
+            table.add_column("LAST RUN", overflow="fold")
 
         def row(trigger: dict) -> list:
             cells = [_cell(trigger.get("id")), _cell(trigger.get("display_name"))]
@@ -479,12 +479,12 @@ def _print_runs(runs: list[dict]) -> None:
         if wide:
             _whole(table, "TRIGGER")
         if wide or _stdout().width >= 100:
-            table.add_column("SURFACE")
-        table.add_column("STATUS")
+            table.add_column("SURFACE", overflow="fold")
+        table.add_column("STATUS", overflow="fold")
         _whole(table, "SCHEDULED FOR")
         if wide:
-            table.add_column("LATENESS MS", justify="right")
-            table.add_column("ERROR")
+            table.add_column("LATENESS MS", justify="right", overflow="fold")
+            table.add_column("ERROR", overflow="fold")
         show_surface = wide or _stdout().width >= 100
 
         def row(run: dict) -> list:
@@ -529,11 +529,11 @@ def _print_run(run: dict) -> None:
 def _print_events(events: list[dict]) -> None:
     def build(table: Table, wide: bool) -> Callable:
         _whole(table, "ID")
-        table.add_column("STATUS")
+        table.add_column("STATUS", overflow="fold")
         _whole(table, "RECEIVED")
-        table.add_column("TRY", justify="right")
+        table.add_column("TRY", justify="right", overflow="fold")
         if wide:
-            table.add_column("TYPE")
+            table.add_column("TYPE", overflow="fold")
             _whole(table, "RUN")
 
         def row(event: dict) -> list:
@@ -556,10 +556,10 @@ def _print_audit(entries: list[dict]) -> None:
     def build(table: Table, wide: bool) -> Callable:
         _whole(table, "AT")
         _whole(table, "ACTOR")
-        table.add_column("ACTION")
+        table.add_column("ACTION", overflow="fold")
         _whole(table, "TRIGGER")
         if wide:
-            table.add_column("DETAIL")
+            table.add_column("DETAIL", overflow="fold")
 
         def row(entry: dict) -> list:
             cells = [
@@ -581,8 +581,8 @@ def _print_audit(entries: list[dict]) -> None:
 def _print_keys(items: list[dict]) -> None:
     def build(table: Table, wide: bool) -> Callable:
         _whole(table, "ID")
-        table.add_column("TENANT")
-        table.add_column("ROLE")
+        table.add_column("TENANT", overflow="fold")
+        table.add_column("ROLE", overflow="fold")
         _whole(table, "CREATED")
         _whole(table, "BY")
 
@@ -603,8 +603,8 @@ def _print_keys(items: list[dict]) -> None:
 def _print_workflows(items: list[dict]) -> None:
     def build(table: Table, wide: bool) -> Callable:
         _whole(table, "NAME")
-        table.add_column("DESCRIPTION")
-        table.add_column("STATE SCHEMA")
+        table.add_column("DESCRIPTION", overflow="fold")
+        table.add_column("STATE SCHEMA", overflow="fold")
 
         def row(flow: dict) -> list:
             schema = flow.get("state_schema")
@@ -1477,8 +1477,8 @@ def _print_fires(fires: list[str], tz: str) -> None:
     except (ZoneInfoNotFoundError, ValueError):
         zone = None  # the server knew it; this machine's tzdata may not
     table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("#", justify="right")
-    table.add_column("UTC")
+    table.add_column("#", justify="right", overflow="fold")
+    table.add_column("UTC", overflow="fold")
     if zone is not None:
         table.add_column(tz)
     for number, fire in enumerate(fires, start=1):

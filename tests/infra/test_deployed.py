@@ -64,7 +64,12 @@ def test_every_v1_route_but_the_openapi_document_goes_through_the_authorizer(dep
     assert scheme["name"] == "Authorization" and authorizer["type"] == "token"
     assert authorizer["authorizerResultTtlInSeconds"] == 0  # revocation is immediate
     assert "cronhook-dev-authorizer" in json.dumps(authorizer["authorizerUri"])
-    public = {("/healthz", "get"), ("/v1/openapi.json", "get"), ("/hooks/{token}", "post")}
+    public = {
+        ("/healthz", "get"),
+        ("/healthz", "head"),
+        ("/v1/openapi.json", "get"),
+        ("/hooks/{token}", "post"),
+    }
     seen = set()
     for path, operations in definition["paths"].items():
         for method, operation in operations.items():

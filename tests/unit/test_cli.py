@@ -995,3 +995,461 @@ def test_parse_instant_normalises_to_utc_with_z(text: str, instant: str) -> None
 def test_parse_instant_rejects_naive_or_unparseable_times(text: str) -> None:
     with pytest.raises(ValueError):
         parse_instant(text)
+
+
+# --------------------------------------------------------------------------- v1.1 commands
+
+LONG_TRIGGER = {
+    **TRIGGER,
+    "id": "trg_abcdefghijklmnop",
+    "title": "Weekly report for client 7 with a long title that has to wrap somewhere",
+    "display_name": "Weekly report for client 7 with a long title that has to wrap somewhere",
+    "cadence": "At 08:00 on Monday, Wednesday and Friday (America/Argentina/Buenos_Aires)",
+    "status": "disabled",
+    "disabled_reason": "failures",
+    "next_fire_at": "2030-01-07T07:00:00.123Z",
+}
+LONG_RUN = {
+    **RUN,
+    "id": "trg_abcdefghijklmnop.1893999600000s",
+    "trigger_id": "trg_abcdefghijklmnop",
+    "surface": "backfill",
+    "status": "budget_exceeded",
+    "scheduled_for": "2030-01-07T07:00:00.000Z",
+}
+EVENT = {
+    "id": "evt_abcdefghijklmnopqrstuvwx",
+    "trigger_id": "trg_abcdefghijklmnop",
+    "status": "succeeded",
+    "run_id": "trg_abcdefghijklmnop.1893999600000eqrstuvwx",
+    "attempt": 1,
+    "source": "github",
+    "event_type": "push",
+    "dedupe_key": "d-1",
+    "received_at": "2030-01-07T07:00:00.250Z",
+    "retry_at": None,
+    "finished_at": "2030-01-07T07:00:01.000Z",
+    "body_size": 120,
+    "headers": {},
+}
+AUDIT = {
+    "id": "1893999600000#abcd",
+    "at": "2030-01-07T07:00:00.250Z",
+    "actor": "key_abcdefghijklmnop",
+    "action": "disable",
+    "trigger_id": "trg_abcdefghijklmnop",
+    "detail": {"note": "client asked", "via": "bulk"},
+}
+KEY = {
+    "id": "key_abcdefghijklmnop",
+    "tenant": "local",
+    "role": "operator",
+    "created_at": "2030-01-07T07:00:00.250Z",
+    "created_by": "root",
+}
+
+
+def invoke_at(url: str, columns: int, *args: str) -> Result:
+    env = {"CRONHOOK_URL": url, "CRONHOOK_API_KEY": API_KEY, "COLUMNS": str(columns)}
+    return CliRunner().invoke(cli, list(args), env=env)
+
+
+def test_version_prints_the_package_version() -> None:
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("cronhook ")
+    assert result.stdout.split()[1][0].isdigit() or result.stdout.split()[1] == "unknown"
+
+
+def test_global_options_are_accepted_after_the_subcommand(
+    api: FakeCronhook, closed_port_url: str
+) -> None:
+    api.answer("GET", "/v1/triggers/trg_01", 200, TRIGGER)
+    env = {"CRONHOOK_URL": closed_port_url, "CRONHOOK_API_KEY": "wrong", "COLUMNS": "200"}
+    args = ["triggers", "get", "trg_01", "--url", api.url, "--api-key", API_KEY, "-o", "json"]
+    result = CliRunner().invoke(cli, args, env=env)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == TRIGGER
+    assert only_request(api).headers["authorization"] == f"Bearer {API_KEY}"
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_output_yaml_prints_the_answer_as_yaml(api: FakeCronhook, where: str) -> None:
+    import yaml
+
+    api.answer("GET", "/v1/triggers/trg_01", 200, TRIGGER)
+    args = ["triggers", "get", "trg_01"]
+    args = ["-o", "yaml", *args] if where == "before" else [*args, "--output", "yaml"]
+    result = invoke(api.url, *args)
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load(result.stdout) == TRIGGER
+
+
+def test_output_rejects_an_unknown_format(api: FakeCronhook) -> None:
+    result = invoke(api.url, "triggers", "list", "-o", "xml")
+    assert result.exit_code == 2
+    assert api.requests == []
+
+
+@pytest.mark.parametrize(
+    ("args", "path", "answer", "whole"),
+    [
+        (
+            ["triggers", "list"],
+            "/v1/triggers",
+            {"items": [LONG_TRIGGER, TRIGGER], "next_cursor": None},
+            ["trg_abcdefghijklmnop", "2030-01-07T07:00:00.123Z", "(failures)"],
+        ),
+        (
+            ["runs"],
+            "/v1/runs",
+            {"items": [LONG_RUN], "next_cursor": None},
+            ["trg_abcdefghijklmnop.1893999600000s", "budget_exceeded", "2030-01-07T07:00:00Z"],
+        ),
+        (
+            ["events", "trg_abcdefghijklmnop"],
+            "/v1/triggers/trg_abcdefghijklmnop/events",
+            {"items": [EVENT], "next_cursor": None},
+            ["evt_abcdefghijklmnopqrstuvwx", "2030-01-07T07:00:00.250Z"],
+        ),
+        (
+            ["audit"],
+            "/v1/audit",
+            {"items": [AUDIT], "next_cursor": None},
+            ["2030-01-07T07:00:00.250Z", "key_abcdefghijklmnop", "trg_abcdefghijklmnop"],
+        ),
+        (
+            ["keys", "list"],
+            "/v1/keys",
+            {"items": [KEY], "next_cursor": None},
+            ["key_abcdefghijklmnop", "2030-01-07T07:00:00.250Z"],
+        ),
+    ],
+)
+def test_lists_fit_80_columns_and_never_cut_ids_or_instants(
+    api: FakeCronhook, args: list[str], path: str, answer: dict, whole: list[str]
+) -> None:
+    api.answer("GET", path, 200, answer)
+    result = invoke_at(api.url, 80, *args)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, result.stdout
+    assert "…" not in result.stdout
+    for text in whole:
+        assert any(text in line for line in lines), (text, result.stdout)
+
+
+def test_a_long_webhook_url_is_printed_whole_at_80_columns(api: FakeCronhook) -> None:
+    url = "https://cronhook.example.com/hooks/trg_abcdefghijklmnop." + "x" * 32
+    api.answer(
+        "POST",
+        "/v1/triggers",
+        201,
+        {**WEBHOOK_TRIGGER, "webhook_url": url, "webhook": {"url": url, "secret": "whsec_1"}},
+    )
+    result = invoke_at(
+        api.url, 80, "triggers", "create", "--workflow", "echo", "--webhook", "github"
+    )
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.stdout
+    # Folded at the edge, never cut: the pieces join back into the URL.
+    joined = "".join(
+        line.strip().split()[-1]
+        for line in result.stdout.splitlines()
+        if "x" * 8 in line or "https" in line
+    )
+    assert url in joined
+
+
+def test_create_sends_every_listed_flag(api: FakeCronhook) -> None:
+    api.answer("POST", "/v1/triggers", 201, TRIGGER)
+    result = invoke(
+        api.url,
+        "triggers",
+        "create",
+        "--workflow",
+        "echo",
+        "--cron",
+        "30 2 * * *",
+        "--tz",
+        "Europe/Berlin",
+        "--dst-skipped",
+        "skip",
+        "--dst-repeated",
+        "both",
+        "--payload",
+        '{"client": 7}',
+        "--max-runs",
+        "10",
+        "--expires-at",
+        "2031-01-01T00:00:00+01:00",
+        "--max-usd",
+        "5",
+        "--budget-period",
+        "week",
+        "--overlap",
+        "buffer_one",
+        "--concurrency",
+        "2",
+        "--serialize-key",
+        "client-7",
+        "--secret-scope",
+        "client-7",
+        "--disabled",
+    )
+    assert result.exit_code == 0, result.output
+    assert only_request(api).body == {
+        "workflow": "echo",
+        "schedule": {
+            "cron": "30 2 * * *",
+            "timezone": "Europe/Berlin",
+            "dst": {"skipped": "skip", "repeated": "both"},
+        },
+        "payload": {"client": 7},
+        "limits": {
+            "max_runs": 10,
+            "expires_at": "2030-12-31T23:00:00Z",
+            "max_usd": 5.0,
+            "budget_period": "week",
+        },
+        "overlap": "buffer_one",
+        "concurrency": 2,
+        "serialize_key": "client-7",
+        "secret_scope": "client-7",
+        "enabled": False,
+    }
+
+
+def test_an_http_targets_outbound_secret_is_printed_with_its_warning(api: FakeCronhook) -> None:
+    api.answer(
+        "POST",
+        "/v1/triggers",
+        201,
+        {**TRIGGER, "workflow": "http:https://x.example", "outbound_secret": "whsec_out_1"},
+    )
+    for extra in ([], ["-o", "json"]):
+        result = invoke(
+            api.url,
+            "triggers",
+            "create",
+            "--workflow",
+            "http:https://x.example",
+            "--every",
+            "1h",
+            *extra,
+        )
+        assert result.exit_code == 0, result.output
+        assert "whsec_out_1" in result.stdout
+        assert "outbound signing secret" in result.stderr and "only" in result.stderr
+
+
+def test_update_sends_only_what_was_given_as_a_patch(api: FakeCronhook) -> None:
+    api.answer("PATCH", "/v1/triggers/trg_01", 200, TRIGGER)
+    result = invoke(
+        api.url,
+        "triggers",
+        "update",
+        "trg_01",
+        "--every",
+        "2h",
+        "--state",
+        '{"cursor": 3}',
+        "--max-usd",
+        "2.5",
+        "--tag",
+        "a",
+        "--tag",
+        "b",
+        "--title",
+        "New title",
+        "--if-version",
+        "4",
+    )
+    assert result.exit_code == 0, result.output
+    request = only_request(api)
+    assert request.method == "PATCH"
+    assert request.body == {
+        "schedule": {"interval_s": 7200},
+        "title": "New title",
+        "state": {"cursor": 3},
+        "tags": ["a", "b"],
+        "limits": {"max_usd": 2.5},
+        "version": 4,
+    }
+
+
+def test_update_without_a_change_is_a_usage_error(api: FakeCronhook) -> None:
+    result = invoke(api.url, "triggers", "update", "trg_01")
+    assert result.exit_code == 2
+    assert "nothing to change" in result.stderr
+    assert api.requests == []
+
+
+def test_fire_with_a_payload_sends_it(api: FakeCronhook) -> None:
+    api.answer("POST", "/v1/triggers/trg_01/fire", 202, {"run_id": "run_42"})
+    result = invoke(api.url, "triggers", "fire", "trg_01", "--payload", '[1, "two"]')
+    assert result.exit_code == 0, result.output
+    assert only_request(api).body == {"payload": [1, "two"]}
+
+
+def test_pause_by_tag_with_a_note_uses_the_bulk_route(api: FakeCronhook) -> None:
+    api.answer("POST", "/v1/triggers/disable", 200, {"changed": 2, "ids": ["trg_a", "trg_b"]})
+    result = invoke(api.url, "pause", "--tag", "client-7", "--note", "until January")
+    assert result.exit_code == 0, result.output
+    assert only_request(api).body == {"tag": "client-7", "note": "until January"}
+    assert "Paused 2 trigger(s)" in result.stdout
+    assert "trg_a" in result.stdout and "trg_b" in result.stdout
+
+
+def test_pause_by_ids_disables_each_with_the_note(api: FakeCronhook) -> None:
+    for trigger_id in ("trg_a", "trg_b"):
+        api.answer(
+            "POST",
+            f"/v1/triggers/{trigger_id}/disable",
+            200,
+            {**TRIGGER, "id": trigger_id, "status": "disabled"},
+        )
+    result = invoke(api.url, "pause", "trg_a", "trg_b", "--note", "hold", "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert [(r.path, r.body) for r in api.requests] == [
+        ("/v1/triggers/trg_a/disable", {"note": "hold"}),
+        ("/v1/triggers/trg_b/disable", {"note": "hold"}),
+    ]
+    assert json.loads(result.stdout) == {"changed": 2, "ids": ["trg_a", "trg_b"]}
+
+
+def test_resume_by_workflow_reports_what_it_could_not_resume(api: FakeCronhook) -> None:
+    api.answer(
+        "POST",
+        "/v1/triggers/enable",
+        200,
+        {"changed": 1, "ids": ["trg_a"], "skipped": [{"id": "trg_b", "reason": "no future fire"}]},
+    )
+    result = invoke(api.url, "resume", "--workflow", "echo")
+    assert result.exit_code == 0, result.output
+    assert only_request(api).body == {"workflow": "echo"}
+    assert "trg_b not resumed: no future fire" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["pause"], "give trigger ids, or --tag"),
+        (["pause", "trg_a", "--tag", "t"], "not both"),
+        (["resume", "--tag", "t", "--note", "x"], "No such option"),
+    ],
+)
+def test_pause_and_resume_usage_errors(api: FakeCronhook, args: list[str], says: str) -> None:
+    result = invoke(api.url, *args)
+    assert result.exit_code == 2
+    assert says in result.stderr
+    assert api.requests == []
+
+
+def test_page_disable_shows_the_note_who_and_when(api: FakeCronhook) -> None:
+    paused = {
+        **TRIGGER,
+        "status": "disabled",
+        "disabled_reason": "manual",
+        "disabled_note": "client asked",
+        "disabled_by": "key_abcdefghijklmnop",
+        "disabled_at": "2030-01-01T09:00:00.000Z",
+    }
+    api.answer("POST", "/v1/triggers/trg_01/disable", 200, paused)
+    result = invoke(api.url, "triggers", "disable", "trg_01", "--note", "client asked")
+    assert result.exit_code == 0, result.output
+    assert only_request(api).body == {"note": "client asked"}
+    assert "client asked" in result.stdout
+    assert "key_abcdefghijklmnop 2030-01-01T09:00:00Z" in result.stdout
+
+
+def test_backfill_dry_run_and_run(api: FakeCronhook) -> None:
+    plan = {
+        "slots": 6,
+        "first": "2030-01-01T00:00:00.000Z",
+        "last": "2030-01-01T05:00:00.000Z",
+        "estimated_usd": 1.5,
+        "estimate_from_runs": 2,
+        "already_ran": 0,
+    }
+    started = {"slots": 2, "run_ids": ["trg_01.1893456000000s", "trg_01.1893459600000s"]}
+
+    def answer(request: Recorded) -> Answer:
+        return (200, plan) if request.body.get("dry_run") else (202, started)
+
+    api.route("POST", "/v1/triggers/trg_01/backfill", answer)
+    dry = invoke(
+        api.url,
+        "backfill",
+        "trg_01",
+        "--from",
+        "2030-01-01T00:00:00Z",
+        "--to",
+        "2030-01-01T05:00:00Z",
+        "--dry-run",
+    )
+    assert dry.exit_code == 0, dry.output
+    assert api.requests[0].body == {
+        "from": "2030-01-01T00:00:00Z",
+        "to": "2030-01-01T05:00:00Z",
+        "dry_run": True,
+    }
+    assert "2030-01-01T00:00:00Z" in dry.stdout and "1.5" in dry.stdout
+    real = invoke(
+        api.url,
+        "backfill",
+        "trg_01",
+        "--from",
+        "2030-01-01T00:00:00Z",
+        "--to",
+        "2030-01-01T01:00:00Z",
+    )
+    assert real.exit_code == 0, real.output
+    assert "dry_run" not in api.requests[1].body
+    assert "trg_01.1893459600000s" in real.stdout
+
+
+def test_runs_get_shows_one_run(api: FakeCronhook) -> None:
+    api.answer("GET", "/v1/runs/run_03", 200, RUN)
+    result = invoke(api.url, "runs", "get", "run_03")
+    assert result.exit_code == 0, result.output
+    assert only_request(api).path == "/v1/runs/run_03"
+    assert "Traceback line one" in result.stdout and "2029-12-31T07:00:01Z" in result.stdout
+
+
+def test_replay_rotate_secret_workflows_and_keys_delete(api: FakeCronhook) -> None:
+    api.answer("POST", "/v1/events/evt_1/replay", 202, {"run_id": "run_7"})
+    api.answer(
+        "POST",
+        "/v1/triggers/trg_hook/rotate-secret",
+        200,
+        {"secret": "whsec_new", "previous_valid_until": "2030-01-02T00:00:00.000Z"},
+    )
+    api.answer(
+        "GET",
+        "/v1/workflows",
+        200,
+        {
+            "items": [{"name": "echo", "description": "Echoes", "state_schema": None}],
+            "next_cursor": None,
+        },
+    )
+    api.answer("DELETE", "/v1/keys/key_1", 204)
+
+    replayed = invoke(api.url, "replay", "evt_1")
+    assert "Replayed evt_1: run run_7" in replayed.stdout
+    rotated = invoke(api.url, "rotate-secret", "trg_hook", "--grace", "60")
+    assert api.requests[1].body == {"grace_s": 60}
+    assert "whsec_new" in rotated.stdout and "shown only this once" in rotated.stderr
+    flows = invoke(api.url, "workflows")
+    assert "echo" in flows.stdout and "Echoes" in flows.stdout
+    deleted = invoke(api.url, "keys", "delete", "key_1")
+    assert deleted.exit_code == 0 and "Deleted key_1" in deleted.stdout
+    assert [r.method for r in api.requests] == ["POST", "POST", "GET", "DELETE"]
+
+
+def test_audit_sends_its_filters(api: FakeCronhook) -> None:
+    api.answer("GET", "/v1/audit", 200, {"items": [AUDIT], "next_cursor": None})
+    result = invoke(api.url, "audit", "--trigger", "trg_01", "--action", "disable")
+    assert result.exit_code == 0, result.output
+    assert only_request(api).query == {"trigger_id": ["trg_01"], "action": ["disable"]}
