@@ -493,7 +493,7 @@ def list_trigger_events(trigger_id):
 @declare(
     "Run a stored event again",
     role="operator",
-    answers={202: "RunStarted"},
+    answers={202: "ReplayStarted"},
     errors=(*READ_ERRORS, 409, 503),
 )
 @api

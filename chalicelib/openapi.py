@@ -163,6 +163,11 @@ class DstMarkOut(_Out):
     )
 
 
+class ReplayStarted(_Out):
+    event_id: str
+    run_id: str
+
+
 class PreviewOut(_Out):
     fires: list[Instant]
     dst: list[DstMarkOut] = Field(

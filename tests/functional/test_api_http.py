@@ -239,3 +239,40 @@ def test_malformed_keys_are_401_never_500(api, authorization):
     answer = api.call("GET", "/v1/triggers", key=None, headers={"Authorization": authorization})
     assert answer.status == 401, answer.body
     assert answer.error["code"] == "unauthorized"
+
+
+def test_an_answer_with_a_field_its_model_lacks_is_drift():
+    run = {
+        "id": "trg_x.0000000000000s",
+        "trigger_id": "trg_x",
+        "surface": "schedule",
+        "status": "succeeded",
+        "scheduled_for": None,
+        "started_at": None,
+        "finished_at": None,
+        "lateness_ms": None,
+        "error": None,
+        "cost_usd": 0.0,
+        "event_id": None,
+        "attempt": 1,
+    }
+    assert openapi.response_drift(openapi.RunOut, run) == []
+    assert openapi.response_drift(openapi.RunOut, {**run, "secret_sauce": 1}) == [
+        "secret_sauce: not in RunOut"
+    ]
+    page = {"items": [{**run, "surface": "teleport"}], "next_cursor": None}
+    (problem,) = openapi.response_drift(openapi.RunPage, page)
+    assert problem.startswith("items.0.surface")
+
+
+def test_a_route_that_declares_nothing_cannot_be_documented():
+    from chalice import Chalice
+
+    bare = Chalice(app_name="bare")
+
+    @bare.route("/undeclared")
+    def undeclared():
+        return {}
+
+    with pytest.raises(LookupError, match="declares nothing"):
+        openapi.build_document(bare.routes)

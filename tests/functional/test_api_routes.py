@@ -212,3 +212,15 @@ def isolated(api: Api, body: dict, ctx: dict) -> None:
         assert value not in text
     if "items" in body and body["items"]:
         assert all(item.get("tenant") in (None, "acme") for item in body["items"])
+
+
+def test_each_route_declares_the_role_this_table_checks():
+    from chalicelib.declare import declared_of
+
+    for route in ROUTES:
+        path = route.path.replace("/echo/", "/{name}/")
+        entry = app_module.app.routes[path][route.method]
+        declared = declared_of(entry.view_function)
+        assert declared is not None, (route.method, path)
+        assert declared.role == route.role, (route.method, path, declared.role)
+        assert route.ok in declared.answers, (route.method, path, declared.answers)

@@ -1453,3 +1453,15 @@ def test_audit_sends_its_filters(api: FakeCronhook) -> None:
     result = invoke(api.url, "audit", "--trigger", "trg_01", "--action", "disable")
     assert result.exit_code == 0, result.output
     assert only_request(api).query == {"trigger_id": ["trg_01"], "action": ["disable"]}
+
+
+def test_docs_cli_md_carries_the_current_reference() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    start = text.index(cli_module.REFERENCE_BEGIN)
+    end = text.index(cli_module.REFERENCE_END) + len(cli_module.REFERENCE_END) + 1
+    assert text[start:end] == cli_module.render_reference(), (
+        "docs/cli.md's reference is out of date: run .venv/bin/python -c "
+        "'from chalicelib.cli import write_reference; write_reference()'"
+    )
