@@ -1189,8 +1189,6 @@ def _switch(
         _usage("give trigger ids, or --tag/--workflow, not both")
     if not ids and not (tag or workflow):
         _usage("give trigger ids, or --tag and/or --workflow")
-    if enable and note is not None:
-        _usage("--note goes with pause")
     client = _client(ctx)
     action = "enable" if enable else "disable"
     if ids:
@@ -1246,13 +1244,19 @@ def pause(
 
 @cli.command("resume")
 @_switch_options
+@click.option("--note", help="Why (kept in the audit log).")
 @global_options
 @click.pass_context
 def resume(
-    ctx: click.Context, ids: tuple[str, ...], tag: str | None, workflow: str | None, as_json: bool
+    ctx: click.Context,
+    ids: tuple[str, ...],
+    tag: str | None,
+    workflow: str | None,
+    note: str | None,
+    as_json: bool,
 ) -> None:
     """Resume triggers: by id, or all with a --tag and/or --workflow."""
-    _switch(ctx, enable=True, ids=ids, tag=tag, workflow=workflow, note=None, as_json=as_json)
+    _switch(ctx, enable=True, ids=ids, tag=tag, workflow=workflow, note=note, as_json=as_json)
 
 
 @cli.command("backfill")

@@ -618,6 +618,7 @@ def _switch(
 def set_enabled_many(principal: Principal, body: Any, *, enabled: bool, now: datetime) -> dict:
     """Pause or resume every trigger of the tenant with a tag and/or a workflow.
 
+    A note on a resume is kept in the audit log only (a resume clears the pause's note).
     ``{changed, ids}``: the triggers whose status changed. A trigger already in the asked
     status is left alone (a repeated call changes nothing); one that cannot be resumed
     (its schedule has no future fire) is listed under ``skipped`` with the reason.
@@ -625,8 +626,6 @@ def set_enabled_many(principal: Principal, body: Any, *, enabled: bool, now: dat
     data = parse_model(SwitchManyIn, body)
     if data.tag is None and data.workflow is None:
         raise ValidationError("give tag or workflow (or both) to choose the triggers", field="tag")
-    if data.note is not None and enabled:
-        raise ValidationError("a note goes with a pause (disable), not a resume", field="note")
     ids = [row.id for row in TriggerModel.by_tenant.query(principal.tenant, page_size=500)]
     changed: list[str] = []
     skipped: list[dict] = []

@@ -70,7 +70,10 @@ def test_preview_count_out_of_range_names_count(api):
     ("body", "field"),
     [
         ({"cron": "not a cron", "from": "2030-01-01T00:00:00Z"}, "cron"),
-        ({"cron": "0 * * * *", "timezone": "Mars/Olympus", "from": "2030-01-01T00:00:00Z"}, "timezone"),
+        (
+            {"cron": "0 * * * *", "timezone": "Mars/Olympus", "from": "2030-01-01T00:00:00Z"},
+            "timezone",
+        ),
         ({"cron": "0 * * * *", "count": 0}, "count"),
     ],
 )
