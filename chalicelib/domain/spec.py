@@ -374,7 +374,7 @@ _TYPE_WORDS = {
 }
 
 
-def problem_text(error: dict) -> str:
+def problem_text(error: Any) -> str:
     """One pydantic error in cronhook's words (pydantic's own phrasing never reaches a client)."""
     kind = error.get("type", "")
     ctx = error.get("ctx") or {}
