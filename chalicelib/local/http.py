@@ -189,6 +189,17 @@ class _Handler(ChaliceRequestHandler):
             return self._method_not_allowed
         raise AttributeError(name)
 
+    def _send_http_response(self, code: int, headers: Any, body: Any) -> None:
+        # A HEAD answer has no body (RFC 9110), whatever the route or the error says: a
+        # client does not read one, so bytes written here would be parsed as the next
+        # response on the connection.
+        if self.command == "HEAD":
+            self.send_response(code)
+            self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
+            self._send_headers(headers)
+            return
+        super()._send_http_response(code, headers, body)
+
     def _send_json(self, status: int, body: dict, *, close: bool = False) -> None:
         headers = {"Content-Type": "application/json"}
         if close:
