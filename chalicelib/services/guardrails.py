@@ -84,9 +84,9 @@ def switch_guard(ctx: runner.RunContext) -> runner.Refusal | None:
     if switch.triggers_enabled(now=ctx.now):
         return None
     record_metric("SwitchedOffRuns", surface=ctx.message.surface)
-    if ctx.message.surface == "event" or ctx.item.kind == "at":
-        # An event accepted before the switch went off, or an `at` trigger's only fire:
-        # skipping would lose it, so it waits for the switch.
+    if ctx.message.surface in ("event", "backfill") or ctx.item.kind == "at":
+        # An event accepted before the switch went off, a slot someone asked to backfill,
+        # or an `at` trigger's only fire: skipping would lose it, so it waits for the switch.
         return runner.Refusal(
             "skipped",
             "triggers are switched off; waiting",

@@ -222,6 +222,10 @@ def backfill(principal: Principal, trigger_id: str, body: Any, *, now: datetime)
             "an event trigger has no schedule slots to backfill; replay its events instead",
             field=None,
         )
+    from chalicelib.services import switch
+
+    if not data.dry_run and not switch.triggers_enabled(now=now):
+        raise ServiceUnavailable("triggers are switched off (triggers_enabled); nothing fires")
     if data.to <= data.from_:
         raise ValidationError("to must be after from", field="to")
     if data.to > now:

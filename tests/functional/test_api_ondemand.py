@@ -423,3 +423,41 @@ def test_an_event_trigger_cannot_be_backfilled(aws, root, clock):
     )["id"]
     with pytest.raises(ValidationError, match="event trigger"):
         ondemand.backfill(root, trigger_id, WINDOW, now=clock())
+
+
+@pytest.fixture
+def switch_reset():
+    from chalicelib.services import switch
+
+    switch.set_override(None)
+    switch._cache.clear()
+    yield switch
+    switch.set_override(None)
+    switch._cache.clear()
+
+
+def test_a_backfill_waits_for_the_switch_instead_of_skipping_its_slots(
+    aws, root, clock, switch_reset
+):
+    from chalicelib.domain.errors import ServiceUnavailable
+
+    trigger_id = triggers.create_trigger(root, HOURLY, now=clock())["id"]
+    switch_reset.set_override(False)
+    with pytest.raises(ServiceUnavailable, match="switched off"):
+        ondemand.backfill(root, trigger_id, WINDOW, now=clock())
+    assert (
+        ondemand.backfill(root, trigger_id, {**WINDOW, "dry_run": True}, now=clock())["slots"] == 6
+    )
+
+    switch_reset.set_override(None)
+    ondemand.backfill(root, trigger_id, WINDOW, now=clock())
+    switch_reset.set_override(False)  # switched off mid-backfill: the queued slot waits
+    runner = Runner(clock=clock)
+    messages = aws.receive()
+    from chalicelib.store.sqs import FireMessage
+
+    assert [runner.handle(FireMessage.parse(m["Body"])) for m in messages] == ["deferred"]
+    aws.delete(messages)
+    assert _runs(root, trigger_id, surface="backfill", status="skipped") == []
+    switch_reset.set_override(None)
+    assert aws.drain(runner) == ["succeeded"] * 6
