@@ -360,7 +360,7 @@ def reap_expired(item: TriggerModel, *, now: datetime, reap_all: bool = False) -
             "lost: the run did not settle before its lease expired (runner crashed or timed out)"
         )
         last_run = {"id": run_id, "status": "lost", "finished_at": now_ms, "error": error}
-        surface = {"s": "schedule", "e": "event", "m": "manual"}.get(
+        surface = {"s": "schedule", "e": "event", "m": "manual", "b": "backfill"}.get(
             entry.get("k", "s"), "schedule"
         )
         slot = entry.get("t")

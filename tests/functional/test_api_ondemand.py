@@ -461,3 +461,22 @@ def test_a_backfill_waits_for_the_switch_instead_of_skipping_its_slots(
     assert _runs(root, trigger_id, surface="backfill", status="skipped") == []
     switch_reset.set_override(None)
     assert aws.drain(runner) == ["succeeded"] * 6
+
+
+def test_a_lost_backfill_run_is_recorded_as_backfill_and_the_next_slot_still_runs(aws, root, clock):
+    from chalicelib.services import heartbeat
+    from chalicelib.settings import get_settings
+
+    trigger_id = triggers.create_trigger(root, HOURLY, now=clock())["id"]
+    answer = ondemand.backfill(
+        root, trigger_id, {"from": WINDOW["from"], "to": "2026-11-01T01:00:00Z"}, now=clock()
+    )
+    aws.delete(aws.receive())  # the runner that took the first slot died
+    # The reaper looks when the trigger is next due (13:00), well after the lease ran out.
+    clock.advance(max(get_settings().lease_s + 120, 3700))
+    heartbeat.tick(now=clock())
+    lost = triggers.get_run_view(root, answer["run_ids"][0])
+    assert (lost["status"], lost["surface"]) == ("lost", "backfill")
+    statuses = aws.drain(Runner(clock=clock))
+    assert "succeeded" in statuses
+    assert triggers.get_run_view(root, answer["run_ids"][1])["status"] == "succeeded"
