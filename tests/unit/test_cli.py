@@ -1465,3 +1465,10 @@ def test_docs_cli_md_carries_the_current_reference() -> None:
         "docs/cli.md's reference is out of date: run .venv/bin/python -c "
         "'from chalicelib.cli import write_reference; write_reference()'"
     )
+
+
+def test_shell_completion_completes_commands() -> None:
+    # What docs/cli.md tells people to put in their shell's start-up file.
+    env = {"_CRONHOOK_COMPLETE": "bash_complete", "COMP_WORDS": "cronhook tri", "COMP_CWORD": "1"}
+    result = CliRunner().invoke(cli, [], env=env, prog_name="cronhook", standalone_mode=True)
+    assert result.stdout.split() == ["plain,triggers"]
