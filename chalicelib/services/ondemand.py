@@ -112,18 +112,11 @@ def slots_between(
 ) -> list[datetime]:
     """The schedule's slots with ``start <= slot <= end``, at most ``limit`` + 1 of them.
 
-    One more than ``limit`` tells the caller the window holds too many.
+    One more than ``limit`` tells the caller the window holds too many. ``to`` is the
+    last slot a person names ("from 00:00 to 05:00"), so the window includes it; slots
+    are whole milliseconds, so one past it closes the half-open ``fires_between``.
     """
-    found: list[datetime] = []
-    # Slots are whole milliseconds: one before ``start`` makes ``start`` itself a slot.
-    cursor = start - timedelta(milliseconds=1)
-    while len(found) <= limit:
-        slot = schedule.next_fire_after(spec, cursor)
-        if slot is None or slot > end:
-            break
-        found.append(slot)
-        cursor = slot
-    return found
+    return schedule.fires_between(spec, start, end + timedelta(milliseconds=1), limit=limit + 1)
 
 
 def _pending_key(trigger_id: str) -> str:
