@@ -14,7 +14,6 @@ from typing import Any
 from chalice import AuthResponse, Response
 
 from chalicelib.domain.errors import BadRequest, CronhookError, Unauthorized, UnsupportedMediaType
-from chalicelib.domain.spec import too_deep_error
 from chalicelib.gateway import AuthorizerRefused
 from chalicelib.observability import ID_KEYS, logger, record_metric, traced
 from chalicelib.services.auth import Principal, authenticate, require
@@ -180,6 +179,9 @@ def json_body(request: Any, *, required: bool = True) -> Any:
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"malformed JSON: {exc}") from None
     except RecursionError:  # nested deeper than json can parse: a 422 naming the field
+        # Imported here: the spec module loads pydantic, which the authorizer never needs.
+        from chalicelib.domain.spec import too_deep_error
+
         raise too_deep_error(raw) from None
 
 
