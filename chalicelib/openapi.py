@@ -27,6 +27,7 @@ __all__ = [
     "document",
     "answer_model",
     "response_drift",
+    "undeclared",
     "render_markdown",
     "main",
 ]
@@ -411,15 +412,28 @@ def _operation(method: str, path: str, op: declare.Declared) -> dict:
 
 
 def _declared_routes(routes: Any) -> list[tuple[str, str, declare.Declared]]:
-    """``(METHOD, path, declaration)`` of every route; a route without one is an error."""
+    """``(METHOD, path, declaration)`` of every route that declares itself.
+
+    A route without ``@declare`` is left out of the document (serving the rest beats a
+    500), and ``undeclared`` names it: a functional test fails until it is declared.
+    """
     found = []
     for path, methods in routes.items():
         for method, entry in methods.items():
             declared = declare.declared_of(entry.view_function)
-            if declared is None:
-                raise LookupError(f"{method} {path} declares nothing (chalicelib/declare.py)")
-            found.append((method.upper(), path, declared))
+            if declared is not None:
+                found.append((method.upper(), path, declared))
     return sorted(found, key=lambda r: (r[1], r[0]))
+
+
+def undeclared(routes: Any) -> list[str]:
+    """``METHOD path`` of each route that has no ``@declare`` (so no place in the document)."""
+    return sorted(
+        f"{method} {path}"
+        for path, methods in routes.items()
+        for method, entry in methods.items()
+        if declare.declared_of(entry.view_function) is None
+    )
 
 
 def answer_model(routes: Any, method: str, path: str, status: int) -> type[BaseModel] | None:
@@ -432,7 +446,7 @@ def answer_model(routes: Any, method: str, path: str, status: int) -> type[BaseM
             if status not in op.answers:
                 raise LookupError(f"{method} {path} answered {status}, which it does not declare")
             return _model(name) if name else None
-    raise LookupError(f"no route {method} {path}")
+    raise LookupError(f"{method} {path} declares nothing (chalicelib/declare.py)")
 
 
 def response_drift(model: type[BaseModel], body: Any) -> list[str]:

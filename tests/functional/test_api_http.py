@@ -265,7 +265,11 @@ def test_an_answer_with_a_field_its_model_lacks_is_drift():
     assert problem.startswith("items.0.surface")
 
 
-def test_a_route_that_declares_nothing_cannot_be_documented():
+def test_every_route_declares_itself():
+    assert openapi.undeclared(app_module.app.routes) == []
+
+
+def test_a_route_that_declares_nothing_is_named_and_left_out_of_the_document():
     from chalice import Chalice
 
     bare = Chalice(app_name="bare")
@@ -274,5 +278,7 @@ def test_a_route_that_declares_nothing_cannot_be_documented():
     def undeclared():
         return {}
 
+    assert openapi.undeclared(bare.routes) == ["GET /undeclared"]
+    assert openapi.build_document(bare.routes)["paths"] == {}
     with pytest.raises(LookupError, match="declares nothing"):
-        openapi.build_document(bare.routes)
+        openapi.answer_model(bare.routes, "GET", "/undeclared", 200)
