@@ -78,8 +78,10 @@ def enable_trigger(trigger_id):
 @app.route("/v1/triggers/{trigger_id}/disable", methods=["POST"], authorizer=api_key)
 @api
 def disable_trigger(trigger_id):
-    principal = caller(app.current_request, "operator")
-    return triggers.set_enabled(principal, trigger_id, enabled=False, now=now_utc())
+    request = app.current_request
+    principal = caller(request, "operator")
+    note = triggers.disable_note(json_body(request, required=False))
+    return triggers.set_enabled(principal, trigger_id, enabled=False, now=now_utc(), note=note)
 
 
 @app.route("/v1/triggers/{trigger_id}/preview", methods=["GET"], authorizer=api_key)
@@ -229,6 +231,36 @@ def replay_event(event_id):
     principal = caller(app.current_request, "operator")
     body = events.replay_event(principal, event_id, now=now_utc())
     return Response(body=body, status_code=202)
+
+
+@app.route("/v1/triggers/{trigger_id}/deliveries", methods=["GET"], authorizer=api_key)
+@api
+def list_trigger_deliveries(trigger_id):
+    from chalicelib.services import deliveries
+
+    return deliveries.list_deliveries(caller(app.current_request), trigger_id, _params())
+
+
+@app.route("/v1/health", methods=["GET"], authorizer=api_key)
+@api
+def health():
+    from chalicelib.services import health
+
+    return health.health(caller(app.current_request), now=now_utc())
+
+
+@app.route("/", methods=["GET"])
+def console_index():
+    from chalicelib import console
+
+    return console.asset("index.html")
+
+
+@app.route("/console/{name}", methods=["GET"])
+def console_asset(name):
+    from chalicelib import console
+
+    return console.asset(name)
 
 
 @app.schedule(Rate(1, unit=Rate.MINUTES), name="heartbeat")

@@ -241,6 +241,46 @@ class HealthOut(_Out):
     ok: bool
 
 
+class DeliveryOut(_Out):
+    """One webhook delivery to a known token, accepted or rejected (kept 7 days)."""
+
+    id: str
+    received_at: Instant
+    outcome: Literal[
+        "accepted", "duplicate", "filtered", "invalid_signature", "stale", "too_large", "throttled"
+    ]
+    detail: str | None = Field(default=None, description="The finer cause of a rejection")
+    status: int | None = Field(default=None, description="The HTTP status answered")
+    event_id: str | None
+    size: int = Field(description="Body size in bytes")
+    headers: dict[str, str] = Field(description="Request headers, credentials left out")
+
+
+class DeliveryPage(_Out):
+    items: list[DeliveryOut]
+    next_cursor: str | None
+
+
+class HealthReport(_Out):
+    """Is the scheduler ticking, how full are the queues, how late are the fires."""
+
+    caller: dict[str, str] = Field(description="The key's `tenant` and `role`")
+    last_tick_at: Instant | None = Field(description="Start of the last heartbeat tick that ended")
+    heartbeat_s: int
+    stale: bool = Field(description="No tick for more than two heartbeat periods")
+    queue_depth: int | None = Field(description="Fire messages waiting, delayed or running")
+    dlq_depth: int | None = Field(description="Messages in the dead-letter queue")
+    lateness_p99_ms: int | None = Field(description="Scheduled runs of the last hour, p99")
+    fires_last_hour: int = Field(description="The tenant's runs recorded in the last hour")
+    fires_capped: bool = Field(description="fires_last_hour stopped counting at 5,000")
+
+
+class DisableIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    note: str | None = Field(default=None, max_length=200, description="Why; shown in lists")
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -373,10 +413,12 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "POST",
         "/v1/triggers/{trigger_id}/disable",
-        "Disable (reason manual)",
+        "Disable (reason manual), with an optional note",
         "operator",
         {200: TriggerOut},
-        errors=(*_READ_ERRORS, 409),
+        body=DisableIn,
+        optional_body=True,
+        errors=(*_WRITE_ERRORS, 409),
     ),
     Operation(
         "POST",
@@ -448,6 +490,54 @@ OPERATIONS: tuple[Operation, ...] = (
         {200: EventPage},
         params=(LIMIT, CURSOR),
         errors=_READ_ERRORS,
+    ),
+    Operation(
+        "GET",
+        "/v1/triggers/{trigger_id}/deliveries",
+        "An event trigger's webhook deliveries, accepted and rejected, newest first",
+        "viewer",
+        {200: DeliveryPage},
+        params=(
+            _q(
+                "outcome",
+                {
+                    "type": "string",
+                    "enum": list(DeliveryOut.model_fields["outcome"].annotation.__args__),
+                },
+                "Only deliveries with this outcome",
+            ),
+            LIMIT,
+            CURSOR,
+        ),
+        errors=_READ_ERRORS,
+        description="Kept 7 days. Rejected, duplicate, filtered and throttled deliveries are "
+        "recorded up to 100 per trigger and hour (a flood cannot fill the table); accepted "
+        "ones always. Headers never include credentials or signatures.",
+    ),
+    Operation(
+        "GET",
+        "/v1/health",
+        "Scheduler health: last tick, queue depths, lateness, fires in the last hour",
+        "viewer",
+        {200: HealthReport},
+        errors=_READ_ERRORS,
+    ),
+    Operation(
+        "GET",
+        "/",
+        "The web console (HTML)",
+        None,
+        {200: None},
+        extra={"content_types": ("text/html",)},
+    ),
+    Operation(
+        "GET",
+        "/console/{name}",
+        "A file of the web console (CSS, JavaScript)",
+        None,
+        {200: None},
+        errors=(404,),
+        extra={"content_types": ("text/html", "text/css", "text/javascript", "image/svg+xml")},
     ),
     Operation(
         "POST",
@@ -553,6 +643,8 @@ _RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     KeyCreated,
     KeyPage,
     HealthOut,
+    DeliveryPage,
+    HealthReport,
 )
 _REQUEST_MODELS: tuple[type[BaseModel], ...] = (
     TriggerIn,
@@ -560,6 +652,7 @@ _REQUEST_MODELS: tuple[type[BaseModel], ...] = (
     PreviewIn,
     KeyIn,
     RotateSecretIn,
+    DisableIn,
 )
 _STATUS_TEXT = {
     200: "OK",
@@ -642,7 +735,11 @@ def _operation(op: Operation) -> dict:
     responses: dict = {}
     for status, model in sorted(op.responses.items()):
         entry: dict = {"description": _STATUS_TEXT.get(status, "OK")}
-        if status != 204:
+        if status != 204 and op.extra.get("content_types"):
+            entry["content"] = {
+                ct: {"schema": {"type": "string"}} for ct in op.extra["content_types"]
+            }
+        elif status != 204:
             schema = {"type": "object"} if model is None else _ref(model)
             entry["content"] = {"application/json": {"schema": schema}}
         responses[str(status)] = entry

@@ -220,6 +220,7 @@ def trigger_view(
         "enabled": item.status == "active",
         "status": item.status,
         "disabled_reason": item.disabled_reason,
+        "disabled_note": item.disabled_note if item.status != "active" else None,
         "next_fire_at": iso_ms(item.next_fire_at) if item.status == "active" else None,
         "consecutive_failures": int(item.consecutive_failures or 0),
         "run_count": int(item.run_count or 0),
@@ -507,7 +508,29 @@ def list_workflows(params: dict) -> dict:
     return {"items": items, "next_cursor": cursor}
 
 
-def set_enabled(principal: Principal, trigger_id: str, *, enabled: bool, now: datetime) -> dict:
+def disable_note(body: Any) -> str | None:
+    """The optional ``note`` of a disable body: a string of at most 200 characters."""
+    if not isinstance(body, dict):
+        raise ValidationError("the body must be a JSON object")
+    for name in body:
+        if name != "note":
+            raise ValidationError(f"unknown field {name!r}", field=name)
+    note = body.get("note")
+    if note is not None and (not isinstance(note, str) or len(note) > 200):
+        raise ValidationError("note must be a string of at most 200 characters", field="note")
+    if note is None:
+        return None
+    return note.strip() or None
+
+
+def set_enabled(
+    principal: Principal,
+    trigger_id: str,
+    *,
+    enabled: bool,
+    now: datetime,
+    note: str | None = None,
+) -> dict:
     """Enable (recomputing the next slot from now: no burst) or disable (reason ``manual``)."""
     settings = get_settings()
     item = load_owned(principal, trigger_id)
@@ -518,6 +541,7 @@ def set_enabled(principal: Principal, trigger_id: str, *, enabled: bool, now: da
         actions += [
             t.status.set("active"),
             t.disabled_reason.remove(),
+            t.disabled_note.remove(),
             t.consecutive_failures.set(0),
         ]
         if item.sched:
@@ -533,6 +557,7 @@ def set_enabled(principal: Principal, trigger_id: str, *, enabled: bool, now: da
             ]
     else:
         actions += [t.status.set("disabled"), t.disabled_reason.set("manual")]
+        actions.append(t.disabled_note.set(note) if note else t.disabled_note.remove())
     item.update(actions=actions)
     audit(
         principal,
