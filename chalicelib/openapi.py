@@ -87,6 +87,12 @@ class TriggerOut(_Out):
         description="null, manual, failures, expired, max_runs, budget, refused, creator_gone, "
         "workflow_missing, source_gone"
     )
+    disabled_note: str | None = Field(default=None, description="The note given when paused")
+    budget: dict[str, Any] | None = Field(
+        default=None,
+        description="With `limits.max_usd`: `{max_usd, budget_period, period, spent_usd, "
+        "reserved_usd}` of the newest budget period",
+    )
     next_fire_at: Instant | None
     consecutive_failures: int
     run_count: int

@@ -1,12 +1,11 @@
 """The web console: static HTML, CSS and JS served by the app itself (no build step, no CDN).
 
 Only the files in this folder with a known type are served; anything else is a 404 in
-the contract's shape. The files are read once per process.
+the contract's shape. The files are read on each request (a few KB; an edit shows at once).
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 from chalice import Response
@@ -29,7 +28,6 @@ _SECURITY = {
 }
 
 
-@lru_cache(maxsize=32)
 def _read(name: str) -> str | None:
     path = _DIR / name
     if path.suffix not in ASSET_TYPES or path.parent != _DIR or not path.is_file():

@@ -308,8 +308,10 @@
     const limits = t.limits || {};
     if (limits.max_usd === null || limits.max_usd === undefined) return '—';
     const period = limits.budget_period || 'month';
-    const spent = t.budget && typeof t.budget.spent_usd === 'number' ? `$${t.budget.spent_usd.toFixed(2)} of ` : '';
-    return `${spent}$${Number(limits.max_usd).toFixed(2)} / ${period}`;
+    const b = t.budget;
+    const spent = b && b.period ? `$${b.spent_usd.toFixed(2)} of ` : (b ? '$0.00 of ' : '');
+    const when = b && b.period && b.period !== 'total' ? ` (${b.period.split(':')[1]})` : '';
+    return `${spent}$${Number(limits.max_usd).toFixed(2)} / ${period}${when}`;
   }
 
   function triggerRow(t, write) {
@@ -373,7 +375,7 @@
   function pauseDialog(count, run) {
     const note = h('textarea', { name: 'note', required: true, maxlength: 200, rows: 3 });
     const err = h('div');
-    const form = h('form', { class: 'stack', onsubmit: async (e) => {
+    const form = h('form', { class: 'stack', novalidate: true, onsubmit: async (e) => {
       e.preventDefault();
       clearErrors(form);
       if (!note.value.trim()) { showFieldError(note, 'Say why: the note is shown next to the status.'); return; }
@@ -455,16 +457,16 @@
     const repeated = h('select', { name: 'dst_repeated' }, [['once', 'Run once (once)'], ['both', 'Run at both (both)']].map(([v, t]) => h('option', { value: v, selected: sched && sched.dst && sched.dst.repeated === v }, t)));
     const from = h('input', { type: 'date', name: 'preview_from' });
     const parts = {
-      every: field('Every', every), at: field('At (in the trigger’s timezone)', at), days, dom: field('Day of month', dom),
+      every: field('Every', every), at: field('Time of day', at, 'In the trigger’s timezone.'), days, dom: field('Day of month', dom),
       cron: field('Cron expression', cron, 'Five fields: minute hour day-of-month month day-of-week.'),
       eb: field('EventBridge expression', eb, 'cron(…), rate(…) or at(…), as in EventBridge Scheduler.'),
     };
     const show = { minutes: ['every'], hours: ['every'], daily: ['at'], weekdays: ['at'], weekly: ['at', 'days'], monthly: ['at', 'dom'], monthly_last: ['at'], cron: ['cron'], eventbridge: ['eb'] };
     const cadenceInput = () => ({ cron, eventbridge: eb, minutes: every, hours: every }[mode.value] || at);
     const preview = h('div', { class: 'preview', 'aria-live': 'polite' });
-    const scheduleBox = h('fieldset', { class: 'stack' }, h('legend', {}, 'Cadence'), field('Repeats', mode), ...Object.values(parts),
+    const scheduleBox = h('fieldset', { class: 'cadence-box' }, h('legend', {}, 'Cadence'), h('div', { class: 'stack' }, field('How often', mode), ...Object.values(parts),
       field('Timezone', tz), h('details', {}, h('summary', {}, 'Daylight saving time'), field('When the local time is skipped (spring)', skipped), field('When the local time repeats (autumn)', repeated)),
-      field('Preview from', from, 'Optional: preview the fires after this date (e.g. around a DST change).'), preview);
+      field('Preview from', from, 'Optional: preview the fires after this date (e.g. around a DST change).')), preview);
     const showParts = () => { for (const [k, el] of Object.entries(parts)) el.hidden = !show[mode.value].includes(k); };
 
     function buildSchedule() {
@@ -678,7 +680,9 @@
     let t;
     try { t = await api('GET', `v1/triggers/${encodeURIComponent(id)}`); } catch (e) { render(h('h1', {}, 'Trigger'), errorBox(e)); return; }
     const tz = zoneOf(t);
-    const actions = can('operator') ? h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Trigger actions' },
+    const reload = h('button', { type: 'button', class: 'quiet', onclick: () => refresh() }, 'Refresh');
+    const actions = !can('operator') ? h('div', { class: 'toolbar' }, reload) : h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Trigger actions' },
+      reload,
       h('button', { type: 'button', onclick: () => openTriggerDialog(t) }, 'Edit'),
       t.status === 'active'
         ? h('button', { type: 'button', onclick: () => pauseDialog(1, async (note) => { await api('POST', `v1/triggers/${t.id}/disable`, { note }); toast('Paused'); refresh(); }) }, 'Pause')
@@ -687,7 +691,7 @@
       t.kind === 'event' ? null : h('button', { type: 'button', onclick: () => backfillDialog(t) }, 'Backfill'),
       h('button', { type: 'button', class: 'danger', onclick: () => confirmDialog('Delete trigger', `Delete ${t.display_name}? This cannot be undone.`, 'Delete', async () => {
         await api('DELETE', `v1/triggers/${t.id}`); location.hash = '#/triggers';
-      }) }, 'Delete')) : null;
+      }) }, 'Delete'));
     const sections = [];
     const section = (titleText, node) => { const sid = nextId('sec'); const s = h('section', { 'aria-labelledby': sid }, h('h2', { id: sid }, titleText), node); sections.push(s); return s; };
     const overview = h('dl', { class: 'facts' },

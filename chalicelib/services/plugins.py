@@ -12,6 +12,7 @@ for _name in (
     "chalicelib.services.audit",
     "chalicelib.services.keys",
     "chalicelib.services.guardrails",
+    "chalicelib.services.budgets",
 ):
     try:
         importlib.import_module(_name)
