@@ -104,6 +104,10 @@ CRON = {"workflow": "echo", "schedule": {"cron": "0 8 * * 1"}}
 ROUTES = (
     Route("GET", "/healthz", None, 200),
     Route("GET", "/v1/openapi.json", None, 200),
+    Route("GET", "/", None, 200),
+    Route("GET", "/console/{name}", None, 200, lambda api: {"name": "console.js"}),
+    Route("GET", "/v1/health", "viewer", 200, collection=True),
+    Route("GET", "/v1/triggers/{trigger_id}/deliveries", "viewer", 200, _event),
     Route("POST", "/v1/triggers", "operator", 201, body=CRON, collection=True),
     Route("GET", "/v1/triggers", "viewer", 200, _trigger, collection=True),
     Route("GET", "/v1/triggers/{trigger_id}", "viewer", 200, _trigger),

@@ -21,7 +21,13 @@ from chalicelib.services import auth, triggers
 from tests.conftest import ROOT_KEY
 from tests.functional.api_client import Api
 
-PUBLIC = {("GET", "/healthz"), ("GET", "/v1/openapi.json"), ("POST", "/hooks/{token}")}
+PUBLIC = {
+    ("GET", "/healthz"),
+    ("GET", "/v1/openapi.json"),
+    ("POST", "/hooks/{token}"),
+    ("GET", "/"),
+    ("GET", "/console/{name}"),
+}
 UNAUTHORIZED = GATEWAY_RESPONSES["UNAUTHORIZED"].body()
 
 
