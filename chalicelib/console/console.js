@@ -807,14 +807,27 @@
 
   const A = { surface: '', status: '' };
 
+  const NAMES = new Map();
+
+  async function nameTriggers(links) {
+    for (const a of links) {
+      const id = a.dataset.triggerId;
+      if (!NAMES.has(id)) NAMES.set(id, api('GET', `v1/triggers/${encodeURIComponent(id)}`).then((t) => t.display_name, () => null));
+      NAMES.get(id).then((name) => { if (name) a.textContent = name; });
+    }
+  }
+
   function runsList(items, caption, empty) {
     const rows = items.map((r) => h('tr', {},
-      h('td', {}, h('a', { href: `#/triggers/${encodeURIComponent(r.trigger_id)}` }, r.trigger_id)), h('td', {}, statusBadge(r.status)), h('td', {}, r.surface),
+      h('td', {}, h('a', { href: `#/triggers/${encodeURIComponent(r.trigger_id)}`, 'data-trigger-id': r.trigger_id }, r.trigger_id)), h('td', {}, statusBadge(r.status)), h('td', {}, r.surface),
       h('td', {}, fmtAt(r.scheduled_for || r.started_at, 'UTC')), h('td', {}, ms(r.lateness_ms)), h('td', {}, duration(r)), h('td', { class: 'err' }, r.error || '')));
-    return table(caption, ['Trigger', 'Status', 'Surface', 'Scheduled (UTC)', 'Lateness', 'Duration', 'Error or reason'], rows, empty);
+    const out = table(caption, ['Trigger', 'Status', 'Surface', 'Scheduled (UTC)', 'Lateness', 'Duration', 'Error or reason'], rows, empty);
+    nameTriggers(out.querySelectorAll('a[data-trigger-id]'));
+    return out;
   }
 
   async function activityView() {
+    NAMES.clear();
     const surface = h('select', { name: 'surface' }, ['', 'schedule', 'event', 'manual', 'backfill'].map((s) => h('option', { value: s, selected: s === A.surface }, s || 'Any')));
     const status = h('select', { name: 'status' }, ['', 'queued', 'running', 'succeeded', 'failed', 'skipped', 'refused', 'budget_exceeded', 'lost'].map((s) => h('option', { value: s, selected: s === A.status }, s || 'Any')));
     const filters = h('form', { role: 'search', class: 'filters', 'aria-label': 'Filter runs', onsubmit: (e) => { e.preventDefault(); A.surface = surface.value; A.status = status.value; activityView(); } },

@@ -41,9 +41,12 @@ WAIT_MS = 30_000
 SHOTS = ROOT / "docs" / "img"
 expect.set_options(timeout=WAIT_MS)
 
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run does it)"
-)
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run does it)"
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -70,10 +73,12 @@ def _unique(prefix: str) -> str:
     return f"{prefix} {uuid.uuid4().hex[:8]}"
 
 
-def _shot(target: object, name: str) -> None:
+def _shot(page: object, name: str, *, full_page: bool = False) -> None:
     if os.environ.get("CRONHOOK_SCREENSHOTS"):
         SHOTS.mkdir(parents=True, exist_ok=True)
-        target.screenshot(path=str(SHOTS / name))
+        page.evaluate("document.getElementById('toast').classList.remove('on')")
+        page.wait_for_timeout(300)  # the notice fades out (screenshots only)
+        page.screenshot(path=str(SHOTS / name), full_page=full_page)
 
 
 def sign_in(page, stack: Stack, key: str | None = None, *, hash_: str = "") -> None:
@@ -290,7 +295,7 @@ def test_fire_now_adds_a_run_on_the_trigger_page(page, stack):
     first = page.get_by_role("table", name="Runs, newest first").get_by_role("row").nth(1)
     expect(first).to_contain_text("succeeded")
     expect(first).to_contain_text("manual")
-    _shot(page, "console-trigger.png")
+    _shot(page, "console-trigger.png", full_page=True)
 
 
 def test_a_rejected_delivery_shows_its_cause(page, stack):
@@ -343,3 +348,26 @@ def test_a_viewer_key_sees_no_write_controls(page, stack):
         expect(page.get_by_role("button", name=name, exact=True)).to_have_count(0)
     expect(page.get_by_role("heading", name="Audit")).to_have_count(0)  # admins only
     assert made["id"] in page.url
+
+
+def test_api_validation_errors_appear_next_to_the_field_they_name(page, stack):
+    sign_in(page, stack)
+    page.get_by_role("button", name="New trigger").click()
+    dialog = page.get_by_role("dialog", name="New trigger")
+    dialog.get_by_label("How often").select_option("cron")
+    cron = dialog.get_by_label("Cron expression")
+    cron.fill("61 * * * *")
+    expect(cron).to_have_attribute("aria-invalid", "true")
+    described = cron.get_attribute("aria-describedby")
+    expect(page.locator(f"#{described}")).to_contain_text("minute")
+    cron.fill("0 8 * * 1")
+    expect(cron).not_to_have_attribute("aria-invalid", "true")
+    dialog.get_by_text("Tags, limits and options").click()
+    max_runs = dialog.get_by_label("Max runs")
+    max_runs.fill("0")
+    dialog.get_by_role("button", name="Create").click()
+    expect(max_runs).to_have_attribute("aria-invalid", "true")
+    expect(page.locator(f"#{max_runs.get_attribute('aria-describedby')}")).to_contain_text(
+        "greater than or equal to 1"
+    )
+    expect(dialog).to_be_visible()  # nothing was created
