@@ -62,7 +62,7 @@ ACCESS: dict[str, Access] = {
     # webhook secrets, large bodies to S3, eager dispatch to the queue. Not the root key:
     # the authorizer checks keys.
     "api_handler": Access(
-        read=("heartbeats",),
+        read=("heartbeats", "ledger"),  # health; a trigger view's budget
         write=("triggers", "states", "runs", "events", "audit", "keys", "deliveries"),
         send=True,
         queue_depths=True,
