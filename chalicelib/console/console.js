@@ -145,6 +145,11 @@
   function statusBadge(status) { return h('span', { class: `badge s-${status}` }, status); }
 
   function table(caption, headers, rows, empty) {
+    // Each cell carries its column's name: at a phone's width a row is shown as a card.
+    const names = headers.map((x) => (x instanceof Node ? '' : String(x)));
+    for (const row of rows) {
+      Array.from(row.children).forEach((cell, i) => { if (names[i]) cell.dataset.label = names[i]; });
+    }
     return h('div', { class: 'table-wrap' }, h('table', {},
       h('caption', {}, caption),
       h('thead', {}, h('tr', {}, headers.map((x) => (x instanceof Node ? h('th', { scope: 'col' }, x) : h('th', { scope: 'col' }, x))))),
