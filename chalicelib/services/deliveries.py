@@ -1,7 +1,10 @@
 """Every webhook delivery to a known token, accepted or rejected, with its cause.
 
 Ingress (``events.receive``) is wrapped by ``recorded``: once the answer is known, one
-row is written per delivery, kept 7 days (TTL). What a flood can write is bounded: the
+row is written per delivery, kept 7 days (TTL). A wrapper rather than one of
+``events.delivery_hooks``: a hook gets neither the token (a body too large is refused
+before the trigger is read, so only the token names it) nor the refused exception,
+whose cause (``signature mismatch``, ``timestamp outside tolerance``) the row keeps. What a flood can write is bounded: the
 deliveries that did not become an event (rejected, duplicate, filtered, throttled) are
 counted per trigger and hour with one atomic ADD, and only the first
 ``REJECTED_PER_HOUR`` of each hour are written; the rest are only counted (the
@@ -50,6 +53,8 @@ def _ms(at: datetime) -> int:
 
 
 def _outcome_of_answer(status: int, answer: Mapping[str, Any]) -> str | None:
+    if "challenge" in answer:
+        return None  # Slack's URL check: not a delivery of an event
     if answer.get("duplicate"):
         return "duplicate"
     if answer.get("ignored") == "filter":
@@ -61,6 +66,9 @@ def _outcome_of_answer(status: int, answer: Mapping[str, Any]) -> str | None:
 
 def _outcome_of_error(exc: CronhookError) -> tuple[str | None, str | None]:
     """(outcome, detail) of a refused delivery; (None, None) if it is not one we record."""
+    named = getattr(exc, "outcome", None)  # the ingress names it (gone, unavailable...)
+    if named is not None and named not in OUTCOMES:
+        return None, None
     if isinstance(exc, PayloadTooLarge):
         return "too_large", str(exc.message)
     if isinstance(exc, InvalidSignature):
@@ -68,16 +76,17 @@ def _outcome_of_error(exc: CronhookError) -> tuple[str | None, str | None]:
         # step that failed is kept on the exception, or on the one it replaced.
         reason = getattr(exc, "reason", None) or getattr(exc.__context__, "reason", None)
         reason = str(reason) if reason else None
-        if reason and ("tolerance" in reason or "stale" in reason):
-            return "stale", reason
-        return "invalid_signature", reason
+        stale = named == "stale" or bool(reason and "tolerance" in reason)
+        return ("stale" if stale else "invalid_signature"), reason
     if exc.STATUS_CODE == 429:
         return "throttled", str(exc.message)
     return None, None
 
 
 def _trigger_id_for(token: str, *, known: bool) -> str | None:
-    """The trigger a token names; for a refused delivery, only if the token is its own."""
+    """The trigger a token (or a verified trigger id) names; unverified, only if it is its own."""
+    if known and token.startswith("trg_") and "." not in token:
+        return token
     trigger_id = ids.trigger_id_of_token(token) if len(token) <= 128 else None
     if trigger_id is None or known:
         return trigger_id
@@ -148,10 +157,15 @@ def recorded(receive: Callable[..., tuple[int, dict]]) -> Callable[..., tuple[in
             status, answer = receive(token, body=body, headers=headers, now=now)
         except CronhookError as exc:
             outcome, detail = _outcome_of_error(exc)
-            if outcome is not None:
+            # The ingress names the trigger of a verified token; it reads none for a body
+            # too large (size comes first), so that one is resolved here.
+            named_id = getattr(exc, "trigger_id", None)
+            if outcome is not None and (
+                named_id or not hasattr(exc, "trigger_id") or outcome == "too_large"
+            ):
                 _record_quietly(
-                    token,
-                    known=False,
+                    named_id or token,
+                    known=bool(named_id),
                     outcome=outcome,
                     status=exc.STATUS_CODE,
                     size=len(body),

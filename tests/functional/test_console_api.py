@@ -131,9 +131,9 @@ def test_rejected_deliveries_are_recorded_up_to_a_cap_per_trigger_and_hour(api, 
 def test_deliveries_expire_after_seven_days_and_page_with_a_cursor(api):
     assert TTL_ATTRIBUTES["deliveries"] == "expires"
     trigger_id, token = _hook(api, source="webhook")
-    body = b'{"n": 1}'
     for n in range(3):
         api.clock.advance(1)
+        body = json.dumps({"n": n}).encode()  # distinct content: dedupe is on signed content
         headers = signed_headers("webhook", SECRET, body, ts=_ts(api), delivery=f"k-{n}")
         assert _send(api, token, body, headers) == 202
     first = _deliveries(api, trigger_id, "?limit=2")
