@@ -505,6 +505,77 @@ def replay_event(event_id):
     return Response(body=body, status_code=202)
 
 
+@app.route("/v1/triggers/{trigger_id}/deliveries", methods=["GET"], authorizer=api_key)
+@declare(
+    "The webhook deliveries to a trigger, accepted and rejected, newest first (kept 7 days)",
+    role="viewer",
+    answers={200: "DeliveryPage"},
+    query=(
+        Query(
+            "outcome",
+            "Only deliveries with this outcome",
+            enum=(
+                "accepted",
+                "duplicate",
+                "filtered",
+                "invalid_signature",
+                "stale",
+                "too_large",
+                "throttled",
+            ),
+        ),
+        *LIST_QUERY,
+    ),
+    errors=READ_ERRORS,
+)
+@api
+def list_trigger_deliveries(trigger_id):
+    from chalicelib.services import deliveries
+
+    return deliveries.list_deliveries(caller(app.current_request), trigger_id, _params())
+
+
+@app.route("/v1/health", methods=["GET"], authorizer=api_key)
+@declare(
+    "Is the scheduler ticking: last tick, queue and dead-letter depth, lateness, fires",
+    role="viewer",
+    answers={200: "HealthReport"},
+    errors=READ_ERRORS,
+)
+@api
+def health():
+    from chalicelib.services import health
+
+    return health.health(caller(app.current_request), now=now_utc())
+
+
+@app.route("/", methods=["GET"])
+@declare(
+    "The web console (HTML)",
+    role=None,
+    answers={200: None},
+    content_types=("text/html",),
+)
+def console_index():
+    from chalicelib import console
+
+    return console.asset("index.html")
+
+
+@app.route("/console/{name}", methods=["GET"])
+@declare(
+    "The console's static files (CSS, JavaScript)",
+    role=None,
+    answers={200: None},
+    errors=(404,),
+    content_types=("text/css", "text/javascript"),
+)
+def console_asset(name):
+    from chalicelib import console
+
+    return console.asset(name)
+
+
 @app.schedule(Rate(1, unit=Rate.MINUTES), name="heartbeat")
 def heartbeat(event):
     wiring.heartbeat_once()

@@ -65,6 +65,8 @@ class Declared:
     query: tuple[Query, ...] = ()
     errors: tuple[int, ...] = ()
     description: str = ""
+    # Answers that are not JSON (the console's HTML, CSS and JS): their media types.
+    content_types: tuple[str, ...] = ()
 
 
 LIST_QUERY = (
@@ -84,6 +86,7 @@ def declare(
     query: tuple[Query, ...] = (),
     errors: tuple[int, ...] = (),
     description: str = "",
+    content_types: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Attach a route's declaration to its view (put it under ``@app.route``).
 
@@ -101,6 +104,7 @@ def declare(
         query=tuple(query),
         errors=tuple(errors),
         description=description,
+        content_types=tuple(content_types),
     )
 
     def mark(view: Callable[..., Any]) -> Callable[..., Any]:

@@ -94,6 +94,11 @@ class TriggerOut(_Out):
     disabled_note: str | None = Field(default=None, description="Why it was paused (a person's)")
     disabled_by: str | None = Field(default=None, description="The key that paused it")
     disabled_at: Instant | None = None
+    budget: dict[str, Any] | None = Field(
+        default=None,
+        description="With `limits.max_usd`: `{max_usd, budget_period, period, spent_usd, "
+        "reserved_usd}` of the newest budget period",
+    )
     next_fire_at: Instant | None
     consecutive_failures: int
     run_count: int
@@ -295,6 +300,40 @@ class HealthOut(_Out):
     ok: bool
 
 
+class DeliveryOut(_Out):
+    """One webhook delivery to a known token, accepted or rejected (kept 7 days)."""
+
+    id: str
+    received_at: Instant
+    outcome: Literal[
+        "accepted", "duplicate", "filtered", "invalid_signature", "stale", "too_large", "throttled"
+    ]
+    detail: str | None = Field(default=None, description="The finer cause of a rejection")
+    status: int | None = Field(default=None, description="The HTTP status answered")
+    event_id: str | None
+    size: int = Field(description="Body size in bytes")
+    headers: dict[str, str] = Field(description="Request headers, credentials left out")
+
+
+class DeliveryPage(_Out):
+    items: list[DeliveryOut]
+    next_cursor: str | None
+
+
+class HealthReport(_Out):
+    """Is the scheduler ticking, how full are the queues, how late are the fires."""
+
+    caller: dict[str, str] = Field(description="The key's `tenant` and `role`")
+    last_tick_at: Instant | None = Field(description="Start of the last heartbeat tick that ended")
+    heartbeat_s: int
+    stale: bool = Field(description="No tick for more than two heartbeat periods")
+    queue_depth: int | None = Field(description="Fire messages waiting, delayed or running")
+    dlq_depth: int | None = Field(description="Messages in the dead-letter queue")
+    lateness_p99_ms: int | None = Field(description="Scheduled runs of the last hour, p99")
+    fires_last_hour: int = Field(description="The tenant's runs recorded in the last hour")
+    fires_capped: bool = Field(description="fires_last_hour stopped counting at 5,000")
+
+
 def _answer_models() -> dict[str, type[BaseModel]]:
     return {
         name: value
@@ -395,7 +434,9 @@ def _operation(method: str, path: str, op: declare.Declared) -> dict:
     responses: dict = {}
     for status, name in sorted(op.answers.items()):
         entry: dict = {"description": _STATUS_TEXT.get(status, "OK")}
-        if status != 204 and method != "HEAD":
+        if status != 204 and method != "HEAD" and op.content_types:
+            entry["content"] = {ct: {"schema": {"type": "string"}} for ct in op.content_types}
+        elif status != 204 and method != "HEAD":
             schema = {"type": "object"} if name is None else _ref(_model(name))
             entry["content"] = {"application/json": {"schema": schema}}
         responses[str(status)] = entry

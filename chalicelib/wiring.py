@@ -248,7 +248,19 @@ def heartbeat_once(now: datetime | None = None) -> Any:
     if not switch.triggers_enabled(now=now):
         logger.info("triggers are switched off; heartbeat does nothing")
         return None
-    return heartbeat.tick(now=now)
+    report = heartbeat.tick(now=now)
+    _note_tick(now=now)
+    return report
+
+
+def _note_tick(*, now: datetime) -> None:
+    """For ``GET /v1/health``: the start of the last tick that ended (never fails the tick)."""
+    from chalicelib.services import health
+
+    try:
+        health.record_tick(now=now)
+    except Exception:  # noqa: BLE001
+        logger.warning("the heartbeat's tick time could not be recorded", exc_info=True)
 
 
 class NotStarted(Exception):

@@ -46,6 +46,7 @@ class Access:
     params: tuple[str, ...] = ()  # "switch", "root_key", "secrets"
     secrets_manager: bool = False
     invoke_workflows: bool = False
+    queue_depths: bool = False  # sqs:GetQueueAttributes on the fire queue and its DLQ (health)
 
 
 # Chalice's function names (config.json's lambda_functions keys) -> CloudFormation ids.
@@ -61,8 +62,10 @@ ACCESS: dict[str, Access] = {
     # webhook secrets, large bodies to S3, eager dispatch to the queue. Not the root key:
     # the authorizer checks keys.
     "api_handler": Access(
-        write=("triggers", "states", "runs", "events", "audit", "keys"),
+        read=("heartbeats", "ledger"),  # health; a trigger view's budget
+        write=("triggers", "states", "runs", "events", "audit", "keys", "deliveries"),
         send=True,
+        queue_depths=True,
         payloads=("s3:PutObject", "s3:DeleteObject"),  # a duplicate's body is deleted
         kms=("kms:Encrypt", "kms:Decrypt"),
         params=("switch",),
@@ -72,7 +75,7 @@ ACCESS: dict[str, Access] = {
     # Find due, claim, enqueue, reap, sweep pending events. A reaped run's budget hold is
     # charged (ledger); never states, keys or the audit log.
     "heartbeat": Access(
-        write=("triggers", "runs", "events", "ledger"),
+        write=("triggers", "runs", "events", "ledger", "heartbeats"),
         send=True,
         params=("switch",),
     ),
@@ -173,6 +176,18 @@ def _statements(function: str, access: Access, log_group: str, stage: str) -> li
                     "sqs:ChangeMessageVisibility",
                 ],
                 "Resource": {"Fn::GetAtt": ["FiresQueue", "Arn"]},
+            }
+        )
+    if access.queue_depths:
+        statements.append(
+            {
+                "Sid": "QueueDepths",
+                "Effect": "Allow",
+                "Action": ["sqs:GetQueueAttributes"],
+                "Resource": [
+                    {"Fn::GetAtt": ["FiresQueue", "Arn"]},
+                    {"Fn::GetAtt": ["DeadLetterQueue", "Arn"]},
+                ],
             }
         )
     if access.payloads:

@@ -312,7 +312,8 @@ def _note_text(value: str | None) -> str | None:
     # A note may span lines; other control characters (NUL...) have no business in it.
     if value is not None and any((ord(c) < 32 and c not in "\n\t") or ord(c) == 127 for c in value):
         raise ValueError("must not contain control characters other than newline and tab")
-    return value
+    # Surrounding blanks are not part of the note; a blank note is no note.
+    return (value.strip() or None) if value is not None else None
 
 
 class SwitchManyIn(_Strict):

@@ -62,7 +62,7 @@ from chalicelib.domain.errors import (
 from chalicelib.domain.settle import retry_delay_s
 from chalicelib.domain.spec import EventIn, RotateSecretIn, parse_model
 from chalicelib.observability import logger, record_metric
-from chalicelib.services import heartbeat, runner, runs, switch, triggers
+from chalicelib.services import deliveries, heartbeat, runner, runs, switch, triggers
 from chalicelib.services.auth import Principal
 from chalicelib.services.runs import iso_ms
 from chalicelib.settings import get_settings
@@ -280,6 +280,7 @@ def _parse_json(body: bytes) -> Any:
         return None
 
 
+@deliveries.recorded
 def receive(
     token: str, *, body: bytes, headers: Mapping[str, str], now: datetime
 ) -> tuple[int, dict]:

@@ -13,6 +13,7 @@ for _name in (
     "chalicelib.services.keys",
     "chalicelib.services.guardrails",
     "chalicelib.services.ondemand",
+    "chalicelib.services.budgets",
 ):
     try:
         importlib.import_module(_name)

@@ -570,8 +570,8 @@ def _switch(
         actions += [
             t.status.set("active"),
             t.disabled_reason.remove(),
-            t.consecutive_failures.set(0),
             t.disabled_note.remove(),
+            t.consecutive_failures.set(0),
             t.disabled_by.remove(),
             t.disabled_ms.remove(),
         ]

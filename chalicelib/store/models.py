@@ -36,6 +36,8 @@ __all__ = [
     "AuditModel",
     "KeyModel",
     "LockModel",
+    "DeliveryModel",
+    "HeartbeatModel",
     "ALL_MODELS",
     "TTL_ATTRIBUTES",
     "configure_models",
@@ -312,6 +314,41 @@ class LockModel(_Base):
     waiters = MapAttribute(default=dict)
 
 
+class DeliveryModel(_Base):
+    """One webhook delivery to a known token, accepted or rejected, kept 7 days (TTL).
+
+    ``sk`` is ``"<received ms:013d>#<id>"`` for a delivery. The same partition holds one
+    counter per hour (``sk = "#n#<hour>"``, sorting before every delivery) that bounds how
+    many rejected deliveries are recorded (``services/deliveries.py``).
+    """
+
+    class Meta(_Base.Meta):
+        table_name = "deliveries"
+
+    trigger_id = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+    id = UnicodeAttribute(null=True)
+    received_ms = NumberAttribute(null=True)
+    outcome = UnicodeAttribute(null=True)
+    detail = UnicodeAttribute(null=True)
+    status = NumberAttribute(null=True)
+    event_id = UnicodeAttribute(null=True)
+    size = NumberAttribute(null=True)
+    headers = UnicodeAttribute(null=True)
+    n = NumberAttribute(null=True)  # counters only: deliveries seen this hour
+    expires = NumberAttribute(null=True)
+
+
+class HeartbeatModel(_Base):
+    """When the last finished heartbeat tick started (one item, rewritten each tick)."""
+
+    class Meta(_Base.Meta):
+        table_name = "heartbeats"
+
+    name = UnicodeAttribute(hash_key=True)
+    at_ms = NumberAttribute()
+
+
 ALL_MODELS: tuple[type[Model], ...] = (
     TriggerModel,
     StateModel,
@@ -321,6 +358,8 @@ ALL_MODELS: tuple[type[Model], ...] = (
     AuditModel,
     KeyModel,
     LockModel,
+    DeliveryModel,
+    HeartbeatModel,
 )
 
 # Tables whose items expire, and the attribute DynamoDB's TTL reads.
@@ -329,6 +368,7 @@ TTL_ATTRIBUTES: dict[str, str] = {
     "events": "expires",
     "ledger": "expires",
     "audit": "expires",
+    "deliveries": "expires",
 }
 
 _BASE_NAMES = {m: m.Meta.table_name for m in ALL_MODELS}

@@ -26,6 +26,8 @@ PUBLIC = {
     ("HEAD", "/healthz"),
     ("GET", "/v1/openapi.json"),
     ("POST", "/hooks/{token}"),
+    ("GET", "/"),
+    ("GET", "/console/{name}"),
 }
 UNAUTHORIZED = GATEWAY_RESPONSES["UNAUTHORIZED"].body()
 

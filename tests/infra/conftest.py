@@ -382,6 +382,8 @@ def scenario(deployed: Deployed) -> Scenario:
         status, runs = call(f"runs_{trigger_id}", "GET", f"/v1/triggers/{trigger_id}/runs")
         assert status == 200, runs
         result.runs += runs["items"]
+    status, health = call("health", "GET", "/v1/health")
+    assert status == 200 and health["queue_depth"] is not None, health
     call("disable", "POST", f"/v1/triggers/{interval_id}/disable")
     status, _ = call("delete", "DELETE", f"/v1/triggers/{interval_id}")
     assert status == 204

@@ -1,0 +1,37 @@
+"""``budget`` on a trigger's view: its cap and what the newest budget period has spent.
+
+The view has no clock (views are built everywhere), so the period shown is the newest
+one with a ledger item, named by ``period`` (``month:2026-12``, ``week:2026-W49``,
+``day:2026-12-01``, ``total``): a client compares it with today's period. One ledger
+read per trigger that has ``limits.max_usd``; none for the others.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.services import triggers
+from chalicelib.store.models import LedgerModel, TriggerModel
+
+__all__ = ["budget_view"]
+
+
+def budget_view(item: TriggerModel, spec: dict, state: Any) -> dict:
+    """``{"budget": {max_usd, budget_period, period, spent_usd, reserved_usd}}`` or nothing."""
+    limits = spec.get("limits") or {}
+    if limits.get("max_usd") is None:
+        return {}
+    newest = next(iter(LedgerModel.query(item.id, scan_index_forward=False, limit=1)), None)
+    return {
+        "budget": {
+            "max_usd": float(limits["max_usd"]),
+            "budget_period": limits.get("budget_period") or "month",
+            "period": newest.period if newest is not None else None,
+            "spent_usd": float(newest.spent_usd or 0) if newest is not None else 0.0,
+            "reserved_usd": float(newest.reserved_usd or 0) if newest is not None else 0.0,
+        }
+    }
+
+
+if budget_view not in triggers.view_hooks:
+    triggers.view_hooks.append(budget_view)

@@ -1,0 +1,43 @@
+"""Webhook deliveries: one item per recorded delivery, one counter per trigger and hour."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.store.models import DeliveryModel
+
+__all__ = ["put_delivery", "count_in_hour", "query_deliveries", "COUNTER_PREFIX"]
+
+# Counter items sort before every delivery ("#" < "0"), so a newest-first query of the
+# deliveries (``sk >= "0"``) never meets them.
+COUNTER_PREFIX = "#n#"
+
+
+def put_delivery(record: DeliveryModel) -> None:
+    """Write one delivery (its id is fresh: a plain put)."""
+    record.save()
+
+
+def count_in_hour(trigger_id: str, *, hour: int, expires: int) -> int:
+    """Add one to the trigger's counter for ``hour`` (epoch hours); the new count.
+
+    One UpdateItem (ADD): atomic under concurrent deliveries, so the cap it enforces is
+    exact, and a flood costs one small write per delivery and no new items past the cap.
+    """
+    counter = DeliveryModel(trigger_id, f"{COUNTER_PREFIX}{hour}")
+    counter.update(actions=[DeliveryModel.n.add(1), DeliveryModel.expires.set(expires)])
+    return int(counter.n or 0)
+
+
+def query_deliveries(
+    trigger_id: str, *, limit: int, last_evaluated_key: dict | None, outcome: str | None
+) -> Any:
+    """Newest first; a pynamodb result iterator (for ``take_page``)."""
+    return DeliveryModel.query(
+        trigger_id,
+        DeliveryModel.sk >= "0",
+        filter_condition=(DeliveryModel.outcome == outcome) if outcome else None,
+        scan_index_forward=False,
+        page_size=limit,
+        last_evaluated_key=last_evaluated_key,
+    )
