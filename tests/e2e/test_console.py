@@ -368,6 +368,6 @@ def test_api_validation_errors_appear_next_to_the_field_they_name(page, stack):
     dialog.get_by_role("button", name="Create").click()
     expect(max_runs).to_have_attribute("aria-invalid", "true")
     expect(page.locator(f"#{max_runs.get_attribute('aria-describedby')}")).to_contain_text(
-        "greater than or equal to 1"
+        "must be at least 1"
     )
     expect(dialog).to_be_visible()  # nothing was created
