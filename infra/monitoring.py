@@ -76,6 +76,7 @@ METRICS: dict[str, Metric] = {
     "EventDispatchFailed": Metric(_EVENTS, "dispatch failed"),
     "EventAttempts": Metric(_EVENTS, "attempts", dims=(("outcome",),)),
     "EventsSkipped": Metric(_EVENTS, "skipped"),
+    "IngestDropped": Metric(_EVENTS, "ingest messages dropped", dims=(("reason",),)),
     "BudgetRefusals": Metric(_GUARDS, "budget refusals"),
     "SerializeWaits": Metric(_GUARDS, "serialize waits", dims=(("surface",),)),
     "SerializeHandoffs": Metric(_GUARDS, "serialize hand-offs"),
