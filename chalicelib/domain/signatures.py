@@ -357,7 +357,7 @@ def _linkedin_notification_id(body_json: object | None) -> str | None:
         return None
     one = body_json.get("notificationId")
     if isinstance(one, str | int) and not isinstance(one, bool):
-        return _nonempty(str(one))
+        return _nonblank(str(one))
     batch = body_json.get("notifications")
     if isinstance(batch, list):
         ids = [
@@ -365,7 +365,7 @@ def _linkedin_notification_id(body_json: object | None) -> str | None:
             for n in batch
             if isinstance(n, dict) and isinstance(n.get("notificationId"), str | int)
         ]
-        return _nonempty(",".join(ids)) if ids else None
+        return _nonblank(",".join(ids)) if ids else None
     return None
 
 
@@ -375,7 +375,7 @@ _DELIVERED = frozenset({"eventbridge", "s3", "email", "file"})
 def _delivered_id(source: str, payload: dict) -> str | None:
     """The dedupe key of a payload built by chalicelib.sources (CONTRACT "Event sources")."""
     if source == "eventbridge":
-        return _nonempty(payload.get("id"))  # the event's id: a redelivery keeps it
+        return _nonblank(payload.get("id"))  # the event's id: a redelivery keeps it
     if source == "s3":
         # S3's sequencer orders the events of one key: bucket + key + sequencer is one
         # object version landing, however often EventBridge delivers it.
@@ -384,7 +384,7 @@ def _delivered_id(source: str, payload: dict) -> str | None:
             return f"{parts[0]}/{parts[1]}#{parts[2]}"
         return None
     if source == "email":
-        return _nonempty(payload.get("message_id"))
+        return _nonblank(payload.get("message_id"))
     if source == "file":
         parts = [payload.get("path"), payload.get("size"), payload.get("mtime_ns")]
         return ":".join(str(p) for p in parts) if all(p is not None for p in parts) else None
