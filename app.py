@@ -453,6 +453,14 @@ def receive_webhook(token):
     return Response(body=body, status_code=status, headers={"Content-Type": "application/json"})
 
 
+@app.route("/hooks/{token}", methods=["GET"])
+@api
+def answer_hook_challenge(token):
+    from chalicelib.sources import linkedin
+
+    return linkedin.answer_challenge(token, _params(), now=now_utc())
+
+
 @app.route("/v1/triggers/{trigger_id}/rotate-secret", methods=["POST"], authorizer=api_key)
 @declare(
     "Rotate an event trigger's signing secret",
@@ -586,3 +594,9 @@ def heartbeat(event):
 )
 def runner(event):
     return wiring.handle_sqs_batch(event.to_dict(), event.context)
+
+
+@app.on_sqs_message(queue="cronhook-ingest", batch_size=10, name="ingest")
+def ingest(event):
+    """EventBridge rules (eventbridge, s3) and SES mail (email) deliver here."""
+    return wiring.handle_ingest_batch(event.to_dict())

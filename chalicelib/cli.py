@@ -36,7 +36,7 @@ DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_PREVIEW_COUNT = 5
 DEFAULT_RUNS_LIMIT = 20
 
-WEBHOOK_SOURCES = ("webhook", "github", "stripe", "slack", "standard", "shopify")
+WEBHOOK_SOURCES = ("webhook", "github", "stripe", "slack", "standard", "shopify", "linkedin")
 ROLES = ("viewer", "operator", "admin")
 TRIGGER_STATUSES = ("active", "disabled")
 RUN_SURFACES = ("schedule", "event", "manual", "backfill")
@@ -894,7 +894,18 @@ def _warn_secrets(trigger: dict, secrets: dict[str, str]) -> None:
     type=click.Choice(WEBHOOK_SOURCES, case_sensitive=False),
     help="Run on signed events from this source.",
 )
-@click.option("--secret", help="Signing secret (required for stripe, slack, shopify).")
+@click.option(
+    "--eventbridge", "pattern", type=_JsonObject(), help="Run on EventBridge events matching it."
+)
+@click.option("--bus", help="EventBridge bus of --eventbridge (default: default).")
+@click.option("--s3", "bucket", help="Run on objects created in this S3 bucket.")
+@click.option("--prefix", help="Key prefix of --s3.")
+@click.option("--suffix", help="Key suffix of --s3 (e.g. .csv).")
+@click.option("--email", "address", help="Run on mail received for this address.")
+@click.option(
+    "--file", "on_file", is_flag=True, help="Run on files (see `cronhook watch DIR --trigger ID`)."
+)
+@click.option("--secret", help="Signing secret (required for stripe, slack, shopify, linkedin).")
 @click.option("--filter", "event_filter", type=_JsonObject(), help="Event filter JSON object.")
 @_setting_options
 @click.option("--disabled", is_flag=True, help="Create it paused (enable it later).")
@@ -909,6 +920,15 @@ def create_trigger(ctx: click.Context, as_json: bool, **given: Any) -> None:
         every_s=given["every"],
         at=given["at"],
         webhook=given["webhook"],
+        source=_delivered_source(
+            given["pattern"],
+            given["bus"],
+            given["bucket"],
+            given["prefix"],
+            given["suffix"],
+            given["address"],
+            given["on_file"],
+        ),
         title=given["title"],
         tags=given["tags"],
         state=given["state"],
@@ -961,19 +981,27 @@ def build_create_body(
     dst_skipped: str | None = None,
     dst_repeated: str | None = None,
     disabled: bool = False,
+    source: dict | None = None,
 ) -> dict[str, Any]:
     """Build the ``POST /v1/triggers`` body; raise ``click.UsageError`` on a bad mix."""
     cadences = {"--cron": cron, "--every": every_s, "--at": at, "--webhook": webhook}
+    if source is not None:
+        cadences[source["flag"]] = source
     chosen = [name for name, value in cadences.items() if value is not None]
     if len(chosen) != 1:
         given = f" (got {', '.join(chosen)})" if chosen else ""
-        _usage(f"give exactly one of --cron, --every, --at or --webhook{given}")
+        _usage(
+            "give exactly one of --cron, --every, --at or --webhook"
+            f" (or --eventbridge, --s3, --email, --file){given}"
+        )
     if tz is not None and cron is None:
         _usage("--tz only applies to --cron")
     if (dst_skipped is not None or dst_repeated is not None) and cron is None:
         _usage("--dst-skipped and --dst-repeated only apply to --cron")
-    if (secret is not None or event_filter is not None) and webhook is None:
-        _usage("--secret and --filter only apply to --webhook")
+    if secret is not None and webhook is None:
+        _usage("--secret only applies to --webhook")
+    if event_filter is not None and webhook is None and source is None:
+        _usage("--filter only applies to event triggers (--webhook, --eventbridge, ...)")
 
     body: dict[str, Any] = {"workflow": workflow}
     if title is not None:
@@ -989,6 +1017,10 @@ def build_create_body(
         body["schedule"] = {"interval_s": every_s}
     elif at is not None:
         body["schedule"] = {"at": at}
+    elif source is not None:
+        body["event"] = {k: v for k, v in source.items() if k != "flag"}
+        if event_filter is not None:
+            body["event"]["filter"] = event_filter
     else:
         event: dict[str, Any] = {"source": str(webhook).lower()}
         if secret is not None:
@@ -1073,6 +1105,48 @@ def build_update_body(given: dict[str, Any]) -> dict[str, Any]:
     if given.get("if_version") is not None:
         body["version"] = given["if_version"]
     return body
+
+
+def _delivered_source(
+    pattern: dict | None,
+    bus: str | None,
+    bucket: str | None,
+    prefix: str | None,
+    suffix: str | None,
+    address: str | None,
+    on_file: bool,
+) -> dict | None:
+    """The ``event`` of --eventbridge, --s3, --email or --file (None if none was given)."""
+    given = [
+        flag
+        for flag, value in (
+            ("--eventbridge", pattern),
+            ("--s3", bucket),
+            ("--email", address),
+            ("--file", on_file or None),
+        )
+        if value is not None
+    ]
+    if len(given) > 1:
+        _usage(f"give one event source, not {', '.join(given)}")
+    if bus is not None and pattern is None:
+        _usage("--bus only applies to --eventbridge")
+    if (prefix is not None or suffix is not None) and bucket is None:
+        _usage("--prefix and --suffix only apply to --s3")
+    if pattern is not None:
+        return {"flag": "--eventbridge", "source": "eventbridge", "pattern": pattern, "bus": bus}
+    if bucket is not None:
+        event = {"flag": "--s3", "source": "s3", "bucket": bucket}
+        return {
+            **event,
+            **({"prefix": prefix} if prefix else {}),
+            **({"suffix": suffix} if suffix else {}),
+        }
+    if address is not None:
+        return {"flag": "--email", "source": "email", "address": address}
+    if on_file:
+        return {"flag": "--file", "source": "file"}
+    return None
 
 
 def _trigger_path(trigger_id: str, action: str = "") -> str:
@@ -1613,6 +1687,39 @@ def write_reference() -> None:
     text = path.read_text()
     head = text.split(REFERENCE_BEGIN)[0].rstrip("\n")
     path.write_text(head + "\n\n" + render_reference())
+
+
+@cli.command("watch")
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--trigger", "trigger_id", required=True, help="A trigger with event.source file.")
+@click.option(
+    "--data-dir",
+    envvar="CRONHOOK_DATA_DIR",
+    default=".cronhook",
+    show_default=True,
+    help="The local stack's data dir (CRONHOOK_DATA_DIR), where the list of watches is kept.",
+)
+@click.pass_context
+def watch(ctx: click.Context, directory: str, trigger_id: str, data_dir: str) -> None:
+    """Run a file trigger for each file written to DIR (the local stack watches it).
+
+    A file is one event once its writes have settled; the watch survives restarts of the
+    stack; if DIR disappears the trigger is disabled (source_gone).
+    """
+    from pathlib import Path
+
+    from chalicelib.sources.files import add_watch
+
+    trigger = _client(ctx).request("GET", _trigger_path(trigger_id))
+    source = (trigger.get("event") or {}).get("source")
+    if source != "file":
+        _usage(f"trigger {trigger_id} has event.source {source!r}; create one with --file")
+    if not Path(directory).is_dir():
+        _usage(f"{directory} is not a directory")
+    added = add_watch(Path(data_dir), directory, trigger_id)
+    click.echo(
+        f"watching {added.directory} for trigger {trigger_id} (kept in {data_dir}/watches.json)"
+    )
 
 
 def main() -> None:

@@ -69,6 +69,14 @@ class Settings:
     workflow_modules: tuple[str, ...] = ()
     # Events of one trigger waiting for a slot; a delivery past it is 429 quota, not stored.
     max_waiting_events: int = 1000
+    # Delivered event sources (chalicelib/sources): where EventBridge rules send, where
+    # SES stores mail and notifies, and whether the API may wire a bucket (local stack).
+    ingest_queue_arn: str | None = None
+    ingest_queue_url: str | None = None
+    mail_bucket: str | None = None
+    mail_topic_arn: str | None = None
+    ses_rule_set: str | None = None
+    wire_buckets: bool = False
     extra: dict = field(default_factory=dict)
 
     @property
@@ -107,6 +115,12 @@ def get_settings() -> Settings:
             m.strip() for m in env("CRONHOOK_WORKFLOW_MODULES", "").split(",") if m.strip()
         ),
         max_waiting_events=max(1, _int("CRONHOOK_MAX_WAITING_EVENTS", 1000)),
+        ingest_queue_arn=env("CRONHOOK_INGEST_QUEUE_ARN") or None,
+        ingest_queue_url=env("CRONHOOK_INGEST_QUEUE_URL") or None,
+        mail_bucket=env("CRONHOOK_MAIL_BUCKET") or None,
+        mail_topic_arn=env("CRONHOOK_MAIL_TOPIC_ARN") or None,
+        ses_rule_set=env("CRONHOOK_SES_RULE_SET") or None,
+        wire_buckets=env("CRONHOOK_WIRE_BUCKETS") == "1",
     )
 
 

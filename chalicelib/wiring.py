@@ -322,6 +322,14 @@ def handle_sqs_batch(event: dict, context: Any = None, *, runner: Any = None) ->
     )
 
 
+def handle_ingest_batch(event: dict) -> dict:
+    """The ingest queue's Lambda (chalicelib/sources/ingest.py): partial batch failures."""
+    ready()
+    from chalicelib.sources.ingest import handle_batch
+
+    return handle_batch(event, now=now_utc())
+
+
 def _hand_back(record: Any, message: Any, *, left_ms: int, margin_ms: int) -> str:
     """Give a message back to the queue without starting it (too little time left).
 

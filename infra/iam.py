@@ -3,7 +3,8 @@
 ``ACCESS`` says what each function touches; ``role_resources`` turns it into roles with
 exact resources (tables and their named indexes, the queue, the bucket, the key, the
 parameters). No statement grants ``*`` actions, and ``Resource: "*"`` appears only for
-X-Ray, whose actions have no resource-level permissions.
+X-Ray and SES receipt rules, whose actions have no resource-level permissions (the API's
+receipt rules are only ever made in this stage's rule set, by name).
 
 ``tests/infra/test_iam.py`` records every AWS call a scenario makes per function and
 checks it against these roles as deployed (into moto); a new call the role does not
@@ -47,6 +48,8 @@ class Access:
     secrets_manager: bool = False
     invoke_workflows: bool = False
     queue_depths: bool = False  # sqs:GetQueueAttributes on the fire queue and its DLQ (health)
+    source_rules: bool = False  # this stage's EventBridge rules and SES receipt rules
+    ingest: bool = False  # consume the ingest queue, read inbound mail
 
 
 # Chalice's function names (config.json's lambda_functions keys) -> CloudFormation ids.
@@ -55,6 +58,7 @@ FUNCTIONS = {
     "authorizer": "Authorizer",
     "heartbeat": "Heartbeat",
     "runner": "Runner",
+    "ingest": "Ingest",
 }
 
 ACCESS: dict[str, Access] = {
@@ -69,6 +73,7 @@ ACCESS: dict[str, Access] = {
         payloads=("s3:PutObject", "s3:DeleteObject"),  # a duplicate's body is deleted
         kms=("kms:Encrypt", "kms:Decrypt"),
         params=("switch",),
+        source_rules=True,  # eventbridge/s3/email triggers: their rule, made on create
     ),
     # The API's custom authorizer: look a key up by id (its hash), or compare the root key.
     "authorizer": Access(read=("keys",), params=("root_key",)),
@@ -90,6 +95,14 @@ ACCESS: dict[str, Access] = {
         params=("switch", "secrets"),
         secrets_manager=True,
         invoke_workflows=True,
+    ),
+    # Delivered events (EventBridge rules, SES mail): store, dedupe, dispatch, like ingress.
+    "ingest": Access(
+        write=("triggers", "events"),
+        send=True,
+        payloads=("s3:PutObject", "s3:DeleteObject"),  # a large event body, a duplicate's
+        params=("switch",),
+        ingest=True,
     ),
 }
 
@@ -274,6 +287,53 @@ def _statements(function: str, access: Access, log_group: str, stage: str) -> li
                     "Fn::Sub": "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}"
                     ":function:${WorkflowFunctionPrefix}*"
                 },
+            }
+        )
+    if access.source_rules:
+        from infra.sources import rule_arns
+
+        statements.append(
+            {
+                "Sid": "SourceRules",
+                "Effect": "Allow",
+                "Action": [
+                    "events:PutRule",
+                    "events:PutTargets",
+                    "events:RemoveTargets",
+                    "events:DeleteRule",
+                ],
+                "Resource": rule_arns(stage),
+            }
+        )
+        statements.append(
+            {
+                # SES v1 receipt-rule actions have no resource types: "*" is the only form.
+                "Sid": "MailRules",
+                "Effect": "Allow",
+                "Action": ["ses:CreateReceiptRule", "ses:DeleteReceiptRule"],
+                "Resource": "*",
+            }
+        )
+    if access.ingest:
+        statements.append(
+            {
+                "Sid": "ConsumeIngest",
+                "Effect": "Allow",
+                "Action": [
+                    "sqs:ReceiveMessage",
+                    "sqs:DeleteMessage",
+                    "sqs:GetQueueAttributes",
+                    "sqs:ChangeMessageVisibility",
+                ],
+                "Resource": {"Fn::GetAtt": ["IngestQueue", "Arn"]},
+            }
+        )
+        statements.append(
+            {
+                "Sid": "InboundMail",
+                "Effect": "Allow",
+                "Action": ["s3:GetObject"],
+                "Resource": {"Fn::Sub": "${MailBucket.Arn}/inbound/*"},
             }
         )
     return statements

@@ -76,6 +76,7 @@ METRICS: dict[str, Metric] = {
     "EventDispatchFailed": Metric(_EVENTS, "dispatch failed"),
     "EventAttempts": Metric(_EVENTS, "attempts", dims=(("outcome",),)),
     "EventsSkipped": Metric(_EVENTS, "skipped"),
+    "IngestDropped": Metric(_EVENTS, "ingest messages dropped", dims=(("reason",),)),
     "BudgetRefusals": Metric(_GUARDS, "budget refusals"),
     "SerializeWaits": Metric(_GUARDS, "serialize waits", dims=(("surface",),)),
     "SerializeHandoffs": Metric(_GUARDS, "serialize hand-offs"),
@@ -315,14 +316,14 @@ def _alarms(stage: str, api_stage: str) -> list[Alarm]:
                         },
                     }
                     for i, function in enumerate(
-                        ("APIHandler", "Authorizer", "Heartbeat", "Runner")
+                        ("APIHandler", "Authorizer", "Heartbeat", "Runner", "Ingest")
                     )
                 ),
                 {
                     "Id": "throttles",
                     "Label": "throttles, all functions",
                     "Expression": "SUM([FILL(throttles0, 0), FILL(throttles1, 0), "
-                    "FILL(throttles2, 0), FILL(throttles3, 0)])",
+                    "FILL(throttles2, 0), FILL(throttles3, 0), FILL(throttles4, 0)])",
                     "ReturnData": True,
                 },
             ],

@@ -32,6 +32,7 @@ from chalicelib.gateway import GATEWAY_RESPONSES
 from chalicelib.settings import RUNNER_MAX_CONCURRENCY, Settings, queue_visibility_s
 from infra.iam import ACCESS, FUNCTIONS, role_logical_id, role_resources
 from infra.monitoring import monitoring_resources
+from infra.sources import source_environment, source_outputs, source_resources
 from infra.tables import table_resources
 
 __all__ = [
@@ -56,6 +57,7 @@ FUNCTION_SUFFIX = {
     "authorizer": "authorizer",
     "heartbeat": "heartbeat",
     "runner": "runner",
+    "ingest": "ingest",
 }
 
 
@@ -426,6 +428,9 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
             },
         }
     )
+    resources.update(
+        source_resources(stage, keep=keep, retention_days=settings.event_retention_days)
+    )
     for function, logical in log_groups.items():
         resources[logical] = _log_group(f"/aws/lambda/{cfg.function_name(function)}")
     resources.update(role_resources(log_groups, stage=stage))
@@ -453,6 +458,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "POWERTOOLS_LOG_LEVEL": "INFO",
         # Never record handler results in traces: a create answer carries a secret once.
         "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+        **source_environment(stage),
     }
     for function in ACCESS:
         logical = FUNCTIONS[function]
@@ -494,6 +500,15 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
                         "Queue": {"Fn::Sub": "${FiresQueue.Arn}"},
                         "FunctionResponseTypes": ["ReportBatchItemFailures"],
                         "ScalingConfig": {"MaximumConcurrency": ceiling},
+                    }
+                }
+            }
+        if function == "ingest":
+            properties["Events"] = {
+                "IngestSqsEventSource": {
+                    "Properties": {
+                        "Queue": {"Fn::Sub": "${IngestQueue.Arn}"},
+                        "FunctionResponseTypes": ["ReportBatchItemFailures"],
                     }
                 }
             }
@@ -562,6 +577,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "RootKeyParameterName": {"Value": {"Ref": "RootKeyParameterName"}},
         "TablePrefix": {"Value": cfg.table_prefix},
         "WebhookBaseUrl": {"Value": public_url},
+        **source_outputs(stage),
     }
     return {
         "AWSTemplateFormatVersion": "2010-09-09",

@@ -29,6 +29,12 @@ FILTER_KEYS: dict[str, tuple[str, ...]] = {
     "shopify": ("topic",),
     "standard": ("type",),
     "webhook": ("type",),
+    "linkedin": ("type",),
+    "eventbridge": ("detail-type", "source"),
+    "s3": (),
+    # Addresses and the subject compare casefolded; "to" matches any recipient.
+    "email": ("from", "to", "subject"),
+    "file": (),
 }
 
 _FIELDS = "fields"
@@ -53,7 +59,14 @@ def event_type(source: str, *, headers: Mapping[str, str], body_json: object | N
         # Events API: the outer type is "event_callback", the inner event has the name.
         inner = _text(_path(body_json, ("event", "type")))
         return inner if inner is not None else _text(_path(body_json, ("type",)))
-    if source in ("stripe", "standard", "webhook"):
+    if source == "eventbridge":
+        return _text(_path(body_json, ("detail-type",)))
+    if source == "s3":
+        return _text(_path(body_json, ("reason",)))
+    if source in ("email", "file"):
+        return source
+    if source in ("stripe", "standard", "webhook", "linkedin"):
+        # LinkedIn names its notification type in "type" (e.g. LEAD_ACTION).
         # Stripe Event objects and Standard Webhooks payloads both carry "type".
         return _text(_path(body_json, ("type",)))
     return None
@@ -198,13 +211,32 @@ _EXTRACTORS: dict[str, dict[str, _Extractor]] = {
     "shopify": {"topic": lambda headers, body: headers.get("x-shopify-topic")},
     "standard": {"type": _body_type},
     "webhook": {"type": _body_type},
+    "linkedin": {"type": _body_type},
+    "eventbridge": {
+        "detail-type": lambda headers, body: _path(body, ("detail-type",)),
+        "source": lambda headers, body: _path(body, ("source",)),
+    },
+    "email": {
+        "from": lambda headers, body: _path(body, ("from",)),
+        "to": lambda headers, body: _AnyOf(_path(body, ("to",))),
+        "subject": lambda headers, body: _path(body, ("subject",)),
+    },
 }
+
+
+class _AnyOf:
+    """A multi-valued field (an email's recipients): matches if any of its values does."""
+
+    def __init__(self, values: object):
+        self.values = values if isinstance(values, list) else []
 
 
 # --- comparison -----------------------------------------------------------------------
 
 
 def _any_equal(actual: object, expected: object) -> bool:
+    if isinstance(actual, _AnyOf):
+        return any(_any_equal(value, expected) for value in actual.values)
     if isinstance(expected, list):
         return any(_equal(actual, item) for item in expected)
     return _equal(actual, expected)

@@ -34,14 +34,16 @@ __all__ = [
     "dedupe_key",
     "shown_key",
     "slack_challenge",
+    "linkedin_challenge",
     "sign_outbound",
     "clip_headers",
 ]
 
-SOURCES = ("webhook", "github", "stripe", "slack", "standard", "shopify")
+SOURCES = ("webhook", "github", "stripe", "slack", "standard", "shopify", "linkedin")
 # Stripe, Slack and Shopify show the signing secret in their own dashboards; a secret
-# cronhook made up could never verify, so the user must paste theirs on create.
-SECRET_REQUIRED = frozenset({"stripe", "slack", "shopify"})
+# cronhook made up could never verify, so the user must paste theirs on create. LinkedIn
+# signs with the app's client secret.
+SECRET_REQUIRED = frozenset({"stripe", "slack", "shopify", "linkedin"})
 # Stripe, Slack and Standard Webhooks all document a five-minute replay window.
 TOLERANCE_S = 300
 
@@ -66,6 +68,7 @@ SENSITIVE_HEADERS: frozenset[str] = frozenset(
         "x-slack-signature",
         "webhook-signature",
         "x-shopify-hmac-sha256",
+        "x-li-signature",
     }
 )
 # Defence in depth for headers we do not know by name (other providers, proxies).
@@ -145,6 +148,12 @@ def delivery_id(source: str, *, headers: Mapping[str, str], body_json: object | 
     if source == "slack" and isinstance(body_json, dict):
         # Events API retries carry the same `event_id` (plus X-Slack-Retry-Num).
         return _nonblank(body_json.get("event_id"))
+    if source == "linkedin":
+        # The notification id is in the signed body (X-LI-Signature covers it).
+        return _linkedin_notification_id(body_json)
+    if source in _DELIVERED and isinstance(body_json, dict):
+        # AWS (or the file adapter) delivered it: the payload is built by cronhook.
+        return _delivered_id(source, body_json)
     return None
 
 
@@ -185,6 +194,19 @@ def slack_challenge(body_json: object | None) -> str | None:
         if isinstance(challenge, str):
             return challenge
     return None
+
+
+def linkedin_challenge(code: str, *, secrets: list[str]) -> dict[str, str] | None:
+    """LinkedIn's endpoint validation answer for ``?challengeCode=``, or None without a secret.
+
+    LinkedIn, "Webhook validation": ``challengeResponse`` is the hex HMAC-SHA256 of the
+    challengeCode keyed with the app's clientSecret; answer both as JSON within 3 s.
+    LinkedIn re-validates every 2 hours; during a rotation the newest secret answers.
+    """
+    keys = [s for s in secrets if isinstance(s, str) and s]
+    if not keys or not isinstance(code, str) or not code or len(code) > 256:
+        return None
+    return {"challengeCode": code, "challengeResponse": _hmac(_utf8(keys[0]), _utf8(code)).hex()}
 
 
 def sign_outbound(secret: str, *, msg_id: str, timestamp: int, body: bytes) -> dict[str, str]:
@@ -316,6 +338,59 @@ def _verify_shopify(keys: list[str], headers: dict[str, str], body: bytes, now: 
     _match(keys, [_unb64(value)], lambda key: _hmac(_utf8(key), body))
 
 
+def _verify_linkedin(keys: list[str], headers: dict[str, str], body: bytes, now: float) -> None:
+    # LinkedIn, "Webhook validation" (Requirements for Processing Notifications):
+    # X-LI-Signature is the HMAC-SHA256 of the POST body prefixed by "hmacsha256=",
+    # keyed with the app's clientSecret, hex. Some senders (and proxies) put the
+    # "hmacsha256=" prefix on the header value too; both forms are read. No timestamp is
+    # signed: redeliveries are caught by the notification id (dedupe).
+    value = _required(headers.get("x-li-signature"), "x-li-signature").strip()
+    if value.lower().startswith("hmacsha256="):
+        value = value[len("hmacsha256=") :]
+    signed = b"hmacsha256=" + body
+    _match(keys, [_unhex(value)], lambda key: _hmac(_utf8(key), signed))
+
+
+def _linkedin_notification_id(body_json: object | None) -> str | None:
+    """The notification id of a LinkedIn POST (one, or the ids of a batch, joined)."""
+    if not isinstance(body_json, dict):
+        return None
+    one = body_json.get("notificationId")
+    if isinstance(one, str | int) and not isinstance(one, bool):
+        return _nonblank(str(one))
+    batch = body_json.get("notifications")
+    if isinstance(batch, list):
+        ids = [
+            str(n.get("notificationId"))
+            for n in batch
+            if isinstance(n, dict) and isinstance(n.get("notificationId"), str | int)
+        ]
+        return _nonblank(",".join(ids)) if ids else None
+    return None
+
+
+_DELIVERED = frozenset({"eventbridge", "s3", "email", "file"})
+
+
+def _delivered_id(source: str, payload: dict) -> str | None:
+    """The dedupe key of a payload built by chalicelib.sources (CONTRACT "Event sources")."""
+    if source == "eventbridge":
+        return _nonblank(payload.get("id"))  # the event's id: a redelivery keeps it
+    if source == "s3":
+        # S3's sequencer orders the events of one key: bucket + key + sequencer is one
+        # object version landing, however often EventBridge delivers it.
+        parts = [payload.get("bucket"), payload.get("key"), payload.get("sequencer")]
+        if all(isinstance(p, str) and p for p in parts):
+            return f"{parts[0]}/{parts[1]}#{parts[2]}"
+        return None
+    if source == "email":
+        return _nonblank(payload.get("message_id"))
+    if source == "file":
+        parts = [payload.get("path"), payload.get("size"), payload.get("mtime_ns")]
+        return ":".join(str(p) for p in parts) if all(p is not None for p in parts) else None
+    return None
+
+
 _VERIFIERS: dict[str, Callable[[list[str], dict[str, str], bytes, float], None]] = {
     "webhook": _verify_webhook,
     "github": _verify_github,
@@ -323,6 +398,7 @@ _VERIFIERS: dict[str, Callable[[list[str], dict[str, str], bytes, float], None]]
     "slack": _verify_slack,
     "standard": _verify_standard,
     "shopify": _verify_shopify,
+    "linkedin": _verify_linkedin,
 }
 
 

@@ -53,6 +53,8 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "too_deep_error",
     "EVENT_SOURCES",
+    "DELIVERED_SOURCES",
+    "validate_source_fields",
 ]
 
 MAX_STATE_BYTES = 64 * 1024
@@ -60,7 +62,45 @@ MAX_STATE_BYTES = 64 * 1024
 # real document needs, and far less than the ~1,000 frames at which Python's json (and
 # pydantic) would fail with a RecursionError instead of an answer.
 MAX_JSON_DEPTH = 64
-EVENT_SOURCES = ("webhook", "github", "stripe", "slack", "standard", "shopify")
+EVENT_SOURCES = (
+    "webhook",
+    "github",
+    "stripe",
+    "slack",
+    "standard",
+    "shopify",
+    "linkedin",
+    "eventbridge",
+    "s3",
+    "email",
+    "file",
+)
+# Sources that AWS (or the local file adapter) delivers: no hook URL, no signing secret.
+DELIVERED_SOURCES = ("eventbridge", "s3", "email", "file")
+EventSource = Literal[
+    "webhook",
+    "github",
+    "stripe",
+    "slack",
+    "standard",
+    "shopify",
+    "linkedin",
+    "eventbridge",
+    "s3",
+    "email",
+    "file",
+]
+# What each delivered source needs, and what it must not be given.
+_SOURCE_FIELDS = {
+    "eventbridge": ({"pattern"}, {"bus", "pattern"}),
+    "s3": ({"bucket"}, {"bucket", "prefix", "suffix"}),
+    "email": ({"address"}, {"address"}),
+}
+_ALL_SOURCE_FIELDS = {"bus", "pattern", "bucket", "prefix", "suffix", "address"}
+# S3 bucket names (the rules for new buckets); a recipient address, loosely.
+_BUCKET = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
+_ADDRESS = r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$"
+_BUS = r"^[A-Za-z0-9._\-/]{1,256}$"
 
 ShortStr = Annotated[str, Field(min_length=1, max_length=200)]
 
@@ -149,17 +189,32 @@ class ScheduleIn(_Strict):
 
 
 class EventIn(_Strict):
-    source: Literal["webhook", "github", "stripe", "slack", "standard", "shopify"]
+    source: EventSource
     filter: dict[str, Any] | None = None
     secret: str | None = Field(default=None, min_length=8, max_length=512)
     max_attempts: int = Field(default=3, ge=1, le=10)
     dedupe_window_s: int = Field(default=7 * 86400, ge=60, le=30 * 86400)
+    # eventbridge: the bus (name or ARN) and an EventBridge event pattern.
+    bus: str | None = Field(default=None, pattern=_BUS)
+    pattern: dict[str, Any] | None = None
+    # s3: objects created in bucket, under prefix, ending in suffix.
+    bucket: str | None = Field(default=None, pattern=_BUCKET)
+    prefix: str | None = Field(default=None, max_length=1024)
+    suffix: str | None = Field(default=None, min_length=1, max_length=1024)
+    # email: the recipient address SES receives for.
+    address: str | None = Field(default=None, max_length=254, pattern=_ADDRESS)
+
+    @model_validator(mode="after")
+    def _default_bus(self) -> EventIn:
+        if self.source == "eventbridge" and self.bus is None:
+            self.bus = "default"  # CONTRACT: bus defaults to the account's default bus
+        return self
 
 
 class EventPatch(_Strict):
     """``event`` in a PATCH: only the fields sent change (the source cannot; see triggers)."""
 
-    source: Literal["webhook", "github", "stripe", "slack", "standard", "shopify"] | None = None
+    source: EventSource | None = None
     filter: dict[str, Any] | None = None
     secret: str | None = Field(default=None, min_length=8, max_length=512)
     max_attempts: int | None = Field(default=None, ge=1, le=10)
@@ -546,6 +601,22 @@ def decode_schedule(text: str) -> ScheduleSpec:
         dst_repeated=data.get("dr") or "once",
         anchor_at=_from_ms(data.get("an")),
     )
+
+
+def validate_source_fields(event: EventIn) -> None:
+    """Each source's own fields: required ones present, others absent (422 naming the field)."""
+    required, allowed = _SOURCE_FIELDS.get(event.source, (set(), set()))
+    given = {name for name in _ALL_SOURCE_FIELDS if getattr(event, name, None) is not None}
+    for name in sorted(given - allowed):
+        raise ValidationError(
+            f"{name} does not apply to event.source {event.source!r}", field=f"event.{name}"
+        )
+    for name in sorted(required - given):
+        raise ValidationError(f"event.source {event.source!r} needs {name}", field=f"event.{name}")
+    if event.source in DELIVERED_SOURCES and event.secret is not None:
+        raise ValidationError(
+            f"{event.source} events are not signed: give no secret", field="event.secret"
+        )
 
 
 def is_finite_number(value: Any) -> bool:

@@ -225,8 +225,10 @@ def _serve(args: argparse.Namespace) -> int:
     from werkzeug.serving import make_server
 
     from chalicelib.local.moto_atomic import make_dynamodb_atomic
+    from chalicelib.local.moto_fidelity import make_moto_faithful
 
     make_dynamodb_atomic()
+    make_moto_faithful()
     # One line per request (a runner polls five times a second) would drown the stack's log.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     app = DomainDispatcherApplication(create_backend_app)

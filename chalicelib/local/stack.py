@@ -39,6 +39,7 @@ class StackConfig:
     port: int = 8000
     host: str = "127.0.0.1"
     aws_port: int = 4566
+    smtp_port: int = 2525
     heartbeat_s: int = 60
     max_concurrency: int = 5
     min_interval_s: int = 60
@@ -52,6 +53,7 @@ class StackConfig:
         return cls(
             port=int(env("CRONHOOK_PORT") or 8000),
             aws_port=int(env("CRONHOOK_AWS_PORT") or 4566),
+            smtp_port=int(env("CRONHOOK_SMTP_PORT") or 2525),
             heartbeat_s=int(env("CRONHOOK_HEARTBEAT_S") or 60),
             max_concurrency=int(env("CRONHOOK_MAX_CONCURRENCY") or 5),
             min_interval_s=int(env("CRONHOOK_MIN_INTERVAL_S") or 60),
@@ -68,6 +70,8 @@ class LocalStack:
         self.stop_event = threading.Event()
         self.threads: list[threading.Thread] = []
         self.aws: Any = None
+        self.mail: Any = None
+        self.ingest_url = ""
         self.http: Any = None
         self.api_key = ""
         self.queue_url = ""
@@ -133,6 +137,7 @@ class LocalStack:
                 "CRONHOOK_KMS_KEY_ID": key_id,
             }
         )
+        os.environ.update(self._start_sources_aws())
         # Claimer threads overlap network waits; here "DynamoDB" is one moto process that
         # serialises every write (moto_atomic): extra claimers only queue behind each
         # other and compete with the runners for this process. One unless told otherwise.
@@ -145,6 +150,44 @@ class LocalStack:
         wiring.ready()
         create_tables(wait=False)
         self._load()
+        self._rewire_sources()
+
+    def _start_sources_aws(self) -> dict[str, str]:
+        """The ingest queue, mail bucket and topic, and SES rule set of the delivered sources."""
+        from chalicelib.store.aws import client
+
+        sqs = client("sqs")
+        self.ingest_url = sqs.create_queue(
+            QueueName="cronhook-ingest", Attributes={"VisibilityTimeout": "60"}
+        )["QueueUrl"]
+        ingest_arn = sqs.get_queue_attributes(
+            QueueUrl=self.ingest_url, AttributeNames=["QueueArn"]
+        )["Attributes"]["QueueArn"]
+        client("s3").create_bucket(Bucket="cronhook-local-mail")
+        sns = client("sns")
+        topic = sns.create_topic(Name="cronhook-local-mail")["TopicArn"]
+        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=ingest_arn)
+        ses = client("ses")
+        ses.create_receipt_rule_set(RuleSetName="cronhook-local")
+        ses.set_active_receipt_rule_set(RuleSetName="cronhook-local")
+        return {
+            "CRONHOOK_INGEST_QUEUE_URL": self.ingest_url,
+            "CRONHOOK_INGEST_QUEUE_ARN": ingest_arn,
+            "CRONHOOK_MAIL_BUCKET": "cronhook-local-mail",
+            "CRONHOOK_MAIL_TOPIC_ARN": topic,
+            "CRONHOOK_SES_RULE_SET": "cronhook-local",
+            # The embedded AWS's buckets are the stack's own: a trigger may wire them.
+            "CRONHOOK_WIRE_BUCKETS": "1",
+        }
+
+    def _rewire_sources(self) -> None:
+        """Rules and receipt rules live in the embedded AWS, not the tables: make them again."""
+        from chalicelib.sources.wiring import rewire_all
+
+        for trigger_id, problem in rewire_all():
+            print(
+                f"trigger {trigger_id}: its event source is not wired: {problem}", file=sys.stderr
+            )
 
     def _ensure_api_key(self) -> None:
         key = self.config.api_key
@@ -289,10 +332,71 @@ class LocalStack:
                     ],
                 )
 
+    def _ingest_loop(self) -> None:
+        """The ingest queue's consumer, as Lambda's event source mapping would run it."""
+        from chalicelib import wiring
+        from chalicelib.store.aws import client
+
+        sqs = client("sqs")
+        while not self.stop_event.is_set():
+            try:
+                answer = sqs.receive_message(
+                    QueueUrl=self.ingest_url, MaxNumberOfMessages=10, WaitTimeSeconds=0
+                )
+            except Exception as exc:
+                if self.stop_event.is_set():
+                    break
+                print(f"ingest receive failed: {exc!r}", file=sys.stderr)
+                self.stop_event.wait(1)
+                continue
+            messages = answer.get("Messages", [])
+            if not messages:
+                self.stop_event.wait(_IDLE_POLL_S)
+                continue
+            event = {"Records": [_lambda_record(m, self.ingest_url) for m in messages]}
+            try:
+                result = wiring.handle_ingest_batch(event)
+                failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+            except Exception as exc:
+                print(f"ingest batch failed: {exc!r}", file=sys.stderr)
+                failed = {m["MessageId"] for m in messages}
+            done = [m for m in messages if m["MessageId"] not in failed]
+            if done:
+                sqs.delete_message_batch(
+                    QueueUrl=self.ingest_url,
+                    Entries=[
+                        {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
+                        for i, m in enumerate(done)
+                    ],
+                )
+
+    def _watch_loop(self) -> None:
+        from chalicelib.local.watch import run_watches
+
+        run_watches(self.config.data_dir, self.stop_event)
+
+    def _start_mail(self) -> None:
+        from chalicelib.local.smtp import MailListener
+
+        try:
+            self.mail = MailListener("127.0.0.1", self.config.smtp_port)
+            self.mail.start()
+        except Exception as exc:
+            self.mail = None
+            raise RuntimeError(
+                f"cannot listen for mail on 127.0.0.1:{self.config.smtp_port} ({exc});"
+                " set CRONHOOK_SMTP_PORT to a free port"
+            ) from None
+
     def start(self) -> None:
         """Start AWS, the API, the heartbeat timer and the runner pool."""
         self._start_aws()
+        self._start_mail()
         self._start_http()
+        for target, name in ((self._ingest_loop, "ingest"), (self._watch_loop, "watch")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self.threads.append(thread)
         beat = threading.Thread(target=self._heartbeat_loop, name="heartbeat", daemon=True)
         beat.start()
         self.threads.append(beat)
@@ -307,11 +411,13 @@ class LocalStack:
         if self.http is not None:
             self.http.shutdown()
             self.http.server_close()
+        if self.mail is not None:
+            self.mail.stop()
         # One shared deadline: a runner in the middle of a run gets a few seconds to
         # settle; whatever is still running after that is recorded lost on the next start.
         deadline = time.monotonic() + 10
         for thread in self.threads:
-            if thread.name.startswith(("runner", "heartbeat")):
+            if thread.name.startswith(("runner", "heartbeat", "ingest", "watch")):
                 thread.join(timeout=max(0.1, deadline - time.monotonic()))
         # The embedded AWS saves the tables as it stops (SIGTERM), after the runners settled.
         if self.aws is not None:
@@ -396,6 +502,7 @@ Try it:
        -d '{{"workflow": "echo", "schedule": {{"interval_s": 60}}, "state": {{"count": 0}}}}'
   curl -s {base}/v1/runs -H "Authorization: Bearer $CRONHOOK_API_KEY"
 
+Inbound mail for email triggers: SMTP on 127.0.0.1:{config.smtp_port}
 Embedded AWS (any credentials, region us-east-1): {aws}
   AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1 \\
     aws --endpoint-url {aws} sqs list-queues

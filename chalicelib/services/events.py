@@ -78,6 +78,8 @@ __all__ = [
     "validate_event",
     "prepare",
     "receive",
+    "ingest",
+    "disable_source_gone",
     "start_event_run",
     "dispatch_pending",
     "sweep",
@@ -394,6 +396,38 @@ def _receive(
         item, spec, source, key=key, body=body, body_json=body_json, headers=headers, now=now
     )
     return status, answer, "duplicate" if answer.get("duplicate") else "accepted", item.id
+
+
+def ingest(item: TriggerModel, *, source: str, payload: dict, now: datetime) -> tuple[int, dict]:
+    """A delivered event (EventBridge, S3, email, a file): the webhook path after its signature.
+
+    AWS (or the file adapter) delivered it, so there is nothing to verify; the rest is
+    the same: switched off 503, disabled or expired 410, filtered 202 ``ignored``, a
+    duplicate 200, else stored, dispatched and 202. ``payload`` is what the run gets;
+    its dedupe key is the one CONTRACT "Event sources" names (``signatures.delivery_id``).
+    """
+    spec, event = _event_spec(item)
+    if not switch.triggers_enabled(now=now):
+        raise ServiceUnavailable("triggers are switched off; nothing was stored, retry later")
+    if item.status != "active":
+        raise Gone(f"trigger is disabled ({item.disabled_reason or 'manual'})")
+    if _expired(spec, now=now):
+        dynamo.disable_trigger(item.id, reason="expired", now_ms=_ms(now))
+        raise Gone("trigger has expired")
+    if not filters.matches(source, event.get("filter"), headers={}, body_json=payload):
+        record_metric("WebhooksIgnored", source=source)
+        return 202, {"event_id": None, "run_id": None, "ignored": "filter"}
+    body = json.dumps(payload, separators=(",", ":")).encode()
+    key = signatures.dedupe_key(source, headers={}, body=body, body_json=payload)
+    return _accept(item, spec, source, key=key, body=body, body_json=payload, headers={}, now=now)
+
+
+def disable_source_gone(item: TriggerModel, why: str, *, now: datetime) -> None:
+    """The source went away for good (a watched directory vanished): disable, say why."""
+    spec, event = _event_spec(item)
+    source = event.get("source", "file")
+    key = "gone:" + why
+    _source_gone(item, spec, source, key, why, body=b"", headers={}, now=now)
 
 
 def _put_mark(

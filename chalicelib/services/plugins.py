@@ -9,6 +9,7 @@ import importlib
 
 for _name in (
     "chalicelib.services.events",
+    "chalicelib.sources",  # after events: wraps its prepare for the delivered sources
     "chalicelib.services.audit",
     "chalicelib.services.keys",
     "chalicelib.services.guardrails",

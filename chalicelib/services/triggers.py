@@ -74,6 +74,7 @@ SOURCE_NAMES = {
 
 # Extension points filled by other services when they load (see services/plugins.py):
 # - "prepare": events — prepare(item, event_in, now=) -> dict shown once on create
+# - "on_delete": sources — on_delete(item) after a trigger is deleted (its AWS wiring)
 # - "validate_event": events — validate_event(event_in): create's checks of the event
 #   (its filter against its source), run again by a PATCH that sends ``event``
 # - "audit": audit — audit(principal, action, tenant=, trigger_id=, now=, detail=)
@@ -473,6 +474,9 @@ def _delete_item(
 ) -> None:
     # Runs are kept: they expire with their retention, and stay readable until then.
     item.delete()
+    on_delete = event_hooks.get("on_delete")
+    if on_delete is not None:  # e.g. an eventbridge trigger's rule (chalicelib.sources)
+        on_delete(item)
     try:
         StateModel(item.id).delete()
     except DoesNotExist:

@@ -37,6 +37,7 @@ class Stack:
     data_dir: Path
     log_path: Path
     aws_url: str = ""
+    smtp_port: int = 0
 
     def headers(self, key: str | None = None) -> dict:
         return {
@@ -88,6 +89,7 @@ def start_stack(
         **os.environ,
         "CRONHOOK_PORT": str(port),
         "CRONHOOK_AWS_PORT": str(aws_port),
+        "CRONHOOK_SMTP_PORT": str(_free_port()),
         "CRONHOOK_API_KEY": E2E_KEY,
         "CRONHOOK_HEARTBEAT_S": str(heartbeat_s),
         "CRONHOOK_MIN_INTERVAL_S": str(min_interval_s),
@@ -111,6 +113,7 @@ def start_stack(
         data_dir=data_dir,
         log_path=log_path,
         aws_url=f"http://127.0.0.1:{environment['CRONHOOK_AWS_PORT']}",
+        smtp_port=int(environment["CRONHOOK_SMTP_PORT"]),
     )
 
     def healthy() -> bool:

@@ -266,6 +266,11 @@ def scenario(deployed: Deployed) -> Scenario:
        requests without a key, with a bad one, with a revoked one, to an unknown route.
     5. Two webhooks arrive back to back, one over the inline limit (S3): the second waits
        for the first (concurrency 1) and the runner dispatches it.
+    6. Delivered sources: an eventbridge trigger (the API makes its rule) gets two events
+       on its bus, one over the inline limit; an email trigger (the API makes its SES
+       receipt rule) gets a message SES stored and announced on the mail topic; the
+       ingest function drains the ingest queue and the runner runs them. Deleting the
+       eventbridge trigger removes its rule.
     """
     fn = deployed.functions
     queue_url = deployed.outputs["FiresQueueUrl"]
@@ -378,12 +383,84 @@ def scenario(deployed: Deployed) -> Scenario:
         assert status == 202, (name, status, answer)
     drain()
 
+    # 6.
+    aws = deployed.client
+    aws("events").create_event_bus(Name="orders")
+    status, bridge = call(
+        "create_eventbridge",
+        "POST",
+        "/v1/triggers",
+        body={
+            "workflow": "echo",
+            "event": {"source": "eventbridge", "bus": "orders", "pattern": {"source": ["shop"]}},
+        },
+    )
+    assert status == 201, bridge
+    result.trigger_ids.append(bridge["id"])
+    # moto's CloudFormation does not make AWS::SES::ReceiptRuleSet; the template declares it.
+    rule_set = deployed.outputs["ReceiptRuleSetName"]
+    aws("ses").create_receipt_rule_set(RuleSetName=rule_set)
+    status, mail = call(
+        "create_email",
+        "POST",
+        "/v1/triggers",
+        body={"workflow": "echo", "event": {"source": "email", "address": "ops@example.com"}},
+    )
+    assert status == 201, mail
+    result.trigger_ids.append(mail["id"])
+    for detail in ({"order": 1}, {"order": 2, "blob": "x" * 150_000}):
+        aws("events").put_events(
+            Entries=[
+                {
+                    "EventBusName": "orders",
+                    "Source": "shop",
+                    "DetailType": "OrderPlaced",
+                    "Detail": json.dumps(detail),
+                }
+            ]
+        )
+    mail_bucket = deployed.outputs["MailBucketName"]
+    key = f"inbound/{mail['id']}/ses-message-1"
+    raw = b"From: a@example.com\r\nTo: ops@example.com\r\nSubject: hi\r\nMessage-ID: <m1@example.com>\r\n\r\nhello\r\n"
+    aws("s3").put_object(Bucket=mail_bucket, Key=key, Body=raw)
+    notification = {
+        "notificationType": "Received",
+        "mail": {
+            "messageId": "ses-message-1",
+            "source": "a@example.com",
+            "destination": ["ops@example.com"],
+        },
+        "receipt": {
+            "recipients": ["ops@example.com"],
+            "action": {
+                "type": "S3",
+                "topicArn": deployed.outputs["MailTopicArn"],
+                "bucketName": mail_bucket,
+                "objectKeyPrefix": f"inbound/{mail['id']}/",
+                "objectKey": key,
+            },
+        },
+    }
+    # Nor AWS::SNS::Subscription (MailTopicToIngest): subscribe the queue as it would.
+    ingest_arn = deployed.client("sqs").get_queue_attributes(
+        QueueUrl=deployed.outputs["IngestQueueUrl"], AttributeNames=["QueueArn"]
+    )["Attributes"]["QueueArn"]
+    aws("sns").subscribe(
+        TopicArn=deployed.outputs["MailTopicArn"], Protocol="sqs", Endpoint=ingest_arn
+    )
+    aws("sns").publish(TopicArn=deployed.outputs["MailTopicArn"], Message=json.dumps(notification))
+    result.batch_answers.extend(
+        fn.drain_queue(deployed.outputs["IngestQueueUrl"], function="ingest")
+    )
+    drain()
+
     for trigger_id in result.trigger_ids:
         status, runs = call(f"runs_{trigger_id}", "GET", f"/v1/triggers/{trigger_id}/runs")
         assert status == 200, runs
         result.runs += runs["items"]
     status, health = call("health", "GET", "/v1/health")
     assert status == 200 and health["queue_depth"] is not None, health
+    assert call("delete_eventbridge", "DELETE", f"/v1/triggers/{bridge['id']}")[0] == 204
     call("disable", "POST", f"/v1/triggers/{interval_id}/disable")
     status, _ = call("delete", "DELETE", f"/v1/triggers/{interval_id}")
     assert status == 204

@@ -69,6 +69,7 @@ def test_every_v1_route_but_the_openapi_document_goes_through_the_authorizer(dep
         ("/healthz", "head"),
         ("/v1/openapi.json", "get"),
         ("/hooks/{token}", "post"),
+        ("/hooks/{token}", "get"),  # LinkedIn's challengeCode: answered by the hook's secret
     }
     seen = set()
     for path, operations in definition["paths"].items():
@@ -119,23 +120,27 @@ def test_heartbeat_and_runner_ran_every_kind_of_fire_on_the_deployed_resources(d
         ("schedule", "succeeded"): 2,  # the heartbeat claimed them, the runner ran them
         ("schedule", "lost"): 1,  # claimed, its message lost, reaped after its lease
         ("manual", "succeeded"): 2,  # one by root, one by an operator key (creator re-checked)
-        ("event", "succeeded"): 2,  # a small webhook inline, a large one through S3
+        # two webhooks (a small one inline, a large one through S3), two EventBridge
+        # events (one large), one inbound mail
+        ("event", "succeeded"): 5,
     }, scenario.runs
     large = next(r for r in scenario.runs if r["surface"] == "event" and "blob" in str(r["output"]))
     assert large["status"] == "succeeded"
     for answer in scenario.batch_answers:
         assert answer == {"batchItemFailures": []}
     sqs = deployed.client("sqs")
-    for queue in ("FiresQueue", "DeadLetterQueue"):
+    for queue in ("FiresQueue", "DeadLetterQueue", "IngestQueue", "IngestDeadLetterQueue"):
         attrs = sqs.get_queue_attributes(
             QueueUrl=deployed.physical[queue], AttributeNames=["ApproximateNumberOfMessages"]
         )["Attributes"]
         assert attrs["ApproximateNumberOfMessages"] == "0", queue
     s3 = deployed.client("s3")
     stored = s3.list_objects_v2(Bucket=deployed.physical["PayloadBucket"]).get("Contents", [])
-    assert len(stored) == 1  # the large body, encrypted with the stack's key
-    head = s3.head_object(Bucket=deployed.physical["PayloadBucket"], Key=stored[0]["Key"])
-    assert head["ServerSideEncryption"] == "aws:kms"
+    # The large webhook body and the large EventBridge event, encrypted with the stack's key.
+    assert len(stored) == 2
+    for found in stored:
+        head = s3.head_object(Bucket=deployed.physical["PayloadBucket"], Key=found["Key"])
+        assert head["ServerSideEncryption"] == "aws:kms"
 
 
 def test_switch_parameter_off_stops_the_heartbeat_and_on_resumes(deployed, scenario):

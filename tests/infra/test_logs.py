@@ -30,7 +30,13 @@ def test_no_secret_reaches_a_log_line_or_a_metric(scenario):
 
 def test_every_line_is_json_and_lines_about_a_run_carry_its_ids(scenario):
     lines = _lines(scenario)
-    assert {name for name, _ in lines} == {"api_handler", "authorizer", "heartbeat", "runner"}
+    assert {name for name, _ in lines} == {
+        "api_handler",
+        "authorizer",
+        "heartbeat",
+        "runner",
+        "ingest",
+    }
     for name, line in lines:
         assert line["service"] == "cronhook"
         assert line["level"] in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")

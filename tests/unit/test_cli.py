@@ -483,11 +483,17 @@ def test_create_prints_the_servers_warnings_on_stderr(api: FakeCronhook) -> None
         (["--every", "1h", "--state", "{not json"], "not valid JSON"),
         (["--every", "1h", "--state", "[1, 2]"], "must be a JSON object"),
         (["--every", "1h", "--tz", "Europe/Berlin"], "--tz only applies to --cron"),
-        (["--every", "1h", "--secret", "s"], "--secret and --filter only apply to --webhook"),
+        (["--every", "1h", "--secret", "s"], "--secret only applies to --webhook"),
         (["--at", "2030-01-01T08:00:00"], "needs a UTC offset or Z"),
         (["--at", "next tuesday"], "is not an ISO-8601 instant"),
         (["--webhook", "gitlab"], "'gitlab' is not one of"),
         (["--every", "1h", "--max-failures", "0"], "--max-failures"),
+        (["--s3", "b", "--email", "a@example.com"], "give one event source, not --s3, --email"),
+        (["--every", "1h", "--s3", "b"], "(got --every, --s3)"),
+        (["--email", "a@example.com", "--prefix", "in/"], "--prefix and --suffix only apply"),
+        (["--file", "--bus", "orders"], "--bus only applies to --eventbridge"),
+        (["--eventbridge", "[1]"], "must be a JSON object"),
+        (["--every", "1h", "--filter", "{}"], "--filter only applies to event triggers"),
     ],
 )
 def test_create_usage_errors_exit_2_without_calling_the_api(
@@ -1472,3 +1478,40 @@ def test_shell_completion_completes_commands() -> None:
     env = {"_CRONHOOK_COMPLETE": "bash_complete", "COMP_WORDS": "cronhook tri", "COMP_CWORD": "1"}
     result = CliRunner().invoke(cli, [], env=env, prog_name="cronhook", standalone_mode=True)
     assert result.stdout.split() == ["plain,triggers"]
+
+
+@pytest.mark.parametrize(
+    ("args", "event"),
+    [
+        (
+            ["--eventbridge", '{"source": ["shop"]}', "--bus", "orders"],
+            {"source": "eventbridge", "pattern": {"source": ["shop"]}, "bus": "orders"},
+        ),
+        (
+            ["--s3", "inbox", "--prefix", "in/", "--suffix", ".csv"],
+            {"source": "s3", "bucket": "inbox", "prefix": "in/", "suffix": ".csv"},
+        ),
+        (
+            ["--email", "reports@example.com", "--filter", '{"from": "a@example.com"}'],
+            {
+                "source": "email",
+                "address": "reports@example.com",
+                "filter": {"from": "a@example.com"},
+            },
+        ),
+        (["--file"], {"source": "file"}),
+        (
+            ["--webhook", "linkedin", "--secret", "li-secret-1"],
+            {"source": "linkedin", "secret": "li-secret-1"},
+        ),
+    ],
+)
+def test_create_sends_the_event_of_each_source_flag(
+    api: FakeCronhook, args: list[str], event: dict
+) -> None:
+    api.answer("POST", "/v1/triggers", 201, TRIGGER)
+    result = invoke(api.url, "triggers", "create", "--workflow", "echo", "--json", *args)
+
+    assert result.exit_code == 0, result.output
+    body = api.requests[-1].body
+    assert {k: v for k, v in body["event"].items() if v is not None} == event

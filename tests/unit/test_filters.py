@@ -230,4 +230,53 @@ def test_validate_filter_refuses_unknown_source():
 
 
 def test_every_source_has_filter_keys():
-    assert set(FILTER_KEYS) == set(SOURCES)
+    from chalicelib.domain.spec import EVENT_SOURCES
+
+    assert set(SOURCES) <= set(FILTER_KEYS)
+    assert set(FILTER_KEYS) == set(EVENT_SOURCES)
+
+
+MAIL = {
+    "from": "alice@example.com",
+    "to": ["reports@inbox.example.com", "bob@example.com"],
+    "subject": "Weekly Report",
+}
+
+
+@pytest.mark.parametrize(
+    ("flt", "expected"),
+    [
+        ({"from": "ALICE@example.com"}, True),
+        ({"from": "mallory@example.com"}, False),
+        ({"to": "Bob@Example.com"}, True),  # any recipient, casefolded
+        ({"to": ["nobody@example.com", "reports@inbox.example.com"]}, True),
+        ({"to": "carol@example.com"}, False),
+        ({"subject": "weekly report"}, True),
+        ({"subject": "monthly report"}, False),
+        ({"from": "alice@example.com", "subject": "other"}, False),
+    ],
+)
+def test_email_filters_casefold_both_sides_and_to_matches_any_recipient(flt, expected):
+    validate_filter("email", flt)
+    assert matches("email", flt, headers={}, body_json=MAIL) is expected
+
+
+@pytest.mark.parametrize(
+    ("flt", "expected"),
+    [
+        ({"detail-type": "orderplaced"}, True),
+        ({"source": ["shop.orders", "shop.refunds"]}, True),
+        ({"source": "billing"}, False),
+        ({"fields": {"detail.region": "EU"}}, True),
+    ],
+)
+def test_eventbridge_filters_read_the_event_as_aws_sends_it(flt, expected):
+    event = {"source": "shop.orders", "detail-type": "OrderPlaced", "detail": {"region": "eu"}}
+    validate_filter("eventbridge", flt)
+    assert matches("eventbridge", flt, headers={}, body_json=event) is expected
+
+
+def test_an_s3_filter_takes_only_fields():
+    with pytest.raises(ValidationError) as info:
+        validate_filter("s3", {"type": "x"})
+    assert info.value.field == "event.filter.type"

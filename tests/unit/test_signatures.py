@@ -46,6 +46,7 @@ SECRETS = {
     "slack": "8f742231b10e8888abcd99yyyzzz85a5",
     "standard": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
     "shopify": "shpss_0123456789abcdef0123456789abcdef",
+    "linkedin": "WPL_AP1.li-client-secret.AbC123==",
 }
 OTHER_SECRETS = {
     "webhook": "whsec_another-secret",
@@ -54,6 +55,7 @@ OTHER_SECRETS = {
     "slack": "00000000000000000000000000000000",
     "standard": "whsec_" + base64.b64encode(b"k" * 32).decode(),
     "shopify": "shpss_ffffffffffffffffffffffffffffffff",
+    "linkedin": "WPL_AP1.another-client-secret==",
 }
 TIMESTAMPED = ("stripe", "slack", "standard")
 
@@ -86,6 +88,11 @@ def signed_headers(source: str, secret: str, body: bytes, *, ts: int = SIGNED_AT
         # Shopify docs, "Verify a webhook": base64 of the HMAC-SHA256 digest of the raw body.
         digest = hmac.new(secret.encode(), body, hashlib.sha256).digest()
         return {"X-Shopify-Hmac-Sha256": base64.b64encode(digest).decode()}
+    if source == "linkedin":
+        # LinkedIn, "Webhook validation": hex HMAC-SHA256 of "hmacsha256=" + the POST body,
+        # keyed with the app's clientSecret.
+        digest = hmac.new(secret.encode(), b"hmacsha256=" + body, hashlib.sha256).hexdigest()
+        return {"X-LI-Signature": digest}
     raise AssertionError(source)
 
 
@@ -695,3 +702,62 @@ def test_clip_headers_caps_the_total_size():
 def test_clip_headers_keeps_a_short_header_after_one_that_did_not_fit():
     clipped = clip_headers({"x-big": "b" * 1000, "x-small": "s"}, max_total=100)
     assert clipped == {"x-small": "s"}
+
+
+# --- LinkedIn -------------------------------------------------------------------------
+
+
+def test_linkedin_signature_header_may_carry_the_hmacsha256_prefix_too():
+    digest = signed_headers("linkedin", SECRETS["linkedin"], BODY)["X-LI-Signature"]
+    check("linkedin", {"X-LI-Signature": "hmacsha256=" + digest})
+
+
+def test_linkedin_signature_over_the_bare_body_is_rejected():
+    # The prefix is part of what is signed: an HMAC of the body alone must not verify.
+    bare = hmac.new(SECRETS["linkedin"].encode(), BODY, hashlib.sha256).hexdigest()
+    rejected("linkedin", {"X-LI-Signature": bare})
+
+
+def test_linkedin_challenge_answers_the_hex_hmac_of_the_code_with_the_client_secret():
+    from chalicelib.domain.signatures import linkedin_challenge
+
+    code = "890e4665-4dfe-4ab1-b689-ed553bceeed0"  # the code in LinkedIn's guide
+    answer = linkedin_challenge(code, secrets=[SECRETS["linkedin"], OTHER_SECRETS["linkedin"]])
+    expected = hmac.new(SECRETS["linkedin"].encode(), code.encode(), hashlib.sha256).hexdigest()
+    assert answer == {"challengeCode": code, "challengeResponse": expected}
+    assert linkedin_challenge(code, secrets=[]) is None
+    assert linkedin_challenge("", secrets=[SECRETS["linkedin"]]) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"type": "LEAD_ACTION", "notificationId": 1234}, "1234"),
+        ({"notifications": [{"notificationId": 7}, {"notificationId": "8"}]}, "7,8"),
+        ({"type": "LEAD_ACTION"}, None),
+    ],
+)
+def test_linkedin_dedupe_key_is_the_notification_id(body, expected):
+    assert delivery_id("linkedin", headers={}, body_json=body) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "payload", "expected"),
+    [
+        (
+            "eventbridge",
+            {"id": "6a7e8feb-b491-4cf7-a9f1-bf3703467718"},
+            "6a7e8feb-b491-4cf7-a9f1-bf3703467718",
+        ),
+        (
+            "s3",
+            {"bucket": "b", "key": "in/a.csv", "sequencer": "0055AED6DCD90281E5"},
+            "b/in/a.csv#0055AED6DCD90281E5",
+        ),
+        ("s3", {"bucket": "b", "key": "in/a.csv"}, None),
+        ("email", {"message_id": "<m1@example.com>"}, "<m1@example.com>"),
+        ("file", {"path": "/in/a.csv", "size": 3, "mtime_ns": 17}, "/in/a.csv:3:17"),
+    ],
+)
+def test_delivered_sources_dedupe_on_what_the_contract_names(source, payload, expected):
+    assert delivery_id(source, headers={}, body_json=payload) == expected

@@ -1,0 +1,63 @@
+"""Event sources that AWS (or the local file adapter) delivers: EventBridge, S3, email, files.
+
+A webhook arrives signed at ``/hooks/{token}``; these arrive on the ingest queue (or from
+the file adapter) and join the webhook path right after its signature check
+(``events.ingest``): stored before they run, deduped, filtered, within the trigger's
+concurrency, with the same run records. What is theirs:
+
+- ``provision``: on create, the AWS wiring that sends the trigger its events (an
+  EventBridge rule and target for ``eventbridge`` and ``s3``, a SES receipt rule for
+  ``email``); on delete, ``unprovision`` removes it.
+- ``ingest``: turns each message of the ingest queue into the event its trigger stores.
+
+Importing this package registers its hooks (``chalicelib.services.plugins`` does).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from chalicelib.domain.spec import DELIVERED_SOURCES, EventIn, validate_source_fields
+from chalicelib.services import events, triggers
+from chalicelib.store.models import TriggerModel
+
+__all__ = ["prepare", "on_delete"]
+
+
+def prepare(item: TriggerModel, event_in: EventIn, *, now: datetime) -> dict:
+    """Create-time checks and wiring of an event trigger, whatever its source."""
+    validate_source_fields(event_in)
+    if event_in.source not in DELIVERED_SOURCES:
+        return events.prepare(item, event_in, now=now)
+    events.validate_event(event_in)
+    from chalicelib.sources import wiring
+
+    wiring.provision(item.id, event_in)
+    return {}
+
+
+def validate_event(event_in: EventIn) -> None:
+    """What a PATCH re-checks: the source's fields (of a whole event), then the filter."""
+    if isinstance(event_in, EventIn):
+        validate_source_fields(event_in)
+    events.validate_event(event_in)
+
+
+def on_delete(item: TriggerModel) -> None:
+    """Remove the AWS wiring of a deleted trigger (nothing for webhooks)."""
+    if item.kind != "event":
+        return
+    from chalicelib.sources import wiring
+
+    wiring.unprovision(item)
+
+
+def _register() -> None:
+    hooks: dict[str, Any] = triggers.event_hooks
+    hooks["prepare"] = prepare
+    hooks["validate_event"] = validate_event
+    hooks["on_delete"] = on_delete
+
+
+_register()
