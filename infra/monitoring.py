@@ -86,6 +86,9 @@ METRICS: dict[str, Metric] = {
     "TriggersCreated": Metric(_CHANGES, "triggers created", dims=(("kind",),)),
     "TriggersUpdated": Metric(_CHANGES, "triggers updated", dims=(("kind",),)),
     "TriggersDeleted": Metric(_CHANGES, "triggers deleted"),
+    "TriggersEnabled": Metric(_CHANGES, "triggers resumed (bulk)"),
+    "TriggersDisabled": Metric(_CHANGES, "triggers paused (bulk)"),
+    "BackfillSlots": Metric(_CHANGES, "backfill slots started"),
     "KeysCreated": Metric(_CHANGES, "API keys created", dims=(("role",),)),
 }
 
