@@ -354,6 +354,7 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
     if state:
         StateModel(trigger_id, state=json.dumps(state, separators=(",", ":")), version=1).save()
     item.save(condition=TriggerModel.id.does_not_exist())
+    _enqueue_if_sent(item, now=now)
     audit(
         principal,
         "create",
@@ -365,6 +366,14 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
     record_metric("TriggersCreated", kind=item.kind)
     logger.info("trigger created", extra={"trigger_id": trigger_id, "kind": item.kind})
     return trigger_view(item, state=state or {}, extra=shown_once)
+
+
+def _enqueue_if_sent(item: TriggerModel | None, *, now: datetime) -> None:
+    """A slot set inside the window the heartbeat already enqueued gets its message now."""
+    from chalicelib.services.heartbeat import enqueue_if_sent_window
+
+    if item is not None and item.kind != "event":
+        enqueue_if_sent_window(item, now=now)
 
 
 def get_trigger_view(principal: Principal, trigger_id: str) -> dict:
@@ -600,6 +609,8 @@ def _switch(
         if item.status == "active":
             actions.append(t.disabled_reason.set("manual"))
     item.update(actions=actions)
+    if enabled:
+        _enqueue_if_sent(item, now=now)
     detail: dict = {}
     if note:
         detail["note"] = note
@@ -1069,6 +1080,7 @@ def patch_trigger(principal: Principal, trigger_id: str, body: Any, *, now: date
             updated, state, shown_once = _write_patch(principal, item, data, sent, now=now)
         except _Raced:
             continue
+        _enqueue_if_sent(dynamo.get_trigger(item.id), now=now)
         after = trigger_view(updated, state=state, extra=shown_once)
         audit(
             principal,

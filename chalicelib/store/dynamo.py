@@ -1,8 +1,12 @@
-"""The fenced writes of the claim → start → settle protocol, and the reads around them.
+"""The fenced writes of the claim+start → settle protocol, and the reads around them.
 
 Every change of who owns a trigger is one conditional UpdateItem, fenced by the run id.
 ``in_flight`` is a map ``run_id → {l: lease_ms, s: started 0|1, k: surface, t: slot_ms}``;
 its size is the number of runs that own the trigger now.
+
+A scheduled fire rests on two fenced writes: the runner's ``claim_slot_and_start``
+(before the workflow) and ``settle_run`` (after it). The heartbeat writes nothing per
+fire: it reads due rows and sends their messages, and moves its per-shard cursor.
 
 The due index is keyed ``(due_shard, due_at)``. ``due_at`` is the earliest instant the
 heartbeat must look at the trigger: its next slot, or the lease of a run in flight when
@@ -16,21 +20,25 @@ import json
 import secrets
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 from pynamodb.expressions.condition import Condition, size
 
-from chalicelib.store.models import RunModel, StateModel, TriggerModel
+from chalicelib.store.models import LockModel, RunModel, StateModel, TriggerModel
 
 __all__ = [
     "DueRow",
     "ClaimResult",
     "shard_of",
     "query_due",
+    "iter_due",
     "get_trigger",
-    "claim_slot",
+    "claim_slot_and_start",
+    "get_cursor",
+    "advance_cursor",
     "advance_slot",
     "release_claim",
     "start_run",
@@ -78,20 +86,30 @@ def _conditional_failed(exc: Exception) -> bool:
     return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
 
 
-def query_due(shard: str, *, until_ms: int, limit: int = 1000) -> list[DueRow]:
-    """Rows of one shard whose ``due_at`` is at or before ``until_ms``, earliest first."""
-    rows = []
+def iter_due(shard: str, *, until_ms: int, page_size: int = 500) -> Iterator[DueRow]:
+    """Rows of one shard whose ``due_at`` is at or before ``until_ms``, earliest first.
+
+    Read page by page as the caller consumes them: no cap on how many, the caller stops
+    when its time is up.
+    """
     for item in TriggerModel.due.query(
-        shard, TriggerModel.due_at <= until_ms, limit=limit, page_size=min(limit, 500)
+        shard, TriggerModel.due_at <= until_ms, page_size=page_size
     ):
-        rows.append(
-            DueRow(
-                trigger_id=item.id,
-                due_at=int(item.due_at),
-                next_fire_at=int(item.next_fire_at) if item.next_fire_at is not None else None,
-                sched=item.sched,
-            )
+        yield DueRow(
+            trigger_id=item.id,
+            due_at=int(item.due_at),
+            next_fire_at=int(item.next_fire_at) if item.next_fire_at is not None else None,
+            sched=item.sched,
         )
+
+
+def query_due(shard: str, *, until_ms: int, limit: int = 1000) -> list[DueRow]:
+    """At most ``limit`` rows of ``iter_due``."""
+    rows = []
+    for row in iter_due(shard, until_ms=until_ms, page_size=min(limit, 500)):
+        rows.append(row)
+        if len(rows) >= limit:
+            break
     return rows
 
 
@@ -139,57 +157,84 @@ def _in_flight(item: TriggerModel) -> dict:
     return raw.as_dict() if hasattr(raw, "as_dict") else dict(raw or {})
 
 
-def claim_slot(
+def claim_slot_and_start(
     trigger_id: str,
     *,
-    due_at: int,
     slot_ms: int,
+    sched: str,
     next_slot_ms: int | None,
     run_id: str,
     lease_ms: int,
     capacity: int,
     shard: str,
-) -> str:
-    """Claim the slot ``slot_ms`` for ``run_id``: one conditional update.
+) -> tuple[str, TriggerModel | None]:
+    """The runner's first write for a scheduled fire: claim the slot and start the run.
 
-    The condition is that the index row we read is still current (``due_at`` and
-    ``next_fire_at`` unchanged), the trigger is active and has room. The same write
-    advances ``next_fire_at`` to the next slot after now, so after downtime a trigger
-    fires once, not once per missed slot.
+    One conditional update, taken when the fire is due (not when it was enqueued): the
+    slot is still the trigger's next one (``next_fire_at`` and the schedule it was read
+    with unchanged), the trigger is active and has room, and this run id owns nothing
+    yet. The same write advances ``next_fire_at`` to the next slot after now (after
+    downtime a trigger fires once), so a duplicate message of the slot is fenced out:
+    a message can never run twice.
     """
     t = TriggerModel
-    # A token per claim attempt: after a lost reply it tells our write from another
-    # heartbeat's claim of the same slot (same run id and, at the same now, same lease).
+    # A token per claim: after a lost reply (and botocore's retry failing the condition)
+    # an entry carrying it says the claim was ours.
     token = secrets.token_hex(4)
-    entry = {"l": lease_ms, "s": 0, "k": "s", "t": slot_ms, "c": token}
-    actions = [t.in_flight[run_id].set(entry)]
+    entry = {"l": lease_ms, "s": 1, "k": "s", "t": slot_ms, "o": token}
+    actions = [t.in_flight[run_id].set(entry), t.due_shard.set(shard)]
     if next_slot_ms is None:
-        actions += [t.next_fire_at.remove(), t.due_at.set(lease_ms), t.due_shard.set(shard)]
+        actions += [t.next_fire_at.remove(), t.due_at.set(lease_ms)]
     else:
-        actions += [
-            t.next_fire_at.set(next_slot_ms),
-            t.due_at.set(min(next_slot_ms, lease_ms)),
-            t.due_shard.set(shard),
-        ]
+        actions += [t.next_fire_at.set(next_slot_ms), t.due_at.set(min(next_slot_ms, lease_ms))]
     condition: Condition = (
-        (t.due_at == due_at)
-        & (t.next_fire_at == slot_ms)
+        (t.next_fire_at == slot_ms)
+        & (t.sched == sched)
         & (t.status == "active")
         & (size(t.in_flight) < capacity)
         & t.in_flight[run_id].does_not_exist()
     )
+    item = TriggerModel(trigger_id)
     try:
-        TriggerModel(trigger_id).update(actions=actions, condition=condition)
+        item.update(actions=actions, condition=condition)
     except UpdateError as exc:
-        # A reply lost after the write was applied looks like a failure (and botocore's
-        # retry of it fails the condition): an entry carrying our token says it is ours.
-        mine = _entry_after_error(trigger_id, run_id)[1]
-        if mine is not None and mine.get("c") == token:
-            return ClaimResult.CLAIMED
+        fresh, mine = _entry_after_error(trigger_id, run_id)
+        if mine is not None and mine.get("o") == token:
+            return ClaimResult.CLAIMED, fresh
         if _conditional_failed(exc):
-            return ClaimResult.LOST
+            return ClaimResult.LOST, None
         raise
-    return ClaimResult.CLAIMED
+    return ClaimResult.CLAIMED, item
+
+
+def _cursor_key(shard: str) -> str:
+    return f"heartbeat-cursor#{shard}"
+
+
+def get_cursor(shard: str) -> int | None:
+    """The enqueue cursor of a due shard: every slot at or before it was sent (None: never)."""
+    try:
+        item = LockModel.get(_cursor_key(shard), consistent_read=True)
+    except DoesNotExist:
+        return None
+    return _int(item.cursor_ms)
+
+
+def advance_cursor(shard: str, *, expected: int | None, cursor_ms: int | None) -> bool:
+    """Move a shard's cursor, fenced on the value read: False if another tick moved it first.
+
+    ``cursor_ms`` None forgets it (the local stack after a restart: its queue is gone).
+    """
+    m = LockModel
+    action = m.cursor_ms.remove() if cursor_ms is None else m.cursor_ms.set(cursor_ms)
+    condition = m.cursor_ms.does_not_exist() if expected is None else m.cursor_ms == expected
+    try:
+        LockModel(_cursor_key(shard)).update(actions=[action], condition=condition)
+    except UpdateError as exc:
+        if _conditional_failed(exc):
+            return False
+        raise
+    return True
 
 
 def advance_slot(
