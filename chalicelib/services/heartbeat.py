@@ -143,13 +143,20 @@ def _slots(row: dynamo.DueRow, *, cursor: int | None, horizon_ms: int, now_ms: i
     if cursor is not None and first <= cursor:
         if _overdue_again(now_ms - first, period_ms=get_settings().heartbeat_s * 1000):
             out.append(first)
+    if first <= horizon_ms and (cursor is None or first > cursor):
+        out.append(first)
+    # The slots after it, up to the horizon (a schedule faster than the lookahead). Only
+    # future ones: after downtime the late first slot's claim moves past now (a trigger
+    # fires once), so a missed slot's message could only be dropped.
     spec = decode_schedule(row.sched)
-    slot: int | None = first
-    while slot is not None and slot <= horizon_ms and len(out) < MAX_SLOTS_PER_ROW:
+    following = schedule.next_fire_after(spec, _dt(max(first, now_ms)))
+    while following is not None and len(out) < MAX_SLOTS_PER_ROW:
+        slot = _ms(following)
+        if slot > horizon_ms:
+            break
         if cursor is None or slot > cursor:
             out.append(slot)
-        following = schedule.next_fire_after(spec, _dt(slot))
-        slot = _ms(following) if following is not None else None
+        following = schedule.next_fire_after(spec, following)
     return out
 
 
@@ -173,7 +180,9 @@ def tick(*, now: datetime) -> TickReport:
     # One failed AWS call costs only its own shard or row, never the whole tick.
     for shard_no in range(settings.due_shards):
         try:
-            _tick_shard(str(shard_no), now=now, horizon_ms=horizon_ms, deadline=deadline, report=report)
+            _tick_shard(
+                str(shard_no), now=now, horizon_ms=horizon_ms, deadline=deadline, report=report
+            )
         except Exception:
             report.errors += 1
             logger.exception("due shard failed; it is read again next tick")

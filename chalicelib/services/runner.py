@@ -250,9 +250,7 @@ class Runner:
             entry = dynamo.in_flight_of(item).get(message.run_id)
             if isinstance(entry, dict):
                 if int(entry.get("s", 0)) == 0:  # claimed and waiting (deferred): start it
-                    started = dynamo.start_run(
-                        item.id, run_id=message.run_id, lease_ms=lease_ms
-                    )
+                    started = dynamo.start_run(item.id, run_id=message.run_id, lease_ms=lease_ms)
                     return started if started is not None else self._dropped(message, "raced")
                 return self._dropped(message, "duplicate delivery")
             if item.next_fire_at is None or int(item.next_fire_at) != slot_ms:
@@ -292,11 +290,8 @@ class Runner:
                 dynamo.advance_slot(
                     item.id, slot_ms=slot_ms, next_slot_ms=next_slot_ms, due_at=due, shard=shard
                 )
-                if next_slot_ms is not None:
-                    item.next_fire_at = next_slot_ms
-                    from chalicelib.services.heartbeat import enqueue_if_sent_window
-
-                    enqueue_if_sent_window(item, now=now)
+                # The next slot follows the schedule: the heartbeat has sent (or will send)
+                # its message, as it sends every slot up to its horizon.
                 return "skipped"
             record_metric("RunsBuffered")
             return "buffered"  # buffer_one / allow at capacity: the settle sends it again

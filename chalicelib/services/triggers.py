@@ -1080,8 +1080,9 @@ def patch_trigger(principal: Principal, trigger_id: str, body: Any, *, now: date
             updated, state, shown_once = _write_patch(principal, item, data, sent, now=now)
         except _Raced:
             continue
-        _enqueue_if_sent(dynamo.get_trigger(item.id), now=now)
         after = trigger_view(updated, state=state, extra=shown_once)
+        if after.get("next_fire_at") != before.get("next_fire_at"):
+            _enqueue_if_sent(dynamo.get_trigger(item.id), now=now)
         audit(
             principal,
             "update",

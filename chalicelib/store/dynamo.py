@@ -92,9 +92,7 @@ def iter_due(shard: str, *, until_ms: int, page_size: int = 500) -> Iterator[Due
     Read page by page as the caller consumes them: no cap on how many, the caller stops
     when its time is up.
     """
-    for item in TriggerModel.due.query(
-        shard, TriggerModel.due_at <= until_ms, page_size=page_size
-    ):
+    for item in TriggerModel.due.query(shard, TriggerModel.due_at <= until_ms, page_size=page_size):
         yield DueRow(
             trigger_id=item.id,
             due_at=int(item.due_at),
