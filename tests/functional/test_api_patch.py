@@ -69,7 +69,7 @@ def test_new_interval_counts_from_the_last_slot_that_fired(aws, root, clock):
     trigger = create(root, clock, schedule={"interval_s": 3600})
     runner = Runner(clock=clock)
     clock.advance(3600)  # 13:00: the first slot
-    assert heartbeat.tick(now=clock()).claimed == 1
+    assert heartbeat.tick(now=clock()).due == 1
     assert aws.drain(runner) == ["succeeded"]
     clock.advance(600)  # 13:10
     edited = patch(root, trigger, {"schedule": {"interval_s": 7200}}, clock)
@@ -268,7 +268,7 @@ def test_cron_edit_after_a_slot_was_claimed_early_never_fires_that_slot_again(aw
     trigger = create(root, clock, schedule={"cron": "*/5 * * * *"})
     runner = Runner(clock=clock)
     clock.advance(4 * 60 + 30)
-    assert heartbeat.tick(now=clock()).claimed == 1
+    assert heartbeat.tick(now=clock()).due == 1
     clock.advance(10)
     edited = patch(root, trigger, {"schedule": {"cron": "* * * * *"}}, clock)
     assert edited["next_fire_at"] == "2026-11-30T12:06:00.000Z"
@@ -302,7 +302,7 @@ def test_claim_between_the_patch_read_and_its_write_is_fenced_and_retried(
     def load_then_claim(principal, trigger_id):
         item = real_load(principal, trigger_id)
         if not reads:
-            assert heartbeat.tick(now=clock()).claimed == 1
+            assert heartbeat.tick(now=clock()).due == 1
         reads.append(item.next_fire_at)
         return item
 
@@ -338,7 +338,7 @@ def test_patch_written_before_a_stale_claim_makes_the_heartbeat_lose_the_race(
 
     monkeypatch.setattr(dynamo, "query_due", query_then_patch)
     report = heartbeat.tick(now=clock())
-    assert report.claimed == 0 and report.lost_races == 1
+    assert report.due == 0 and report.lost_races == 1
     item = dynamo.get_trigger(trigger["id"])
     assert dynamo.in_flight_of(item) == {}
     assert triggers.trigger_view(item)["next_fire_at"] == "2026-12-01T09:00:00.000Z"

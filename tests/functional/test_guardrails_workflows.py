@@ -197,7 +197,7 @@ def test_a_workflow_that_no_longer_exists_disables_its_trigger(aws, clock, root)
     assert view["last_run"]["error"] == "workflow 'test-temporary' is not registered"
     assert view["consecutive_failures"] == 0
     clock.advance(60)
-    assert heartbeat.tick(now=clock()).claimed == 0
+    assert heartbeat.tick(now=clock()).due == 0
 
 
 # -- state contracts ------------------------------------------------------------------
@@ -283,7 +283,7 @@ def test_a_destructive_call_is_refused_unless_the_trigger_opted_in(aws, clock, r
         "deleting the archive refused: the trigger does not allow destructive actions"
     )
     clock.advance(60)
-    assert heartbeat.tick(now=clock()).claimed == 0  # not retried
+    assert heartbeat.tick(now=clock()).due == 0  # not retried
 
     allowed = _create(
         root, clock, workflow="test-destroyer", allow_destructive=True, payload={"swallow": swallow}

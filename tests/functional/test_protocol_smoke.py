@@ -16,7 +16,7 @@ def test_interval_trigger_fires_and_its_state_round_trips(aws, clock, root):
     for _ in range(3):
         clock.advance(60)
         report = heartbeat.tick(now=clock())
-        assert report.claimed == 1
+        assert report.due == 1
         assert aws.drain(runner) == ["succeeded"]
     view = triggers.get_trigger_view(root, created["id"])
     assert view["state"] == {"count": 3}

@@ -95,7 +95,7 @@ def three_fires(root, clock) -> dict[str, str]:
         root, {"workflow": "slow", "event": {"source": "webhook"}}, now=clock()
     )
     clock.advance(60)
-    assert heartbeat.tick(now=clock()).claimed == 1
+    assert heartbeat.tick(now=clock()).due == 1
     triggers.fire_now(root, manual["id"], now=clock())
     body = json.dumps({"type": "job", "n": 1}).encode()
     headers = signed_headers("webhook", hooked["webhook"]["secret"], body, ts=0, delivery="d-1")
