@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from chalicelib.domain import schedule
@@ -78,9 +78,13 @@ class TickReport:
     handed_over: int = 0  # shards whose rows the tick did not all reach (deadline)
     events_dispatched: int = 0
     events_recovered: int = 0  # running events whose bookkeeping the sweep finished
+    sent_late: int = 0  # future slots whose message went out after their second
     errors: int = 0  # AWS calls that failed; each cost only its own row
     duration_ms: float = 0.0
+    send_ms: float = 0.0
     run_ids: list[str] = field(default_factory=list)
+    now_ms: int = 0  # the tick's now, and its start on the process clock
+    started: float = 0.0
 
     def add(self, other: TickReport) -> None:
         """Add the counts of ``other`` (one row's work) to these."""
@@ -89,7 +93,9 @@ class TickReport:
         self.run_ids += other.run_ids
 
 
-_COUNTS = tuple(name for name, kind in TickReport.__annotations__.items() if kind == "int")
+_COUNTS = tuple(
+    name for name, kind in TickReport.__annotations__.items() if kind == "int" and name != "now_ms"
+)
 
 
 # Extra passes run by each tick after the sends (e.g. the pending-event sweep);
@@ -174,7 +180,7 @@ def tick(*, now: datetime) -> TickReport:
     started = time.perf_counter()
     deadline = started + TICK_BUDGET_S
     settings = get_settings()
-    report = TickReport()
+    report = TickReport(now_ms=_ms(now), started=started)
     now_ms = _ms(now)
     horizon_ms = now_ms + settings.lookahead_s * 1000
     # One failed AWS call costs only its own shard or row, never the whole tick.
@@ -202,7 +208,10 @@ def tick(*, now: datetime) -> TickReport:
         record_metric("LeasesReaped", report.reaped)
     if report.errors:
         record_metric("HeartbeatErrors", report.errors)
-    logger.info("heartbeat", extra={k: v for k, v in report.__dict__.items() if k != "run_ids"})
+    logger.info(
+        "heartbeat",
+        extra={k: v for k, v in report.__dict__.items() if k not in ("run_ids", "started")},
+    )
     return report
 
 
@@ -272,10 +281,28 @@ def _send(
     cursor_after: int | None,
     report: TickReport,
 ) -> None:
-    """Send ten at a time; if any new slot could not be sent, move the cursor back before it."""
+    """Send ten at a time; if any new slot could not be sent, move the cursor back before it.
+
+    ``DelaySeconds`` counts from when each batch is sent, not from the tick's ``now``: the
+    reads and sends before it took time, and a fire must land on its second.
+    """
     failed: list[FireMessage] = []
+    sent_from = time.perf_counter()
     for start in range(0, len(messages), 10):
-        batch = messages[start : start + 10]
+        sent_at_ms = report.now_ms + int((time.perf_counter() - report.started) * 1000)
+        batch = [
+            replace(
+                m, delay_s=max(0, min(MAX_DELAY_S, (int(m.scheduled_ms or 0) - sent_at_ms) // 1000))
+            )
+            for m in messages[start : start + 10]
+        ]
+        report.sent_late += sum(
+            1
+            for m in batch
+            if int(m.scheduled_ms or 0) < sent_at_ms
+            and (cursor_before is None or int(m.scheduled_ms or 0) > cursor_before)
+            and int(m.scheduled_ms or 0) >= report.now_ms
+        )
         try:
             failed_now = send_fires(batch)
         except Exception:
@@ -286,6 +313,7 @@ def _send(
         for m in batch:
             if m.run_id not in failed_ids:
                 report.run_ids.append(m.run_id)
+    report.send_ms += (time.perf_counter() - sent_from) * 1000
     report.send_failed += len(failed)
     report.enqueued += len(messages) - len(failed)
     new_failed = [

@@ -64,13 +64,13 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
 
     # Every claim attempt, with the time of the tick that made it (run id -> [ms]).
     claim_times: dict[str, list[int]] = defaultdict(list)
-    real_claim = dynamo.claim_slot
+    real_claim = dynamo.claim_slot_and_start
 
-    def claim_slot(trigger_id, **kwargs):
+    def claim_slot_and_start(trigger_id, **kwargs):
         claim_times[kwargs["run_id"]].append(_ms(clock()))
         return real_claim(trigger_id, **kwargs)
 
-    monkeypatch.setattr(dynamo, "claim_slot", claim_slot)
+    monkeypatch.setattr(dynamo, "claim_slot_and_start", claim_slot_and_start)
 
     injector = FaultInjector(seed=seed, rate=0.10)
     runner = Runner(clock=clock)
