@@ -482,3 +482,21 @@ def sent_count():
     events_.register("provide-client-params.sqs.SendMessageBatch", hook, unique_id="rel-sent")
     yield lambda: len(sent)
     events_.unregister("provide-client-params.sqs.SendMessageBatch", unique_id="rel-sent")
+
+
+def test_the_org_wide_run_list_shows_a_run_while_it_executes(aws, clock, root):
+    # Seen: GET /v1/runs?status=running never listed a running run.
+    trigger_id = _create(root, clock, workflow="overlap-probe")
+    seen: list = []
+    DURING.append(lambda: seen.append(triggers.list_runs(root, {"status": "running"})["items"]))
+    clock.advance(MINUTE)
+    slot_ms = _ms(clock())
+    heartbeat.tick(now=clock())
+    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    (listed,) = seen
+    assert [(r["id"], r["status"]) for r in listed] == [
+        (schedule_run_id(trigger_id, slot_ms), "running")
+    ]
+    assert triggers.list_runs(root, {"status": "running"})["items"] == []
+    done = triggers.list_runs(root, {"status": "succeeded"})["items"]
+    assert [r["id"] for r in done] == [schedule_run_id(trigger_id, slot_ms)]
