@@ -886,6 +886,10 @@ def start_event_run(
         # Not our turn, but the trigger has room: run the queue's head in this message's
         # place (this event waits its turn and is pulled by a run before it). Dropping the
         # message would leave the room empty until the head's own message came round.
+        # This message's own event is not waiting: if it is a redelivery whose run ended
+        # without its bookkeeping (a finish hook failed), finish that first.
+        if message.run_id not in in_flight:
+            _finish_if_run_over(event_id, run_id=message.run_id, now=now)
         head = _message_for(queue[0])
         if head is None:
             return None
