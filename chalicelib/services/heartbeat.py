@@ -166,9 +166,11 @@ def _slots(row: dynamo.DueRow, *, cursor: int | None, horizon_ms: int, now_ms: i
     return out
 
 
-def _rows(shard: str, *, until_ms: int, deadline: float) -> Iterator[dynamo.DueRow | None]:
+def _rows(
+    shard: str, *, until_ms: int, after_ms: int | None, deadline: float
+) -> Iterator[dynamo.DueRow | None]:
     """The due rows of a shard, earliest first; None once the deadline has passed."""
-    for row in dynamo.iter_due(shard, until_ms=until_ms):
+    for row in dynamo.iter_due(shard, until_ms=until_ms, after_ms=after_ms):
         if time.perf_counter() > deadline:
             yield None
             return
@@ -225,7 +227,22 @@ def _tick_shard(
     computed: list[FireMessage] = []
     lease_rows: list[dynamo.DueRow] = []
     last_due: int | None = None
-    for row in _rows(shard, until_ms=horizon_ms, deadline=deadline):
+
+    def look_at(row: dynamo.DueRow) -> None:
+        report.rows_read += 1
+        slots = _slots(row, cursor=cursor, horizon_ms=horizon_ms, now_ms=now_ms)
+        computed.extend(
+            fire_message(row.trigger_id, s, row.sched or "", now_ms=now_ms) for s in slots
+        )
+        if not slots and (
+            row.next_fire_at is None or int(row.next_fire_at) > horizon_ms or not row.sched
+        ):
+            lease_rows.append(row)  # due because of a lease (or stale): look at it
+
+    # 1. The new rows, due after the cursor: what this tick is for. A row already sent
+    #    and still waiting for its runner stays at the head of the index, so the new rows
+    #    are read by key range, never behind a backlog of old ones.
+    for row in _rows(shard, until_ms=horizon_ms, after_ms=cursor, deadline=deadline):
         if row is None:
             # Deadline: hand the rest over. A row not reached is due at or after the last
             # one reached, and its slots come at or after its due_at, so every slot up to
@@ -235,13 +252,16 @@ def _tick_shard(
             reach = cursor if stop is None else stop if cursor is None else max(cursor, stop)
             break
         last_due = row.due_at
-        report.rows_read += 1
-        slots = _slots(row, cursor=cursor, horizon_ms=horizon_ms, now_ms=now_ms)
-        computed += [fire_message(row.trigger_id, s, row.sched or "", now_ms=now_ms) for s in slots]
-        if not slots and (
-            row.next_fire_at is None or int(row.next_fire_at) > horizon_ms or not row.sched
-        ):
-            lease_rows.append(row)  # due because of a lease (or stale): look at it
+        look_at(row)
+    # 2. The old rows (due at or before the cursor): overdue slots, the later slots of a
+    #    schedule faster than the lookahead, expired leases. Cut by the deadline, they
+    #    are read again next tick (a slot not reached goes out as overdue: late, not lost).
+    if cursor is not None:
+        for row in _rows(shard, until_ms=cursor, after_ms=None, deadline=deadline):
+            if row is None:
+                report.handed_over += 1
+                break
+            look_at(row)
 
     def is_overdue(m: FireMessage) -> bool:
         return cursor is not None and int(m.scheduled_ms or 0) <= cursor

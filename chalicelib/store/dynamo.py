@@ -86,13 +86,21 @@ def _conditional_failed(exc: Exception) -> bool:
     return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
 
 
-def iter_due(shard: str, *, until_ms: int, page_size: int = 500) -> Iterator[DueRow]:
-    """Rows of one shard whose ``due_at`` is at or before ``until_ms``, earliest first.
+def iter_due(
+    shard: str, *, until_ms: int, after_ms: int | None = None, page_size: int = 500
+) -> Iterator[DueRow]:
+    """Rows of one shard whose ``due_at`` is at or before ``until_ms`` (and after
+    ``after_ms``), earliest first.
 
     Read page by page as the caller consumes them: no cap on how many, the caller stops
     when its time is up.
     """
-    for item in TriggerModel.due.query(shard, TriggerModel.due_at <= until_ms, page_size=page_size):
+    key = (
+        TriggerModel.due_at <= until_ms
+        if after_ms is None
+        else TriggerModel.due_at.between(after_ms + 1, until_ms)
+    )
+    for item in TriggerModel.due.query(shard, key, page_size=page_size):
         yield DueRow(
             trigger_id=item.id,
             due_at=int(item.due_at),
