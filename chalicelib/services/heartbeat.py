@@ -234,10 +234,9 @@ def _tick_shard(
         computed.extend(
             fire_message(row.trigger_id, s, row.sched or "", now_ms=now_ms) for s in slots
         )
-        if not slots and (
-            row.next_fire_at is None or int(row.next_fire_at) > horizon_ms or not row.sched
-        ):
-            lease_rows.append(row)  # due because of a lease (or stale): look at it
+        by_lease = row.next_fire_at is None or not row.sched or row.due_at < int(row.next_fire_at)
+        if by_lease and row.due_at <= now_ms:
+            lease_rows.append(row)  # due because of a lease that has run out: reap it
 
     # 1. The new rows, due after the cursor: what this tick is for. A row already sent
     #    and still waiting for its runner stays at the head of the index, so the new rows

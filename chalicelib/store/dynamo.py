@@ -496,25 +496,33 @@ def set_due(
 
 
 def disable_trigger(trigger_id: str, *, reason: str, now_ms: int) -> TriggerModel | None:
-    """Disable an active trigger with a visible reason (no-op if already disabled)."""
+    """Disable an active trigger with a visible reason (no-op if already disabled).
+
+    With no run in flight it also leaves the due index in the same write, so the
+    heartbeat stops sending its slots; a run in flight keeps it there (its lease must
+    stay reapable), and the first message dropped for it takes it out.
+    """
     t = TriggerModel
-    item = TriggerModel(trigger_id)
-    try:
-        item.update(
-            actions=[
-                t.status.set("disabled"),
-                t.disabled_reason.set(reason),
-                t.disabled_ms.set(now_ms),
-                t.updated_ms.set(now_ms),
-                t.version.add(1),
-            ],
-            condition=t.status == "active",
-        )
-    except UpdateError as exc:
-        if _conditional_failed(exc):
-            return None
-        raise
-    return item
+    base = [
+        t.status.set("disabled"),
+        t.disabled_reason.set(reason),
+        t.disabled_ms.set(now_ms),
+        t.updated_ms.set(now_ms),
+        t.version.add(1),
+    ]
+    for idle in (True, False):
+        item = TriggerModel(trigger_id)
+        actions = [*base, t.due_at.remove(), t.due_shard.remove()] if idle else base
+        condition = t.status == "active"
+        if idle:
+            condition &= size(t.in_flight) == 0
+        try:
+            item.update(actions=actions, condition=condition)
+            return item
+        except UpdateError as exc:
+            if not _conditional_failed(exc):
+                raise
+    return None
 
 
 # A trigger's payload larger than this (as compact JSON) is kept in an item of its own,

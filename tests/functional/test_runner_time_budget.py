@@ -59,7 +59,7 @@ def slow(monkeypatch, clock):
 
 def poll(aws, context, runner, *, expect: int) -> tuple[dict, list[dict]]:
     """One poll of the event source mapping: receive, invoke, delete the successes."""
-    aws.purge_delays()
+    aws.purge_delays(runner.clock())
     messages = aws.receive()
     assert len(messages) == expect, [m["Body"] for m in messages]
     event = {"Records": [_lambda_record(m, aws.queue_url) for m in messages]}
