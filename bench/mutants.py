@@ -33,6 +33,7 @@ class Mutation:
     path: str
     old: str
     new: str
+    focus: str = ""  # a -k expression for the tests expected to catch it (run first)
 
 
 MUTATIONS = [
@@ -41,24 +42,28 @@ MUTATIONS = [
         "chalicelib/store/dynamo.py",
         '            condition=t.in_flight[run_id]["s"] == 0,\n        )\n    except UpdateError as exc:\n        fresh, mine',
         "            condition=t.in_flight[run_id].exists(),\n        )\n    except UpdateError as exc:\n        fresh, mine",
+        focus="manual_fire_delivered_twice",
     ),
     Mutation(
         "claim fence accepts a slot already run",
         "chalicelib/store/dynamo.py",
         "        (t.next_fire_at == slot_ms)\n        & (t.sched == sched)",
         "        (t.sched == sched)",
+        focus="delivered_again_after_its_run_settled",
     ),
     Mutation(
         "claim dropped after a failed send (cursor not moved back)",
         "chalicelib/services/heartbeat.py",
         "    if not new_failed or cursor_after is None:\n        return",
         "    if True:\n        return",
+        focus="failed_send_is_sent_again",
     ),
     Mutation(
         "claim dropped after a failed write (error taken for a lost race)",
         "chalicelib/store/dynamo.py",
         "        if _conditional_failed(exc):\n            return ClaimResult.LOST, None\n        raise\n    return ClaimResult.CLAIMED, item\n\n\ndef _cursor_key",
         "        return ClaimResult.LOST, None\n    return ClaimResult.CLAIMED, item\n\n\ndef _cursor_key",
+        focus="claim_that_raised",
     ),
     Mutation(
         "settle skipped when a workflow raises",
@@ -66,60 +71,70 @@ MUTATIONS = [
         "            if deferred:\n                status = self._defer(ctx, delay_s=defer_s)",
         '            if status == "failed" and error:\n                return status\n'
         "            if deferred:\n                status = self._defer(ctx, delay_s=defer_s)",
+        focus="three_times_at_once",
     ),
     Mutation(
         "overlap check ignores the running run",
         "chalicelib/store/dynamo.py",
         '        & (t.status == "active")\n        & (size(t.in_flight) < capacity)\n        & t.in_flight[run_id].does_not_exist()\n    )\n    item = TriggerModel(trigger_id)',
         '        & (t.status == "active")\n        & t.in_flight[run_id].does_not_exist()\n    )\n    item = TriggerModel(trigger_id)',
+        focus="skipped_and_runs_never_overlap",
     ),
     Mutation(
         "reaper takes a live lease",
         "chalicelib/services/heartbeat.py",
         "        if lease > now_ms and not reap_all:\n            continue",
         "        if False:\n            continue",
+        focus="never_reaped_while_its_lease_is_live",
     ),
     Mutation(
         "event message dropped while its trigger has room",
         "chalicelib/services/events.py",
         "        head = _message_for(queue[0])\n        if head is None:\n            return None\n        message, event_id = head, queue[0].id",
         "        return None",
+        focus="runs_the_queue_head",
     ),
     Mutation(
         "ingress sends every event a message (the flood)",
         "chalicelib/services/events.py",
         "    return bool(head) and head[0].id != event_id",
         "    return False",
+        focus="one_message_per_run",
     ),
     Mutation(
         "a pull that still fails is swallowed",
         "chalicelib/services/events.py",
         '    raise PullFailed(f"{len(pending)} pull message(s) for {trigger_id} could not be sent")',
         "    return 0",
+        focus="pull_that_failed",
     ),
     Mutation(
         "a finish hook that keeps failing is swallowed",
         "chalicelib/services/runner.py",
         '        raise FinishHookFailed("; ".join(failures))',
         "        return",
+        focus="bookkeeping_that_keeps_failing",
     ),
     Mutation(
         "two ticks may enqueue the same window (cursor not fenced)",
         "chalicelib/store/dynamo.py",
         "    condition = m.cursor_ms.does_not_exist() if expected is None else m.cursor_ms == expected",
         "    condition = None",
+        focus="concurrent_heartbeats",
     ),
     Mutation(
         "started_at read before the guards",
         "chalicelib/services/runner.py",
         "                started_at = self.clock()\n",
         "                started_at = ctx.now\n",
+        focus="really_started_and_ended",
     ),
     Mutation(
         "a lost at trigger stays active",
         "chalicelib/services/heartbeat.py",
         "            if reason is not None:\n                dynamo.disable_trigger(item.id, reason=reason, now_ms=now_ms)",
         '            if reason == "failures":\n                dynamo.disable_trigger(item.id, reason=reason, now_ms=now_ms)',
+        focus="only_run_is_lost",
     ),
 ]
 
@@ -154,12 +169,13 @@ def _plant(tree: Path, mutation: Mutation) -> None:
     path.write_text(text.replace(mutation.old, mutation.new))
 
 
-def _suite_passes(tree: Path, *, verbose: bool) -> tuple[bool, float, str]:
+def _suite_passes(tree: Path, *, verbose: bool, focus: str = "") -> tuple[bool, float, str]:
     started = time.monotonic()
+    selection = ["-k", focus] if focus else []
     # Run from the copy: its chalicelib comes first on sys.path (before the editable
     # install of the real tree), and its conftest is the one collected.
     answer = subprocess.run(
-        [sys.executable, "-m", "pytest", *SUITE, "-q", "-x", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", *SUITE, *selection, "-q", "-x", "-p", "no:cacheprovider"],
         cwd=tree,
         capture_output=True,
         text=True,
@@ -206,7 +222,11 @@ def main(argv: list[str] | None = None) -> int:
             tree = Path(tmp) / f"m{n}"
             shutil.copytree(base, tree)
             _plant(tree, mutation)
-            passed, seconds, tail = _suite_passes(tree, verbose=args.verbose)
+            # The tests meant for it first; if they miss it, the whole suite.
+            passed, seconds, tail = _suite_passes(tree, verbose=args.verbose, focus=mutation.focus)
+            if passed and mutation.focus:
+                passed, more, tail = _suite_passes(tree, verbose=args.verbose)
+                seconds += more
             caught += not passed
             verdict = "caught" if not passed else "SURVIVED"
             print(f"{verdict:8}  {mutation.name}  ({seconds:.0f} s)", flush=True)
