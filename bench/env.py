@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -146,6 +147,9 @@ class MotoEnv:
                             body = json.loads(message.body)
                             at = body.get("at")
                             if body.get("k") == "schedule" and at is not None and at > due_ms:
+                                # Not due at the bench's now: hidden, however long the
+                                # run has taken in real time (moto's delay is real).
+                                message.delayed_until = time.time() + 3600
                                 continue
                         message.delayed_until = 0
 

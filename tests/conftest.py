@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -99,6 +100,9 @@ class Aws:
                             if json.loads(message.body).get("k") == "schedule" and (
                                 at is not None and int(at) > due_ms
                             ):
+                                # Not due at the test's now: hidden, however long the
+                                # test has taken in real time (moto's delay is real).
+                                message.delayed_until = time.time() + 3600
                                 continue
                         message.delayed_until = 0
 

@@ -432,7 +432,8 @@ def test_a_pull_that_failed_is_retried_and_the_chain_does_not_stall(
     for n in range(5):
         _post(created, clock, n)
     real = events.send_fires
-    failures = [1, 1]  # the first pull fails twice, then goes through
+    # The first pull fails all its attempts (and is raised), then the hook's retry goes through.
+    failures = [1] * events.PULL_ATTEMPTS
 
     def flaky(messages):
         if failures:
