@@ -61,8 +61,8 @@ MUTATIONS = [
     Mutation(
         "claim dropped after a failed write (error taken for a lost race)",
         "chalicelib/store/dynamo.py",
-        "        if _conditional_failed(exc):\n            return ClaimResult.LOST, None\n        raise\n    return ClaimResult.CLAIMED, item\n\n\ndef _cursor_key",
-        "        return ClaimResult.LOST, None\n    return ClaimResult.CLAIMED, item\n\n\ndef _cursor_key",
+        "        if _conditional_failed(exc):\n            return ClaimResult.LOST, None\n        raise\n    return ClaimResult.CLAIMED, item\n\n\n# The heartbeat's",
+        "        return ClaimResult.LOST, None\n    return ClaimResult.CLAIMED, item\n\n\n# The heartbeat's",
         focus="claim_that_raised",
     ),
     Mutation(
@@ -118,8 +118,8 @@ MUTATIONS = [
     Mutation(
         "two ticks may enqueue the same window (cursor not fenced)",
         "chalicelib/store/dynamo.py",
-        "    condition = m.cursor_ms.does_not_exist() if expected is None else m.cursor_ms == expected",
-        "    condition = None",
+        '        arguments["ConditionExpression"] = "#c = :old"\n        values[":old"] = {"N": str(expected)}',
+        '        arguments["ConditionExpression"] = "attribute_exists(id) OR #c = :old"\n        values[":old"] = {"N": str(expected)}',
         focus="concurrent_heartbeats",
     ),
     Mutation(

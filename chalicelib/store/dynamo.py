@@ -27,7 +27,7 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 from pynamodb.expressions.condition import Condition, size
 
-from chalicelib.store.models import LockModel, RunModel, StateModel, TriggerModel
+from chalicelib.store.models import RunModel, StateModel, TriggerModel
 
 __all__ = [
     "DueRow",
@@ -213,17 +213,26 @@ def claim_slot_and_start(
     return ClaimResult.CLAIMED, item
 
 
-def _cursor_key(shard: str) -> str:
-    return f"heartbeat-cursor#{shard}"
+# The heartbeat's enqueue cursor of a due shard lives in the triggers table, in an item of
+# its own (``#cursor#<shard>``: no trigger id starts with ``#``, and it has none of the
+# attributes the indexes are keyed on, so no listing or index ever sees it). The functions
+# that already read and write triggers need no other table.
+_CURSOR_PREFIX = "#cursor#"
+
+
+def _cursor_key(shard: str) -> dict:
+    return {"id": {"S": f"{_CURSOR_PREFIX}{shard}"}}
 
 
 def get_cursor(shard: str) -> int | None:
     """The enqueue cursor of a due shard: every slot at or before it was sent (None: never)."""
-    try:
-        item = LockModel.get(_cursor_key(shard), consistent_read=True)
-    except DoesNotExist:
-        return None
-    return _int(item.cursor_ms)
+    from chalicelib.store.aws import client
+
+    answer = client("dynamodb").get_item(
+        TableName=TriggerModel.Meta.table_name, Key=_cursor_key(shard), ConsistentRead=True
+    )
+    value = (answer.get("Item") or {}).get("cursor_ms", {}).get("N")
+    return int(value) if value is not None else None
 
 
 def advance_cursor(shard: str, *, expected: int | None, cursor_ms: int | None) -> bool:
@@ -231,13 +240,32 @@ def advance_cursor(shard: str, *, expected: int | None, cursor_ms: int | None) -
 
     ``cursor_ms`` None forgets it (the local stack after a restart: its queue is gone).
     """
-    m = LockModel
-    action = m.cursor_ms.remove() if cursor_ms is None else m.cursor_ms.set(cursor_ms)
-    condition = m.cursor_ms.does_not_exist() if expected is None else m.cursor_ms == expected
+    from botocore.exceptions import ClientError
+
+    from chalicelib.store.aws import client
+
+    arguments: dict = {
+        "TableName": TriggerModel.Meta.table_name,
+        "Key": _cursor_key(shard),
+        "ExpressionAttributeNames": {"#c": "cursor_ms"},
+    }
+    values: dict = {}
+    if cursor_ms is None:
+        arguments["UpdateExpression"] = "REMOVE #c"
+    else:
+        arguments["UpdateExpression"] = "SET #c = :new"
+        values[":new"] = {"N": str(cursor_ms)}
+    if expected is None:
+        arguments["ConditionExpression"] = "attribute_not_exists(#c)"
+    else:
+        arguments["ConditionExpression"] = "#c = :old"
+        values[":old"] = {"N": str(expected)}
+    if values:
+        arguments["ExpressionAttributeValues"] = values
     try:
-        LockModel(_cursor_key(shard)).update(actions=[action], condition=condition)
-    except UpdateError as exc:
-        if _conditional_failed(exc):
+        client("dynamodb").update_item(**arguments)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
             return False
         raise
     return True

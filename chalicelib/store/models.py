@@ -312,9 +312,6 @@ class LockModel(_Base):
     owner = UnicodeAttribute(null=True)
     lease_until = NumberAttribute(null=True)
     waiters = MapAttribute(default=dict)
-    # The heartbeat's enqueue cursor of one due shard (item ``heartbeat-cursor#<shard>``):
-    # every slot at or before it has been sent to the fire queue.
-    cursor_ms = NumberAttribute(null=True)
 
 
 class DeliveryModel(_Base):
