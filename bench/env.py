@@ -149,7 +149,7 @@ class MotoEnv:
                             if body.get("k") == "schedule" and at is not None and at > due_ms:
                                 # Not due at the bench's now: hidden, however long the
                                 # run has taken in real time (moto's delay is real).
-                                message.delayed_until = time.time() + 3600
+                                message.delayed_until = time.time() * 1000 + 3_600_000  # moto: ms
                                 continue
                         message.delayed_until = 0
 

@@ -102,7 +102,7 @@ class Aws:
                             ):
                                 # Not due at the test's now: hidden, however long the
                                 # test has taken in real time (moto's delay is real).
-                                message.delayed_until = time.time() + 3600
+                                message.delayed_until = time.time() * 1000 + 3_600_000  # moto: ms
                                 continue
                         message.delayed_until = 0
 
