@@ -187,21 +187,36 @@ def measure_enqueue(env: MotoEnv, *, due: int, latency_ms: float, repeats: int) 
     _warm_clients()
     rows = []
     for _ in range(repeats):
+        # A tick that runs out of its budget hands over to the next (here at the same
+        # instant, so what is measured is the work, not the minute between ticks).
         cpu = time.process_time()
+        started = time.perf_counter()
+        enqueued, late, ticks, first_tick = 0, 0, 0, 0
         with hooked(delayed):
-            report = heartbeat.tick(now=NOW)
+            while enqueued < due and ticks < 20:
+                report = heartbeat.tick(now=NOW)
+                enqueued += report.enqueued
+                late += report.sent_late
+                ticks += 1
+                first_tick = first_tick or report.enqueued
+        wall_ms = (time.perf_counter() - started) * 1000
         cpu_s = time.process_time() - cpu
-        assert report.enqueued == due, (report.enqueued, due)
-        rows.append((report.duration_ms, cpu_s, report.sent_late))
+        assert enqueued == due, (enqueued, due)
+        rows.append((wall_ms, cpu_s, late, ticks, first_tick))
         _forget_cursors()
         env.purge_queue()
-    tick_ms, cpu_s, late = (statistics.median(col) for col in zip(*rows, strict=True))
+    wall_ms, cpu_s, late, ticks, first_tick = (
+        statistics.median(col) for col in zip(*rows, strict=True)
+    )
     return {
         "due": due,
         "latency_ms": latency_ms,
         "repeats": repeats,
-        "tick_ms": round(tick_ms, 1),
+        "tick_budget_s": heartbeat.TICK_BUDGET_S,
+        "ticks": int(ticks),
+        "enqueued_by_first_tick": int(first_tick),
+        "wall_ms": round(wall_ms, 1),
+        # moto runs in this process: its CPU is in here too (an upper bound for a Lambda).
         "cpu_ms_per_fire": round(cpu_s * 1000 / due, 3),
         "sent_after_their_second": int(late),
-        "fires_per_s": round(due / (tick_ms / 1000), 1),
     }

@@ -251,8 +251,9 @@ def table(results: dict) -> str:
     if enqueue:
         lines.append(
             f"  heartbeat: {enqueue['due']:,} fires due in a minute, {enqueue['latency_ms']} ms "
-            f"per call: tick {enqueue['tick_ms']:,.0f} ms, {enqueue['cpu_ms_per_fire']} ms CPU "
-            f"per fire, {enqueue['sent_after_their_second']} sent after their second"
+            f"per call: {enqueue['ticks']} tick(s), {enqueue['wall_ms']:,.0f} ms, "
+            f"{enqueue['cpu_ms_per_fire']} ms CPU per fire (moto's included), "
+            f"{enqueue['sent_after_their_second']} sent after their second"
         )
     if "usd_per_million_fires" in results:
         peer = results["peers"]["eventbridge_scheduler_plus_lambda_usd_per_million"]
