@@ -125,9 +125,13 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
             else:
                 unaccounted.append(run_id)
     assert not unaccounted, (unaccounted, dict(outcomes), injector.injected)
-    # Under 10 % faults most slots still simply run (no tick gives up on its fires).
+    # Under 10 % faults nearly every slot still simply runs: a failed send goes out on the
+    # next tick, a failed claim write comes back with its message. What fails is a run
+    # whose own reads or writes kept failing (state read, settle after its retries).
     ran = outcomes["succeeded"] + outcomes["ran (record write failed)"]
-    assert ran >= TRIGGERS * FAULT_MINUTES // 2, dict(outcomes)
+    assert ran >= TRIGGERS * FAULT_MINUTES * 8 // 10, dict(outcomes)
+    # A run is lost only when every attempt of its settle failed: rare, never the rule.
+    assert outcomes["lost"] <= TRIGGERS * FAULT_MINUTES // 100, dict(outcomes)
 
     for item in TriggerModel.batch_get(trigger_ids):
         assert dynamo.in_flight_of(item) == {}, (item.id, dynamo.in_flight_of(item))
