@@ -147,7 +147,13 @@ def _slots(row: dynamo.DueRow, *, cursor: int | None, horizon_ms: int, now_ms: i
     first = int(row.next_fire_at)
     out: list[int] = []
     if cursor is not None and first <= cursor:
-        if _overdue_again(now_ms - first, period_ms=get_settings().heartbeat_s * 1000):
+        # After a gap (no tick ran while the window passed: downtime, a restart) every
+        # overdue slot goes out at once; in steady state only at its backoff marks.
+        gap = cursor < now_ms
+        age_ms = now_ms - first
+        if age_ms >= OVERDUE_S * 1000 and (
+            gap or _overdue_again(age_ms, period_ms=get_settings().heartbeat_s * 1000)
+        ):
             out.append(first)
     if first <= horizon_ms and (cursor is None or first > cursor):
         out.append(first)

@@ -85,10 +85,10 @@ def three_fires(root, clock) -> dict[str, str]:
 
     Returns {trigger_id: surface}; their three messages are on the queue.
     """
-    # Every 2 minutes: one tick at its first slot sends that slot alone (the next one is
-    # beyond the 60 s lookahead).
+    # Hourly: one tick at its first slot sends that slot alone, and no later slot comes
+    # due while the slow runs move the clock on.
     scheduled = triggers.create_trigger(
-        root, {"workflow": "slow", "schedule": {"interval_s": 120}}, now=clock()
+        root, {"workflow": "slow", "schedule": {"interval_s": 3600}}, now=clock()
     )
     manual = triggers.create_trigger(
         root, {"workflow": "slow", "schedule": {"cron": "0 8 1 1 *"}}, now=clock()
@@ -96,7 +96,7 @@ def three_fires(root, clock) -> dict[str, str]:
     hooked = triggers.create_trigger(
         root, {"workflow": "slow", "event": {"source": "webhook"}}, now=clock()
     )
-    clock.advance(120)
+    clock.advance(3600)
     assert heartbeat.tick(now=clock()).due == 1
     triggers.fire_now(root, manual["id"], now=clock())
     body = json.dumps({"type": "job", "n": 1}).encode()
