@@ -431,6 +431,7 @@ def test_a_pull_that_failed_is_retried_and_the_chain_does_not_stall(
 ):
     created = _event_trigger(root, clock)
     for n in range(5):
+        clock.advance(0.01)  # arrival order is by received time
         _post(created, clock, n)
     real = events.send_fires
     # The first pull fails all its attempts (and is raised), then the hook's retry goes through.
@@ -452,6 +453,7 @@ def test_bookkeeping_that_keeps_failing_after_settle_fails_the_message_and_is_fi
 ):
     created = _event_trigger(root, clock)
     _post(created, clock, 1)
+    clock.advance(0.01)
     _post(created, clock, 2)
     real = events._settle_event
     failures = [1] * runner.FINISH_HOOK_ATTEMPTS  # every try of the first run's hook fails
