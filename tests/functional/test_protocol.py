@@ -151,10 +151,11 @@ def test_a_runner_that_dies_between_start_and_settle_is_reaped_and_the_trigger_f
     heartbeat.tick(now=clock())
     assert aws.drain(Runner(clock=clock)) == ["skipped"]
 
-    # Past the lease: the dead run is reaped and recorded lost, the trigger fires again.
+    # Past the lease: the dead run is reaped and recorded lost, the trigger fires again
+    # (a spare message of a slot sent again after the gap is dropped).
     clock.advance(360)
     heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert [s for s in aws.drain(Runner(clock=clock)) if s != "dropped"] == ["succeeded"]
     lost = triggers.get_run_view(root, fire.run_id)
     assert lost["status"] == "lost"
     assert "lease expired" in lost["error"]
@@ -228,7 +229,8 @@ def test_a_failed_run_never_leaks_its_claim(aws, clock, root):
             assert dynamo.in_flight_of(item) == {}
     view = triggers.get_trigger_view(root, unserialisable)
     assert view["consecutive_failures"] == 3
-    assert "state not saved" in view["last_run"]["error"]
+    error = view["last_run"]["error"]
+    assert "state not saved" in error or "state that is not JSON" in error, error
 
 
 def test_after_three_hours_down_a_fifteen_minute_interval_fires_once(aws, clock, root):
