@@ -375,11 +375,16 @@ class KeyIn(_Strict):
     )
 
 
+ROTATION_GRACE_S = 900
+
+
 class RotateSecretIn(_Strict):
     """The body of ``POST /v1/triggers/{id}/rotate-secret`` (optional: a provider-issued secret)."""
 
     secret: str | None = Field(default=None, min_length=8, max_length=512)
-    grace_s: int = Field(default=86400, ge=0, le=7 * 86400)
+    # How long the previous secret keeps verifying: an explicit choice (up to 7 days), with a
+    # short default, because a rotation is often "it leaked" (send 0 to end it now).
+    grace_s: int = Field(default=ROTATION_GRACE_S, ge=0, le=7 * 86400)
 
 
 class FireIn(_Strict):
