@@ -86,6 +86,7 @@ class LocalStack:
             host="127.0.0.1",
             port=self.config.aws_port,
             save_to=self._state_file() if self.config.persist else None,
+            keyring=self.config.data_dir if self.config.persist else None,
             table_prefix="cronhook-local-",
         )
         self.aws.start()
@@ -127,9 +128,16 @@ class LocalStack:
             },
         )["QueueUrl"]
         client("s3").create_bucket(Bucket="cronhook-local-payloads")
-        key_id = client("kms").create_key(Description="cronhook local secrets")["KeyMetadata"][
-            "KeyId"
-        ]
+        if self.config.persist:
+            # The embedded AWS made the key with the material kept in the data dir (the
+            # same key as before a restart: secrets sealed then still open).
+            from chalicelib.local.keyring import saved_key_id
+
+            key_id = saved_key_id(self.config.data_dir)
+        else:
+            key_id = client("kms").create_key(Description="cronhook local secrets")[
+                "KeyMetadata"
+            ]["KeyId"]
         os.environ.update(
             {
                 "CRONHOOK_QUEUE_URL": self.queue_url,
@@ -142,6 +150,8 @@ class LocalStack:
         # serialises every write (moto_atomic): extra claimers only queue behind each
         # other and compete with the runners for this process. One unless told otherwise.
         os.environ.setdefault("CRONHOOK_HEARTBEAT_WORKERS", "1")
+        # echo, fail and sleep, for trying things out (off in deployed stages).
+        os.environ.setdefault("CRONHOOK_BUILTIN_WORKFLOWS", "1")
         self._ensure_api_key()
         reset_settings()
         from chalicelib import wiring

@@ -287,6 +287,14 @@ def _secrets_of(item: TriggerModel, *, now: datetime) -> list[str]:
             opened.append(kms.unseal(text, trigger_id=item.id, now_s=now.timestamp()))
         except ValueError:
             logger.error("a sealed webhook secret does not open", extra={"trigger_id": item.id})
+        except ServiceUnavailable:
+            # KMS down, or its key gone: the caller is not authenticated yet, so it gets
+            # the same 401 as an unknown token (a 503 would tell it the token is real).
+            record_metric("WebhookSecretsUnavailable")
+            logger.error(
+                "a webhook secret could not be unsealed; deliveries are refused (401)",
+                extra={"trigger_id": item.id},
+            )
     return opened
 
 
