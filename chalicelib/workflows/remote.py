@@ -35,7 +35,7 @@ import ssl
 import threading
 import time
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import boto3
 from botocore.config import Config
@@ -217,7 +217,8 @@ def address_refused(text: str, *, allow_private: bool = False) -> bool:
         address = ipaddress.ip_address(text.split("%", 1)[0])
     except ValueError:
         return True
-    for candidate in {address, _embedded_v4(address)}:
+    # An IPv6 form carrying an IPv4 address reaches that IPv4 address: judge that one.
+    for candidate in (_embedded_v4(address),):
         if any(candidate in net for net in _ALWAYS_REFUSED if net.version == candidate.version):
             return True
         if allow_private:
@@ -401,6 +402,8 @@ def invoke_http(url: str, fire: Fire) -> dict | None:
         raise WorkflowFailed(f"http target did not answer within {HTTP_TIMEOUT_S:g} s") from None
     except ssl.SSLCertVerificationError as exc:
         reason = exc.verify_message or "certificate not valid"
+        if "hostname mismatch" in reason.lower():  # OpenSSL's text names the host
+            reason = "it is not valid for the target's host name"
         raise WorkflowFailed(f"http target's TLS certificate was refused: {reason}") from None
     except ssl.SSLError as exc:
         raise WorkflowFailed(f"http target's TLS handshake failed: {exc.reason}") from None
@@ -474,11 +477,12 @@ def display_target(workflow: str) -> str:
         return "http:" + MASK
     if not parts.query and not parts.fragment:
         return workflow
-    query = [(name, MASK) for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
-    if parts.query and not query:  # a bare token: ?abc123
-        masked_query = MASK
-    else:
-        masked_query = urlencode(query, safe="[]")
+    # Each value masked, names kept; a part with no "=" (a bare token: ?abc123) is all value.
+    masked_query = "&".join(
+        f"{part.split('=', 1)[0]}={MASK}" if "=" in part else MASK
+        for part in parts.query.split("&")
+        if part
+    )
     return "http:" + urlunsplit(
         (parts.scheme, parts.netloc, parts.path, masked_query, MASK if parts.fragment else "")
     )
