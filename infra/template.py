@@ -125,12 +125,6 @@ def _parameters(stage: str) -> dict:
             "Default": "",
             "Description": "Base URL of the API for webhook URLs (custom domain); empty: the execute-api URL.",
         },
-        "WorkflowFunctionPrefix": {
-            "Type": "String",
-            "Default": "cronhook-workflow-",
-            "AllowedPattern": "^[A-Za-z0-9_\\-]+$",
-            "Description": "The runner may invoke Lambda functions whose name starts with this (lambda: targets).",
-        },
         "ApiThrottleRateLimit": {
             "Type": "Number",
             "Default": 50,
