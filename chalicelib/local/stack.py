@@ -135,9 +135,9 @@ class LocalStack:
 
             key_id = saved_key_id(self.config.data_dir)
         else:
-            key_id = client("kms").create_key(Description="cronhook local secrets")[
-                "KeyMetadata"
-            ]["KeyId"]
+            key_id = client("kms").create_key(Description="cronhook local secrets")["KeyMetadata"][
+                "KeyId"
+            ]
         os.environ.update(
             {
                 "CRONHOOK_QUEUE_URL": self.queue_url,
