@@ -628,7 +628,7 @@ def _accept(
     if _full_after_store(item, capacity=int(spec.get("concurrency") or 1)):
         record_metric("EventsQueued")
     else:
-        _dispatch_new(item.id, run_id=run_id, event_id=event_id)
+        _dispatch_new(item.id, run_id=run_id, event_id=event_id, tenant=item.tenant)
     record_metric("WebhooksAccepted", source=source)
     logger.info(
         "webhook accepted",
@@ -691,9 +691,13 @@ def _full_after_store(item: TriggerModel, *, capacity: int) -> bool:
     return fresh is not None and len(dynamo.in_flight_of(fresh)) >= capacity
 
 
-def _dispatch_new(trigger_id: str, *, run_id: str, event_id: str) -> None:
+def _dispatch_new(
+    trigger_id: str, *, run_id: str, event_id: str, tenant: str | None = None
+) -> None:
     """Send a stored event's message; if that fails it stays pending for the sweep."""
-    message = FireMessage(run_id=run_id, trigger_id=trigger_id, surface="event", event_id=event_id)
+    message = FireMessage(
+        run_id=run_id, trigger_id=trigger_id, surface="event", event_id=event_id, tenant=tenant
+    )
     try:
         failed = send_fires([message])
     except Exception:  # the event is stored: a failed send must not turn into an error answer

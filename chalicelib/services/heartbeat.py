@@ -274,6 +274,7 @@ def _claim_row(
                 surface="schedule",
                 scheduled_ms=slot_ms,
                 delay_s=max(0, (slot_ms - now_ms + 999) // 1000),
+                tenant=policy.get("tn"),
             )
         item = dynamo.get_trigger(row.trigger_id)
         if item is None or item.next_fire_at is None or int(item.next_fire_at) != slot_ms:

@@ -168,13 +168,21 @@ def parse_limit(
     return value
 
 
-def sched_json(spec: schedule.ScheduleSpec, *, overlap: str, concurrency: int) -> str:
-    """The schedule plus the overlap policy, as projected into the due index."""
+def sched_json(
+    spec: schedule.ScheduleSpec, *, overlap: str, concurrency: int, tenant: str | None = None
+) -> str:
+    """The schedule plus the overlap policy, as projected into the due index.
+
+    The tenant rides along (``tn``) so the heartbeat can give each fire its tenant as the
+    queue's message group (fair sharing) without reading the trigger.
+    """
     data = json.loads(encode_schedule(spec))
     if overlap != "skip":
         data["o"] = overlap
     if concurrency != 1:
         data["n"] = concurrency
+    if tenant is not None:
+        data["tn"] = tenant
     return json.dumps(data, separators=(",", ":"))
 
 
@@ -337,7 +345,9 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
         spec = schedule_spec_from(data.schedule, anchor_at=now)
         schedule.validate_schedule(spec, min_interval_s=settings.min_interval_s)
         item.kind = spec.kind
-        item.sched = sched_json(spec, overlap=data.overlap, concurrency=data.concurrency)
+        item.sched = sched_json(
+            spec, overlap=data.overlap, concurrency=data.concurrency, tenant=principal.tenant
+        )
         first = _first_fire(spec, now=now)
         item.next_fire_at = _ms(first) if first else None
         if data.enabled and first is not None:
@@ -708,7 +718,11 @@ def fire_now(principal: Principal, trigger_id: str, *, now: datetime, body: Any 
         # Written before the message is sent: the runner never starts without it.
         ondemand.save_fire_payload(run_id, data.payload)
     message = FireMessage(
-        run_id=run_id, trigger_id=item.id, surface="manual", scheduled_ms=_ms(now)
+        run_id=run_id,
+        trigger_id=item.id,
+        surface="manual",
+        scheduled_ms=_ms(now),
+        tenant=item.tenant,
     )
     if send_fires([message]):
         dynamo.release_claim(item.id, run_id=run_id, slot_ms=None, shard=shard)
@@ -1242,7 +1256,9 @@ def _write_patch(
             anchor = datetime.fromtimestamp(last / 1000, tz=UTC) if last is not None else now
         new_spec = schedule_spec_from(sched_in, anchor_at=anchor)
         schedule.validate_schedule(new_spec, min_interval_s=settings.min_interval_s)
-        new_sched = sched_json(new_spec, overlap=full.overlap, concurrency=full.concurrency)
+        new_sched = sched_json(
+            new_spec, overlap=full.overlap, concurrency=full.concurrency, tenant=item.tenant
+        )
         cadence_changed = old_spec is None or encode_schedule(new_spec) != encode_schedule(old_spec)
         if new_sched != item.sched:
             actions += [t.sched.set(new_sched), t.kind.set(new_spec.kind)]
