@@ -9,7 +9,9 @@
   request handler that also reads chunked bodies (``chalice local`` drops them).
 - The heartbeat is called every ``CRONHOOK_HEARTBEAT_S``, on the period's boundary.
 - ``CRONHOOK_MAX_CONCURRENCY`` runner threads poll SQS like Lambda's event source
-  mapping: batches of 10, a visibility timeout, partial batch failures.
+  mapping (batches of 10, a visibility timeout) and share the ceiling fairly among
+  tenants as SQS fair queues do (``fairness``): each runs one message at a time, the
+  oldest of the tenant with the fewest runs in progress.
 - Triggers survive a restart: the embedded AWS saves the tables to
   ``$CRONHOOK_DATA_DIR/tables.json`` after every tick (asked by a signal, off the tick's
   path) and as it stops, and the stack loads them on start. Queued messages do not survive;
@@ -30,6 +32,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from chalicelib.local.fairness import FairBuffer
 
 __all__ = ["LocalStack", "main"]
 
@@ -75,6 +79,7 @@ class LocalStack:
         self.http: Any = None
         self.api_key = ""
         self.queue_url = ""
+        self.fair = FairBuffer(ceiling=max(1, config.max_concurrency))
         self.dlq_url = ""
 
     # -- embedded AWS -------------------------------------------------------------
@@ -298,15 +303,20 @@ class LocalStack:
             # Off the tick's path: a signal; the embedded AWS snapshots its own tables.
             self.save()
 
-    def _runner_loop(self) -> None:
-        from chalicelib import wiring
+    def _poller_loop(self) -> None:
+        """Receive fire messages into the fair buffer, as Lambda's pollers do in AWS."""
         from chalicelib.settings import get_settings
         from chalicelib.store.aws import client
 
         sqs = client("sqs")
-        timeout_s = get_settings().runner_timeout_s
-        visibility = timeout_s + 60
+        visibility = get_settings().runner_timeout_s + 60
+        fair = self.fair
         while not self.stop_event.is_set():
+            for held in fair.to_extend(every_s=visibility / 2):
+                self._set_visibility(sqs, held.message, visibility)
+            if fair.full():
+                fair.wait(_IDLE_POLL_S)
+                continue
             try:
                 answer = sqs.receive_message(
                     QueueUrl=self.queue_url,
@@ -322,25 +332,56 @@ class LocalStack:
                 time.sleep(1)
                 continue
             messages = answer.get("Messages", [])
+            for message in messages:
+                fair.add(_tenant_of(message), message)
             if not messages:
                 self.stop_event.wait(_IDLE_POLL_S)
+
+    def _runner_loop(self) -> None:
+        """One runner of the pool: one message at a time, the fairest one waiting.
+
+        The next message is the oldest of the tenant with the fewest runs in progress
+        (``local/fairness.py``), as SQS fair queues do in AWS.
+        """
+        from chalicelib import wiring
+        from chalicelib.settings import get_settings
+        from chalicelib.store.aws import client
+
+        sqs = client("sqs")
+        timeout_s = get_settings().runner_timeout_s
+        fair = self.fair
+        while not self.stop_event.is_set():
+            held = fair.take()
+            if held is None:
+                fair.wait(_IDLE_POLL_S)
                 continue
-            event = {"Records": [_lambda_record(m, self.queue_url) for m in messages]}
+            message = held.message
+            event = {"Records": [_lambda_record(message, self.queue_url)]}
             try:
                 result = wiring.handle_sqs_batch(event, InvocationContext(timeout_s))
                 failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
             except Exception as exc:
                 print(f"runner batch failed: {exc!r}", file=sys.stderr)
-                failed = {m["MessageId"] for m in messages}
-            done = [m for m in messages if m["MessageId"] not in failed]
-            for start in range(0, len(done), 10):
-                sqs.delete_message_batch(
-                    QueueUrl=self.queue_url,
-                    Entries=[
-                        {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
-                        for i, m in enumerate(done[start : start + 10])
-                    ],
-                )
+                failed = {message["MessageId"]}
+            finally:
+                fair.done(held.tenant)
+            if message["MessageId"] not in failed:
+                try:
+                    sqs.delete_message(
+                        QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"]
+                    )
+                except Exception as exc:  # delivered again later; the start fence drops it
+                    print(f"delete failed: {exc!r}", file=sys.stderr)
+
+    def _set_visibility(self, sqs: Any, message: dict, seconds: int) -> None:
+        try:
+            sqs.change_message_visibility(
+                QueueUrl=self.queue_url,
+                ReceiptHandle=message["ReceiptHandle"],
+                VisibilityTimeout=seconds,
+            )
+        except Exception as exc:  # it comes back when its visibility timeout ends
+            print(f"extending a held message failed: {exc!r}", file=sys.stderr)
 
     def _ingest_loop(self) -> None:
         """The ingest queue's consumer, as Lambda's event source mapping would run it."""
@@ -410,6 +451,9 @@ class LocalStack:
         beat = threading.Thread(target=self._heartbeat_loop, name="heartbeat", daemon=True)
         beat.start()
         self.threads.append(beat)
+        poller = threading.Thread(target=self._poller_loop, name="runner-poller", daemon=True)
+        poller.start()
+        self.threads.append(poller)
         for n in range(self.config.max_concurrency):
             worker = threading.Thread(target=self._runner_loop, name=f"runner-{n}", daemon=True)
             worker.start()
@@ -438,6 +482,19 @@ class LocalStack:
 # delayed one becoming visible, so a fire sent with DelaySeconds would wait out the poll
 # (up to a second or two late). AWS's long poll does wake; Lambda's pollers do it there.
 _IDLE_POLL_S = 0.2
+
+
+def _tenant_of(message: dict) -> str:
+    """The tenant a received fire message belongs to (its message group)."""
+    group = (message.get("Attributes") or {}).get("MessageGroupId")
+    if group:
+        return str(group)
+    try:
+        from chalicelib.store.sqs import FireMessage
+
+        return FireMessage.parse(message["Body"]).tenant or ""
+    except (KeyError, ValueError, TypeError):
+        return ""
 
 
 class InvocationContext:

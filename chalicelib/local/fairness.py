@@ -1,0 +1,141 @@
+"""The local runner pool's fair share of the job ceiling among tenants.
+
+In AWS the fire queue is a fair queue: every message carries its tenant as its
+``MessageGroupId``, and when one tenant has a backlog SQS delivers the other tenants'
+messages first, so a quiet tenant's fire is not held behind a noisy tenant's queue
+(nothing is written for it). The local pool follows the same rule, here:
+
+1. Runner threads receive messages into one shared ``FairBuffer`` instead of running
+   the batch they received in order (a batch of ten 25 s runs of one tenant would hold
+   up an eleventh tenant's fire for minutes).
+2. A free runner takes the oldest waiting message of the tenant with the fewest runs in
+   progress (ties: the tenant whose oldest message has waited longest).
+3. While another tenant has a message waiting, no tenant starts more than its fair
+   share, ``ceil(ceiling / tenants with work)``; alone, a tenant may use the whole pool.
+   Runs are never stopped for fairness: a quiet tenant's fire waits at most for the
+   first run of the noisy tenant to end, never for its backlog.
+4. One poller receives into the buffer while it holds fewer than ``max_waiting``
+   messages (it has to see the other tenants' messages behind a backlog); a message
+   held for half its visibility timeout gets its visibility extended (``to_extend``),
+   so a held message never reappears in the queue, and its receive count does not grow.
+
+The rule is pure (``pick``); ``FairBuffer`` adds the lock and the bookkeeping.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["FairBuffer", "Held", "pick", "fair_share"]
+
+
+@dataclass
+class Held:
+    """A received message waiting for a runner."""
+
+    tenant: str
+    message: Any
+    received_at: float
+    extended_at: float = 0.0
+
+
+def fair_share(ceiling: int, tenants_with_work: int) -> int:
+    """How many runs one tenant may have in progress while others have work too."""
+    return max(1, math.ceil(ceiling / max(1, tenants_with_work)))
+
+
+def pick(waiting: dict[str, deque[Held]], running: dict[str, int], *, ceiling: int) -> str | None:
+    """The tenant whose oldest waiting message runs next, or None (all at their share)."""
+    candidates = [t for t, queue in waiting.items() if queue]
+    if not candidates or sum(running.values()) >= ceiling:
+        return None
+    with_work = {t for t, n in running.items() if n > 0} | set(candidates)
+    share = fair_share(ceiling, len(with_work))
+    others_waiting = len(candidates) > 1
+
+    def allowed(tenant: str) -> bool:
+        # Alone (no other tenant waiting), a tenant may fill the pool.
+        return not others_waiting or running.get(tenant, 0) < share
+
+    open_ = [t for t in candidates if allowed(t)]
+    if not open_:
+        return None
+    return min(open_, key=lambda t: (running.get(t, 0), waiting[t][0].received_at))
+
+
+@dataclass
+class FairBuffer:
+    """Received messages shared by the runner threads, handed out by ``pick``."""
+
+    ceiling: int
+    max_waiting: int = 1000
+    clock: Callable[[], float] = time.monotonic
+    _waiting: dict[str, deque[Held]] = field(default_factory=dict)
+    _running: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Condition = field(default_factory=threading.Condition)
+
+    def add(self, tenant: str, message: Any) -> None:
+        """A message received for ``tenant``."""
+        with self._lock:
+            now = self.clock()
+            self._waiting.setdefault(tenant, deque()).append(Held(tenant, message, now, now))
+            self._lock.notify_all()
+
+    def waiting(self) -> int:
+        """How many messages wait for a runner."""
+        with self._lock:
+            return sum(len(q) for q in self._waiting.values())
+
+    def runnable(self) -> bool:
+        """Whether a free runner would find a message it may start now."""
+        with self._lock:
+            return pick(self._waiting, self._running, ceiling=self.ceiling) is not None
+
+    def take(self) -> Held | None:
+        """The next message to run (counted as running until ``done``), or None."""
+        with self._lock:
+            tenant = pick(self._waiting, self._running, ceiling=self.ceiling)
+            if tenant is None:
+                return None
+            held = self._waiting[tenant].popleft()
+            if not self._waiting[tenant]:
+                del self._waiting[tenant]
+            self._running[tenant] = self._running.get(tenant, 0) + 1
+            return held
+
+    def done(self, tenant: str) -> None:
+        """A run that ``take`` handed out has ended."""
+        with self._lock:
+            left = self._running.get(tenant, 0) - 1
+            if left > 0:
+                self._running[tenant] = left
+            else:
+                self._running.pop(tenant, None)
+            self._lock.notify_all()
+
+    def full(self) -> bool:
+        """Whether the poller should leave further messages in the queue for now."""
+        return self.waiting() >= self.max_waiting
+
+    def to_extend(self, *, every_s: float) -> list[Held]:
+        """Messages whose visibility was last set ``every_s`` ago or more (now marked done)."""
+        now = self.clock()
+        out: list[Held] = []
+        with self._lock:
+            for queue in self._waiting.values():
+                for held in queue:
+                    if now - held.extended_at >= every_s:
+                        held.extended_at = now
+                        out.append(held)
+        return out
+
+    def wait(self, timeout_s: float) -> None:
+        """Sleep until something changes (a message added, a run done) or ``timeout_s``."""
+        with self._lock:
+            self._lock.wait(timeout_s)
