@@ -11,9 +11,12 @@ messages first, so a quiet tenant's fire is not held behind a noisy tenant's que
 2. A free runner takes the oldest waiting message of the tenant with the fewest runs in
    progress (ties: the tenant whose oldest message has waited longest).
 3. While another tenant has a message waiting, no tenant starts more than its fair
-   share, ``ceil(ceiling / tenants with work)``; alone, a tenant may use the whole pool.
-   Runs are never stopped for fairness: a quiet tenant's fire waits at most for the
-   first run of the noisy tenant to end, never for its backlog.
+   share, ``ceil(ceiling / tenants with work)``. A tenant with work alone may use the
+   whole pool if it is the only tenant that sent fires in the last ``recent_s``
+   (15 min); otherwise it leaves one runner free, so the next fire of a quiet tenant
+   starts at once. Runs are never stopped for fairness: at worst (a tenant silent for
+   longer, a pool of one) a quiet fire waits for one noisy run to end, never for the
+   noisy tenant's backlog.
 4. One poller receives into the buffer while it holds fewer than ``max_waiting``
    messages (it has to see the other tenants' messages behind a backlog); a message
    held for half its visibility timeout gets its visibility extended (``to_extend``),
@@ -50,18 +53,31 @@ def fair_share(ceiling: int, tenants_with_work: int) -> int:
     return max(1, math.ceil(ceiling / max(1, tenants_with_work)))
 
 
-def pick(waiting: dict[str, deque[Held]], running: dict[str, int], *, ceiling: int) -> str | None:
-    """The tenant whose oldest waiting message runs next, or None (all at their share)."""
+def pick(
+    waiting: dict[str, deque[Held]],
+    running: dict[str, int],
+    *,
+    ceiling: int,
+    recent_tenants: int = 1,
+) -> str | None:
+    """The tenant whose oldest waiting message runs next, or None (all at their share).
+
+    ``recent_tenants`` is how many tenants sent fires lately: with more than one, a
+    tenant alone never takes the last free runner, so the next fire of a quiet tenant
+    starts at once instead of after a noisy tenant's run.
+    """
     candidates = [t for t, queue in waiting.items() if queue]
     if not candidates or sum(running.values()) >= ceiling:
         return None
     with_work = {t for t, n in running.items() if n > 0} | set(candidates)
     share = fair_share(ceiling, len(with_work))
     others_waiting = len(candidates) > 1
+    alone_limit = ceiling - 1 if recent_tenants > 1 and ceiling > 1 else ceiling
 
     def allowed(tenant: str) -> bool:
-        # Alone (no other tenant waiting), a tenant may fill the pool.
-        return not others_waiting or running.get(tenant, 0) < share
+        if others_waiting:
+            return running.get(tenant, 0) < share
+        return running.get(tenant, 0) < alone_limit
 
     open_ = [t for t in candidates if allowed(t)]
     if not open_:
@@ -75,9 +91,12 @@ class FairBuffer:
 
     ceiling: int
     max_waiting: int = 1000
+    # Tenants that sent a fire within this long count as active (see ``pick``).
+    recent_s: float = 900.0
     clock: Callable[[], float] = time.monotonic
     _waiting: dict[str, deque[Held]] = field(default_factory=dict)
     _running: dict[str, int] = field(default_factory=dict)
+    _last_seen: dict[str, float] = field(default_factory=dict)
     _lock: threading.Condition = field(default_factory=threading.Condition)
 
     def add(self, tenant: str, message: Any) -> None:
@@ -85,6 +104,7 @@ class FairBuffer:
         with self._lock:
             now = self.clock()
             self._waiting.setdefault(tenant, deque()).append(Held(tenant, message, now, now))
+            self._last_seen[tenant] = now
             self._lock.notify_all()
 
     def waiting(self) -> int:
@@ -95,12 +115,12 @@ class FairBuffer:
     def runnable(self) -> bool:
         """Whether a free runner would find a message it may start now."""
         with self._lock:
-            return pick(self._waiting, self._running, ceiling=self.ceiling) is not None
+            return self._pick() is not None
 
     def take(self) -> Held | None:
         """The next message to run (counted as running until ``done``), or None."""
         with self._lock:
-            tenant = pick(self._waiting, self._running, ceiling=self.ceiling)
+            tenant = self._pick()
             if tenant is None:
                 return None
             held = self._waiting[tenant].popleft()
@@ -108,6 +128,15 @@ class FairBuffer:
                 del self._waiting[tenant]
             self._running[tenant] = self._running.get(tenant, 0) + 1
             return held
+
+    def _pick(self) -> str | None:
+        now = self.clock()
+        for tenant, seen in list(self._last_seen.items()):
+            if now - seen > self.recent_s and tenant not in self._running:
+                del self._last_seen[tenant]
+        return pick(
+            self._waiting, self._running, ceiling=self.ceiling, recent_tenants=len(self._last_seen)
+        )
 
     def done(self, tenant: str) -> None:
         """A run that ``take`` handed out has ended."""

@@ -89,3 +89,27 @@ def test_the_buffer_is_full_at_its_limit():
     assert not buffer.full()
     buffer.add("b", 2)
     assert buffer.full()
+
+
+def test_with_another_tenant_active_lately_a_tenant_alone_leaves_one_runner_free():
+    assert pick(_waiting(noisy=6), {"noisy": 4}, ceiling=5, recent_tenants=2) is None
+    assert pick(_waiting(noisy=6), {"noisy": 3}, ceiling=5, recent_tenants=2) == "noisy"
+    # A pool of one cannot keep a runner free.
+    assert pick(_waiting(noisy=2), {}, ceiling=1, recent_tenants=2) == "noisy"
+
+
+def test_the_free_runner_kept_for_a_recent_tenant_starts_its_fire_at_once():
+    now = [0.0]
+    buffer = FairBuffer(ceiling=3, clock=lambda: now[0])
+    buffer.add("quiet", "quiet-0")
+    buffer.done(buffer.take().tenant)
+    for n in range(5):
+        buffer.add("noisy", f"noisy-{n}")
+    assert [buffer.take().message for _ in range(2)] == ["noisy-0", "noisy-1"]
+    assert buffer.take() is None  # the third runner stays free for quiet
+    buffer.add("quiet", "quiet-1")
+    assert buffer.take().message == "quiet-1"
+    # Fifteen minutes later quiet no longer counts as active: noisy may fill the pool.
+    now[0] = 901.0
+    buffer.done("quiet")
+    assert buffer.take().message == "noisy-2"
