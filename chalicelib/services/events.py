@@ -290,7 +290,7 @@ def _secrets_of(item: TriggerModel, *, now: datetime) -> list[str]:
         except ServiceUnavailable:
             # KMS down, or its key gone: the caller is not authenticated yet, so it gets
             # the same 401 as an unknown token (a 503 would tell it the token is real).
-            record_metric("WebhookSecretsUnavailable")
+            record_metric("WebhooksRejected", reason="secret_unavailable")
             logger.error(
                 "a webhook secret could not be unsealed; deliveries are refused (401)",
                 extra={"trigger_id": item.id},
