@@ -250,7 +250,7 @@ def test_api_is_named_throttled_traced_and_access_logged_without_tokens(packaged
     assert hooks["MetricsEnabled"] == settings["MetricsEnabled"]
     import app as app_module
 
-    route = hooks["ResourcePath"].replace("~1", "/")
+    route = hooks["ResourcePath"][1:].replace("~1", "/")  # "/~1hooks~1{token}"
     assert "POST" in app_module.app.routes[route]
     for each in (settings, hooks):
         assert each["DataTraceEnabled"] is False  # would log request bodies (secrets)
