@@ -800,7 +800,7 @@ def _in_flight_runs(item: TriggerModel) -> list[dict]:
                 "trigger_id": item.id,
                 "surface": surface,
                 "status": "running" if int(entry.get("s", 0)) else "queued",
-                "workflow": item.workflow,
+                "workflow": display_target(item.workflow),
                 "scheduled_for": iso_ms(entry.get("t")),
                 "started_at": None,
                 "finished_at": None,
