@@ -64,7 +64,8 @@ class Receiver:
 
 
 def _deliver(stack, url: str, secret: str, n: int) -> requests.Response:
-    body = delivery_body("webhook", f"d{n}")
+    # Distinct content: the generic scheme signs no id, so identical bodies are one delivery.
+    body = delivery_body("webhook", f"d{n}", delivery_number=n)
     headers = signed_headers("webhook", secret, body, ts=int(time.time()), delivery=f"d{n}")
     return requests.post(url, data=body, headers=headers, timeout=30)
 
