@@ -76,7 +76,6 @@ class Settings:
     workflow_modules: tuple[str, ...] = ()
     # Events of one trigger waiting for a slot; a delivery past it is 429 quota, not stored.
     max_waiting_events: int = 1000
-<<<<<<< HEAD
     # Delivered event sources (chalicelib/sources): where EventBridge rules send, where
     # SES stores mail and notifies, and whether the API may wire a bucket (local stack).
     ingest_queue_arn: str | None = None
@@ -85,7 +84,6 @@ class Settings:
     mail_topic_arn: str | None = None
     ses_rule_set: str | None = None
     wire_buckets: bool = False
-=======
     # http: targets may reach private addresses and plain http (local and test stages only).
     allow_private_targets: bool = False
     # The built-in echo/fail/sleep workflows (on in the local stack and tests only).
@@ -95,7 +93,6 @@ class Settings:
     quota_triggers: int = 500
     quota_keys: int = 50
     quota_runs_in_flight: int = 1000
->>>>>>> 6194d64 (Targets: one address policy for http targets (resolve once, connect to that address, TLS for the name, no redirects); lambda targets scoped to cronhook-<stage>-<tenant>-*; query values masked in views and audit; per-tenant quotas (triggers, keys, runs in flight) as 429 quota; secret_scope refuses '..'; built-ins only where CRONHOOK_BUILTIN_WORKFLOWS asks)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -134,14 +131,12 @@ def get_settings() -> Settings:
             m.strip() for m in env("CRONHOOK_WORKFLOW_MODULES", "").split(",") if m.strip()
         ),
         max_waiting_events=max(1, _int("CRONHOOK_MAX_WAITING_EVENTS", 1000)),
-<<<<<<< HEAD
         ingest_queue_arn=env("CRONHOOK_INGEST_QUEUE_ARN") or None,
         ingest_queue_url=env("CRONHOOK_INGEST_QUEUE_URL") or None,
         mail_bucket=env("CRONHOOK_MAIL_BUCKET") or None,
         mail_topic_arn=env("CRONHOOK_MAIL_TOPIC_ARN") or None,
         ses_rule_set=env("CRONHOOK_SES_RULE_SET") or None,
         wire_buckets=env("CRONHOOK_WIRE_BUCKETS") == "1",
-=======
         allow_private_targets=_flag("CRONHOOK_ALLOW_PRIVATE_TARGETS", False),
         builtin_workflows=_flag(
             "CRONHOOK_BUILTIN_WORKFLOWS", env("CRONHOOK_STAGE", "local") in ("local", "test")
@@ -149,7 +144,6 @@ def get_settings() -> Settings:
         quota_triggers=_int("CRONHOOK_QUOTA_TRIGGERS", 500),
         quota_keys=_int("CRONHOOK_QUOTA_KEYS", 50),
         quota_runs_in_flight=_int("CRONHOOK_QUOTA_RUNS_IN_FLIGHT", 1000),
->>>>>>> 6194d64 (Targets: one address policy for http targets (resolve once, connect to that address, TLS for the name, no redirects); lambda targets scoped to cronhook-<stage>-<tenant>-*; query values masked in views and audit; per-tenant quotas (triggers, keys, runs in flight) as 429 quota; secret_scope refuses '..'; built-ins only where CRONHOOK_BUILTIN_WORKFLOWS asks)
     )
 
 
