@@ -408,7 +408,7 @@ def scenario(deployed: Deployed) -> Scenario:
         "POST",
         "/v1/triggers",
         body={
-            "workflow": "echo",
+            "workflow": WORKFLOW,
             "event": {"source": "eventbridge", "bus": "orders", "pattern": {"source": ["shop"]}},
         },
     )
@@ -421,7 +421,7 @@ def scenario(deployed: Deployed) -> Scenario:
         "create_email",
         "POST",
         "/v1/triggers",
-        body={"workflow": "echo", "event": {"source": "email", "address": "ops@example.com"}},
+        body={"workflow": WORKFLOW, "event": {"source": "email", "address": "ops@example.com"}},
     )
     assert status == 201, mail
     result.trigger_ids.append(mail["id"])
