@@ -7,7 +7,7 @@ STAGE ?= dev
 # No region is forced here: deploy and rollback use --region, AWS_REGION, AWS_DEFAULT_REGION
 # or the profile's region, in that order (infra/deploy.py); package needs none.
 
-.PHONY: run test lint unit bench package deploy rollback clean
+.PHONY: run test lint unit bench mutants package deploy rollback clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -29,6 +29,11 @@ test: $(STAMP) lint
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+
+# Plants each named bug of the fire path in a copy of the tree; the reliability suite
+# must catch every one (prints caught/total).
+mutants: $(STAMP)
+	$(BIN)/python -m bench.mutants
 
 package: $(STAMP)
 	$(BIN)/python -m infra.package --stage $(STAGE)

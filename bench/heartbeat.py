@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from bench.calls import CallLog
 from bench.env import MotoEnv
 
-__all__ = ["measure_read_ratio", "measure_workers", "NOW"]
+__all__ = ["measure_read_ratio", "measure_enqueue", "NOW"]
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 DAY_S = 86_400
@@ -84,10 +84,10 @@ def _record(report, calls, due_count, ratios, tick_ms, claims_per_s, reads, dues
     read = sum(c.items_read for c in calls)
     ratios.append(read / max(1, report.due))
     tick_ms.append(report.duration_ms)
-    claims_per_s.append(report.claimed / max(1e-9, report.duration_ms / 1000))
+    claims_per_s.append(report.due / max(1e-9, report.duration_ms / 1000))
     reads.append(read)
     dues.append(report.due)
-    assert report.claimed == due_count, (report.claimed, due_count)
+    assert report.due == due_count, (report.due, due_count)
 
 
 def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int = 7) -> dict:
@@ -129,9 +129,10 @@ def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int
             report = heartbeat.tick(now=NOW)
             calls = [c for c in log.since(mark) if c.service == "dynamodb"]
             _record(report, calls, due_count, ratios, tick_ms, claims_per_s, reads, dues)
-            # Put the due triggers back as they were, for the next repeat.
+            # Put the due triggers (and the cursors) back as they were, for the next repeat.
             with log.pause():
                 _write(due_items)
+                _forget_cursors()
     return {
         "registered": registered,
         "due": int(statistics.median(dues)),
@@ -144,57 +145,78 @@ def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int
     }
 
 
-def measure_workers(
-    env: MotoEnv, *, due: int, latency_ms: float, workers: tuple[int, ...], repeats: int
-) -> dict:
-    """Claims per second of one tick by claimer threads, with a simulated round trip.
+def _forget_cursors() -> None:
+    from chalicelib.settings import get_settings
+    from chalicelib.store import dynamo
 
-    moto answers in well under a millisecond and serialises writes, so the speed-up of
-    claimer threads cannot show against it as it is. Each DynamoDB call is therefore
-    delayed by ``latency_ms`` in the client, before it is sent (a ``before-send`` hook:
-    the thread waits as it would on the network, without holding anything), roughly a
-    conditional write's round trip inside an AWS region. ``due`` triggers are all due;
-    each tick claims them all; the table is put back between repeats.
+    for shard in range(get_settings().due_shards):
+        cursor = dynamo.get_cursor(str(shard))
+        if cursor is not None:
+            dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
+
+
+def measure_enqueue(env: MotoEnv, *, due: int, latency_ms: float, repeats: int) -> dict:
+    """``due`` fires due within the next minute, enqueued by one tick, every AWS call
+    delayed by ``latency_ms`` (a ``before-send`` hook: the thread waits as on the network).
+
+    Reports the tick's wall time, its CPU time per fire (what a Lambda is billed for once
+    the network is free), and how many messages went out after their own second
+    (``sent_late``; the goal is 0). The heartbeat claims nothing, so its cost per fire is
+    a share of one query page and of one SendMessageBatch.
     """
-    import os
-
     from bench.hooks import hooked
     from chalicelib.services import heartbeat
-    from chalicelib.settings import get_settings, reset_settings
+    from chalicelib.settings import get_settings
 
     def delayed(client: object) -> list:
         def sleep(**kwargs: object) -> None:
             time.sleep(latency_ms / 1000)
 
-        return [("before-send.dynamodb", sleep)]
+        return [("before-send.dynamodb", sleep), ("before-send.sqs", sleep)]
 
     now_ms = int(NOW.timestamp() * 1000)
-    out: dict = {"due": due, "latency_ms": latency_ms, "repeats": repeats, "by_workers": {}}
-    previous = os.environ.get("CRONHOOK_HEARTBEAT_WORKERS")
-    try:
-        for count in workers:
-            env.fresh(CRONHOOK_HEARTBEAT_WORKERS=str(count))
-            shards = get_settings().due_shards
-            template = _template()
-            items = [_item(template, n, now_ms - 1_000 - n, shards) for n in range(due)]
-            _write(items)
-            _warm_clients()
-            ticks = []
-            for _ in range(repeats):
-                with hooked(delayed):
-                    report = heartbeat.tick(now=NOW)
-                assert report.claimed == due, (report.claimed, due)
-                ticks.append(report.duration_ms)
-                _write(items)
-            tick_ms = statistics.median(ticks)
-            out["by_workers"][str(count)] = {
-                "tick_ms": round(tick_ms, 1),
-                "claims_per_s": round(due / (tick_ms / 1000), 1),
-            }
-    finally:
-        if previous is None:
-            os.environ.pop("CRONHOOK_HEARTBEAT_WORKERS", None)
-        else:
-            os.environ["CRONHOOK_HEARTBEAT_WORKERS"] = previous
-        reset_settings()
-    return out
+    env.fresh()
+    shards = get_settings().due_shards
+    template = _template()
+    # Spread over the minute, the first 10 % in the first second (a :00 burst).
+    items = [
+        _item(template, n, now_ms + 1 + (n * 60_000 // due if n >= due // 10 else n % 1000), shards)
+        for n in range(due)
+    ]
+    _write(items)
+    _warm_clients()
+    rows = []
+    for _ in range(repeats):
+        # A tick that runs out of its budget hands over to the next (here at the same
+        # instant, so what is measured is the work, not the minute between ticks).
+        cpu = time.process_time()
+        started = time.perf_counter()
+        enqueued, late, ticks, first_tick = 0, 0, 0, 0
+        with hooked(delayed):
+            while enqueued < due and ticks < 20:
+                report = heartbeat.tick(now=NOW)
+                enqueued += report.enqueued
+                late += report.sent_late
+                ticks += 1
+                first_tick = first_tick or report.enqueued
+        wall_ms = (time.perf_counter() - started) * 1000
+        cpu_s = time.process_time() - cpu
+        assert enqueued == due, (enqueued, due)
+        rows.append((wall_ms, cpu_s, late, ticks, first_tick))
+        _forget_cursors()
+        env.purge_queue()
+    wall_ms, cpu_s, late, ticks, first_tick = (
+        statistics.median(col) for col in zip(*rows, strict=True)
+    )
+    return {
+        "due": due,
+        "latency_ms": latency_ms,
+        "repeats": repeats,
+        "tick_budget_s": heartbeat.TICK_BUDGET_S,
+        "ticks": int(ticks),
+        "enqueued_by_first_tick": int(first_tick),
+        "wall_ms": round(wall_ms, 1),
+        # moto runs in this process: its CPU is in here too (an upper bound for a Lambda).
+        "cpu_ms_per_fire": round(cpu_s * 1000 / due, 3),
+        "sent_after_their_second": int(late),
+    }

@@ -62,7 +62,7 @@ def _plan(quick: bool) -> dict:
     if quick:
         return {
             "heartbeat": [(200, 1)],
-            "heartbeat_workers": {"due": 20, "latency_ms": 5.0, "workers": (1, 4), "repeats": 1},
+            "heartbeat_enqueue": {"due": 200, "latency_ms": 8.0, "repeats": 1},
             "cost": {"triggers": 10, "ticks": 1, "repeats": 1},
             "webhook": {"triggers": 4, "rounds": 2, "repeats": 1, "http_deliveries": 10},
             "lateness": {"triggers": 6, "window_s": 4},
@@ -72,13 +72,8 @@ def _plan(quick: bool) -> dict:
         # 100,000 registered takes ~1.5 min to write and ~45 s per tick on moto (which
         # scans in Python): 2 repeats there, 5 elsewhere.
         "heartbeat": [(1_000, 5), (10_000, 5), (100_000, 2)],
-        # Claimer threads, each DynamoDB call delayed by an in-region round trip.
-        "heartbeat_workers": {
-            "due": 500,
-            "latency_ms": 8.0,
-            "workers": (1, 4, 8),
-            "repeats": 1,
-        },
+        # 10,000 fires due within one minute, each AWS call delayed 8 ms (a round trip).
+        "heartbeat_enqueue": {"due": 10_000, "latency_ms": 8.0, "repeats": 1},
         "cost": {"triggers": 100, "ticks": 3, "repeats": 3},
         "webhook": {"triggers": 20, "rounds": 10, "repeats": 3, "http_deliveries": 200},
         "lateness": {"triggers": 200, "window_s": 240},
@@ -109,7 +104,7 @@ def run(
     os.environ.setdefault("CRONHOOK_LOG_LEVEL", "WARNING")
     from bench.cost import PEERS, measure_fire_cost
     from bench.env import MotoEnv
-    from bench.heartbeat import measure_read_ratio, measure_workers
+    from bench.heartbeat import measure_enqueue, measure_read_ratio
     from bench.lateness import local_stack
     from bench.webhooks import measure_webhook_inprocess
 
@@ -132,8 +127,8 @@ def run(
             results["heartbeat_read_ratio_by_registered"] = {
                 str(row["registered"]): row["read_ratio"] for row in rows
             }
-            _progress("heartbeat claimer threads")
-            results["heartbeat_workers"] = measure_workers(env, **plan["heartbeat_workers"])
+            _progress("heartbeat enqueue of a minute's fires")
+            results["heartbeat_enqueue"] = measure_enqueue(env, **plan["heartbeat_enqueue"])
             results["section_seconds"]["heartbeat"] = round(time.time() - started)
         if "cost" in only:
             _progress("cost per fire")
@@ -250,16 +245,16 @@ def table(results: dict) -> str:
     for n, row in (results.get("heartbeat") or {}).items():
         lines.append(
             f"  heartbeat {int(n):>7,} registered: ratio {row['read_ratio']}, tick "
-            f"{row['tick_ms']:,.0f} ms, {row['claims_per_s']:,.0f} claims/s on moto"
+            f"{row['tick_ms']:,.0f} ms, {row['claims_per_s']:,.0f} fires sent/s on moto"
         )
-    workers = results.get("heartbeat_workers")
-    if workers:
-        for count, row in workers["by_workers"].items():
-            lines.append(
-                f"  heartbeat {workers['due']} due, {count:>2} claimer threads, "
-                f"{workers['latency_ms']} ms per call: tick {row['tick_ms']:,.0f} ms, "
-                f"{row['claims_per_s']:,.0f} claims/s"
-            )
+    enqueue = results.get("heartbeat_enqueue")
+    if enqueue:
+        lines.append(
+            f"  heartbeat: {enqueue['due']:,} fires due in a minute, {enqueue['latency_ms']} ms "
+            f"per call: {enqueue['ticks']} tick(s), {enqueue['wall_ms']:,.0f} ms, "
+            f"{enqueue['cpu_ms_per_fire']} ms CPU per fire (moto's included), "
+            f"{enqueue['sent_after_their_second']} sent after their second"
+        )
     if "usd_per_million_fires" in results:
         peer = results["peers"]["eventbridge_scheduler_plus_lambda_usd_per_million"]
         lines.append(f"  peer: EventBridge Scheduler + Lambda ~ ${peer:.2f} per million fires")

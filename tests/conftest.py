@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -76,15 +77,33 @@ class Aws:
         for m in messages:
             self.sqs().delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])
 
-    def purge_delays(self) -> None:
-        """Make delayed messages visible now: moto honours DelaySeconds in real time."""
+    def purge_delays(self, now: datetime | None = None) -> None:
+        """Make delayed messages visible now: moto honours DelaySeconds in real time.
+
+        With ``now`` (the test's clock), only messages due by then are made visible (a
+        scheduled fire lands at most a second before its slot), as SQS would deliver
+        them at that instant: a test never runs a fire ahead of its time.
+        """
         from moto.sqs.models import sqs_backends
 
+        due_ms = None if now is None else int(now.timestamp() * 1000) + 1000
         # The server runs in this process, so its backend is reachable directly.
         for backend in sqs_backends.values():
             for region_backend in backend.values():
                 for queue in region_backend.queues.values():
                     for message in queue._messages:
+                        if due_ms is not None:
+                            try:
+                                at = json.loads(message.body).get("at")
+                            except ValueError:
+                                at = None
+                            if json.loads(message.body).get("k") == "schedule" and (
+                                at is not None and int(at) > due_ms
+                            ):
+                                # Not due at the test's now: hidden, however long the
+                                # test has taken in real time (moto's delay is real).
+                                message.delayed_until = time.time() * 1000 + 3_600_000  # moto: ms
+                                continue
                         message.delayed_until = 0
 
     def drain(self, runner: Any, *, rounds: int = 50) -> list[str]:
@@ -93,7 +112,7 @@ class Aws:
 
         statuses = []
         for _ in range(rounds):
-            self.purge_delays()
+            self.purge_delays(runner.clock())
             messages = self.receive()
             if not messages:
                 break

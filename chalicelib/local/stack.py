@@ -256,6 +256,12 @@ class LocalStack:
         from chalicelib.store.models import TriggerModel
 
         now = datetime.now(UTC)
+        # The heartbeat's cursors say which slots were sent; the messages died with the
+        # old queue, so forget them: the first tick sends every due slot again.
+        for shard in range(get_settings().due_shards):
+            cursor = dynamo.get_cursor(str(shard))
+            if cursor is not None:
+                dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
         for item in TriggerModel.scan():
             in_flight = dynamo.in_flight_of(item)
             if not in_flight:

@@ -625,7 +625,9 @@ def _accept(
             s3.delete_body(record.body_s3_key)
         record_metric("WebhooksDuplicate", source=source)
         return 200, _duplicate(original)
-    if _full_after_store(item, capacity=int(spec.get("concurrency") or 1)):
+    if _full_after_store(item, capacity=int(spec.get("concurrency") or 1)) or _older_waits(
+        item.id, event_id
+    ):
         record_metric("EventsQueued")
     else:
         _dispatch_new(item.id, run_id=run_id, event_id=event_id, tenant=item.tenant)
@@ -689,6 +691,17 @@ def _full_after_store(item: TriggerModel, *, capacity: int) -> bool:
         return False  # room when we looked: send (the common case costs no extra read)
     fresh = dynamo.get_trigger(item.id)
     return fresh is not None and len(dynamo.in_flight_of(fresh)) >= capacity
+
+
+def _older_waits(trigger_id: str, event_id: str) -> bool:
+    """True if an older event waits in the trigger's queue: then this one needs no message.
+
+    The older event has its message (or a run in flight pulls it), its run pulls the
+    next when it settles, and so on down to this one: a burst sends one message per
+    run, not one per event that could only find the trigger busy (or not its turn).
+    """
+    head = _queue_of(trigger_id, limit=1)
+    return bool(head) and head[0].id != event_id
 
 
 def _dispatch_new(
@@ -777,13 +790,33 @@ def _queue_of(trigger_id: str, *, limit: int) -> list[EventModel]:
     return list(EventModel.pending_by_trigger.query(trigger_id, limit=limit, page_size=limit))
 
 
+PULL_ATTEMPTS = 3
+
+
+class PullFailed(Exception):
+    """The next event of a trigger's queue could not be sent (the chain would stall)."""
+
+
 def dispatch_pending(trigger_id: str, *, limit: int = 1) -> int:
-    """Enqueue the first event(s) of a trigger's queue; returns how many were sent."""
+    """Enqueue the first event(s) of a trigger's queue; returns how many were sent.
+
+    The send is tried ``PULL_ATTEMPTS`` times; if it still fails, ``PullFailed`` is
+    raised: a pull is what keeps the queue moving, and a silent failure would leave the
+    chain to the sweep (30 s or more later).
+    """
     messages = [m for m in map(_message_for, _queue_of(trigger_id, limit=limit)) if m]
     if not messages:
         return 0
-    failed = send_fires(messages)
-    return len(messages) - len(failed)
+    pending = messages
+    for _attempt in range(PULL_ATTEMPTS):
+        try:
+            pending = send_fires(pending)
+        except Exception:  # send_fires answers failures; anything else is retried too
+            logger.exception("pull send raised", extra={"trigger_id": trigger_id})
+        if not pending:
+            return len(messages)
+    record_metric("EventPullFailed")
+    raise PullFailed(f"{len(pending)} pull message(s) for {trigger_id} could not be sent")
 
 
 def _requeue(event_id: str, *, run_id: str, trigger_id: str, now_ms: int) -> bool:
@@ -898,11 +931,17 @@ def start_event_run(
         return None
     queue = _queue_of(item.id, limit=1)
     if queue and queue[0].id != event_id:
-        # Not our turn: the first event has its message (sent at ingress, or pulled by
-        # the run before), and each run pulls the next. Sending it another one here would
-        # double every message of a burst that arrives between two runs; a first event
-        # whose message was lost is the sweep's job.
-        return None
+        # Not our turn, but the trigger has room: run the queue's head in this message's
+        # place (this event waits its turn and is pulled by a run before it). Dropping the
+        # message would leave the room empty until the head's own message came round.
+        # This message's own event is not waiting: if it is a redelivery whose run ended
+        # without its bookkeeping (a finish hook failed), finish that first.
+        if message.run_id not in in_flight:
+            _finish_if_run_over(event_id, run_id=message.run_id, now=now)
+        head = _message_for(queue[0])
+        if head is None:
+            return None
+        message, event_id = head, queue[0].id
     outcome, claimed = dynamo.claim_and_start(
         item.id,
         run_id=message.run_id,
@@ -922,6 +961,7 @@ def start_event_run(
     event = _flip_running(event_id, run_id=message.run_id, now_ms=now_ms, lease_ms=lease_ms)
     if event is None:
         dynamo.drop_claim(item.id, run_id=message.run_id, lease_ms=lease_ms)
+        _finish_if_run_over(event_id, run_id=message.run_id, now=now)
         dispatch_pending(item.id)
         return None
     if len(dynamo.in_flight_of(claimed)) < capacity:
@@ -929,6 +969,27 @@ def start_event_run(
         # runs as many events at once as the trigger allows, each pulling its successor.
         dispatch_pending(item.id)
     return claimed, event
+
+
+def _finish_if_run_over(event_id: str, *, run_id: str, now: datetime) -> None:
+    """A message of an event still ``running`` whose run is no longer in flight: the run
+    settled but its bookkeeping failed (the finish hook raised, so the message came back).
+    Finish it now, from the run's record, instead of waiting for the sweep."""
+    try:
+        event = EventModel.get(event_id, consistent_read=True)
+    except DoesNotExist:
+        return
+    if event.status == "running" and event.run_id == run_id:
+        _recover(event, now=now)
+
+
+def started_message(message: FireMessage, event: EventModel) -> FireMessage:
+    """The message of the event that was started (the queue's head may have replaced it)."""
+    if event.id == message.event_id:
+        return message
+    return FireMessage(
+        run_id=event.run_id, trigger_id=event.trigger_id, surface="event", event_id=event.id
+    )
 
 
 def _payload_of(raw: bytes) -> Any:
@@ -1042,8 +1103,16 @@ def _on_finish(ctx: runner.RunContext) -> None:
         return
     now_ms = _ms(ctx.finished_at or ctx.now)
     # The slot is free: pull the next event first, it is what a waiting burst waits for.
-    dispatch_pending(ctx.item.id)
+    # A pull that failed is raised after the attempt is recorded (the runner retries the
+    # hook, then hands the message back to the queue): never swallowed.
+    pull_error: Exception | None = None
+    try:
+        dispatch_pending(ctx.item.id)
+    except Exception as exc:
+        pull_error = exc
     if ctx.message.surface != "event" or ctx.event is None:
+        if pull_error is not None:
+            raise pull_error
         return  # a manual run held the slot
     event = ctx.spec.get("event") or {}
     status = ctx.status or "failed"
@@ -1059,6 +1128,8 @@ def _on_finish(ctx: runner.RunContext) -> None:
     )
     if outcome is not None:
         record_metric("EventAttempts", outcome=outcome)
+    if pull_error is not None:
+        raise pull_error
 
 
 def _on_lost(*, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:

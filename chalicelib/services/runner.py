@@ -29,6 +29,7 @@ starts: handing it back would only give it to an invocation with the same time.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -42,7 +43,7 @@ from chalicelib.domain.settle import (
     lateness_ms,
     result_problem,
 )
-from chalicelib.domain.spec import MAX_STATE_BYTES
+from chalicelib.domain.spec import MAX_STATE_BYTES, decode_schedule
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
@@ -156,14 +157,25 @@ def _dt(ms: int | None) -> datetime | None:
 
 
 class Runner:
-    """Runs fire messages. ``clock`` is read at start and at finish, nowhere else."""
+    """Runs fire messages. ``clock`` is read at the claim, when the workflow starts and
+    when it ends."""
 
-    def __init__(self, *, clock: Callable[[], datetime] = _utcnow):
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], datetime] = _utcnow,
+        sleep: Callable[[float], None] | None = None,
+    ):
         self.clock = clock
+        # Waiting out a message's early fraction needs a real clock: a test's clock
+        # moves by hand, so by default only the real one sleeps.
+        self.sleep = sleep if sleep is not None or clock is not _utcnow else time.sleep
 
     def handle(self, message: FireMessage) -> str:
-        """Run one message; returns the run's status, or ``dropped``."""
+        """Run one message; returns the run's status, or ``dropped`` / ``buffered``."""
         settings = get_settings()
+        if message.surface == "schedule" and message.scheduled_ms is not None:
+            self._wait_for_slot(int(message.scheduled_ms))
         now = self.clock()
         lease_ms = _ms(now) + (settings.runner_timeout_s + 60) * 1000
         event = None
@@ -175,9 +187,13 @@ class Runner:
                 record_metric("RunsDropped", surface="event")
                 return "dropped"
             item, event = started
-            # The run starts when the claim is won, not when the message arrived: read the
-            # clock again, so that started_at never precedes the settle of the run before it.
-            now = self.clock()
+            # The event start may have swapped in the head of the trigger's queue.
+            message = events.started_message(message, event)
+        elif message.surface == "schedule" and message.sched is not None:
+            outcome = self._claim_slot(message, lease_ms=lease_ms, now=now)
+            if isinstance(outcome, str):
+                return outcome
+            item = outcome
         else:
             item = dynamo.start_run(message.trigger_id, run_id=message.run_id, lease_ms=lease_ms)
             if item is None:
@@ -191,6 +207,107 @@ class Runner:
         ctx = RunContext(item=item, spec=spec, message=message, now=now, event=event)
         return self._run(ctx)
 
+    def _wait_for_slot(self, slot_ms: int) -> None:
+        """A message lands up to a second before its slot (DelaySeconds rounded down):
+        wait out the fraction, so the fire starts on its second."""
+        if self.sleep is None:
+            return
+        early_ms = slot_ms - _ms(self.clock())
+        if 0 < early_ms <= 1000:
+            self.sleep(early_ms / 1000)
+
+    def _claim_slot(self, message: FireMessage, *, lease_ms: int, now: datetime) -> Any:
+        """Claim and start a scheduled slot (one write): the trigger item, or what happened.
+
+        Overlap and busy are decided here, when the fire is due: with a run executing
+        now, ``overlap: skip`` records the slot ``skipped`` and moves past it; any other
+        policy leaves it due, and the settle of that run sends it again (``_pull_slot``).
+        A duplicate message, or one for a slot the trigger has moved past, is dropped.
+        """
+        settings = get_settings()
+        slot_ms = int(message.scheduled_ms or 0)
+        shard = dynamo.shard_of(message.trigger_id, settings.due_shards)
+        sched = message.sched or "{}"
+        for _attempt in range(3):
+            policy = json.loads(sched)
+            following = schedule.next_fire_after(
+                decode_schedule(sched), max(now, _dt(slot_ms) or now)
+            )
+            next_slot_ms = _ms(following) if following is not None else None
+            capacity = int(policy.get("n", 1)) if policy.get("o") == "allow" else 1
+            outcome, item = dynamo.claim_slot_and_start(
+                message.trigger_id,
+                slot_ms=slot_ms,
+                sched=sched,
+                next_slot_ms=next_slot_ms,
+                run_id=message.run_id,
+                lease_ms=lease_ms,
+                capacity=capacity,
+                shard=shard,
+            )
+            if outcome == dynamo.ClaimResult.CLAIMED and item is not None:
+                return item
+            item = dynamo.get_trigger(message.trigger_id)
+            if item is None:
+                return self._dropped(message, "trigger deleted")
+            entry = dynamo.in_flight_of(item).get(message.run_id)
+            if isinstance(entry, dict):
+                if int(entry.get("s", 0)) == 0:  # claimed and waiting (deferred): start it
+                    started = dynamo.start_run(item.id, run_id=message.run_id, lease_ms=lease_ms)
+                    return started if started is not None else self._dropped(message, "raced")
+                return self._dropped(message, "duplicate delivery")
+            if item.next_fire_at is None or int(item.next_fire_at) != slot_ms:
+                return self._dropped(message, "slot already run or moved")
+            if item.sched != sched:
+                if not item.sched:
+                    return self._dropped(message, "no longer a schedule")
+                sched = item.sched  # edited, same slot: claim it with what is stored now
+                continue
+            if item.status != "active":
+                from chalicelib.services.heartbeat import refresh_due
+
+                refresh_due(item, now=now)  # out of the due index: nothing to send again
+                return self._dropped(message, "trigger disabled")
+            from chalicelib.services.heartbeat import _record_terminal, reap_expired
+
+            if reap_expired(item, now=now):
+                continue
+            in_flight = dynamo.in_flight_of(item)
+            if len(in_flight) < capacity:
+                continue  # the run we saw settled meanwhile: claim again
+            if policy.get("o", "skip") == "skip":
+                # Record first, then move past the slot: if the record cannot be written
+                # the slot stays due and its message comes back, so a skip never goes
+                # unrecorded. Only created, never overwritten.
+                _record_terminal(
+                    item,
+                    message.run_id,
+                    slot_ms,
+                    "skipped",
+                    "previous run still in flight (overlap: skip)",
+                    now,
+                    only_new=True,
+                )
+                leases = [dynamo.entry_lease(e) for e in in_flight.values()]
+                due = min([*leases, next_slot_ms] if next_slot_ms else leases)
+                dynamo.advance_slot(
+                    item.id, slot_ms=slot_ms, next_slot_ms=next_slot_ms, due_at=due, shard=shard
+                )
+                # The next slot follows the schedule: the heartbeat has sent (or will send)
+                # its message, as it sends every slot up to its horizon.
+                return "skipped"
+            record_metric("RunsBuffered")
+            return "buffered"  # buffer_one / allow at capacity: the settle sends it again
+        return self._dropped(message, "claim kept losing races")
+
+    def _dropped(self, message: FireMessage, why: str) -> str:
+        record_metric("RunsDropped", surface=message.surface)
+        logger.info(
+            "fire dropped at the claim",
+            extra={"trigger_id": message.trigger_id, "run_id": message.run_id, "why": why},
+        )
+        return "dropped"
+
     def _run(self, ctx: RunContext) -> str:
         item, message, now = ctx.item, ctx.message, ctx.now
         run = new_run_record(
@@ -200,10 +317,6 @@ class Runner:
             scheduled_ms=message.scheduled_ms,
             now=now,
             event_id=message.event_id,
-        )
-        run.started_at = _ms(now)
-        run.lateness_ms = (
-            lateness_ms(_dt(message.scheduled_ms), now) if message.surface == "schedule" else None
         )
         if ctx.event is not None:
             run.attempt = int(ctx.event.attempt or 1)
@@ -238,7 +351,16 @@ class Runner:
                     **extras,
                 )
                 ctx.fire = fire
-                answered = invoke(item.workflow, fire)
+                # started_at is when the workflow starts: after the start fence and every
+                # guard (a serialize_key wait included), not when the message arrived.
+                started_at = self.clock()
+                run.started_at = _ms(started_at)
+                if message.surface == "schedule":
+                    run.lateness_ms = lateness_ms(_dt(message.scheduled_ms), started_at)
+                try:
+                    answered = invoke(item.workflow, fire)
+                finally:
+                    ctx.finished_at = self.clock()  # when the workflow ended, before settle
                 problem = check_result(answered)
                 if problem is not None:
                     raise WorkflowFailed(problem)
@@ -299,7 +421,7 @@ class Runner:
         """Settle the run; returns its final status (a state write can still fail it)."""
         item, message = ctx.item, ctx.message
         settings = get_settings()
-        finished = self.clock()
+        finished = ctx.finished_at or self.clock()
         finished_ms = _ms(finished)
         ctx.finished_at = finished
         error = _redact(ctx, error) if error else error
@@ -392,8 +514,34 @@ class Runner:
                     extra={"trigger_id": item.id, "run_id": message.run_id, "reason": reason},
                 )
         ctx.status = status
+        if settled.kind != "event":
+            self._pull_slot(settled, override_ms=override_ms, now=finished)
         _run_finish_hooks(ctx)
         return status
+
+    def _pull_slot(self, settled: TriggerModel, *, override_ms: int | None, now: datetime) -> None:
+        """After a settle: send the message of a slot that waited for this run.
+
+        A slot that came due while this run held the trigger (``buffer_one``, or ``allow``
+        at its concurrency) was left due by its claim: its message is sent now. A slot
+        set by the workflow (``next_fire_at``) inside the window the heartbeat already
+        enqueued is sent too. A spare message is dropped by the claim's fence.
+        """
+        from chalicelib.services.heartbeat import enqueue_if_sent_window, fire_message
+
+        if settled.status != "active" or settled.next_fire_at is None or not settled.sched:
+            return
+        now_ms = _ms(now)
+        slot = int(settled.next_fire_at)
+        if slot <= now_ms + 1000 and override_ms is None:
+            message = fire_message(settled.id, slot, settled.sched, now_ms=now_ms)
+            if send_fires([message]) and send_fires([message]):
+                logger.warning(
+                    "the waiting slot could not be sent; the overdue pass will",
+                    extra={"trigger_id": settled.id, "run_id": message.run_id},
+                )
+        elif override_ms is not None:
+            enqueue_if_sent_window(settled, now=now)
 
     def _defer(self, ctx: RunContext, *, delay_s: int) -> str:
         """Give the run back without recording or counting it; it comes back after a wait.
@@ -459,15 +607,44 @@ def _will_retry(ctx: RunContext) -> bool:
     return int(ctx.event.attempt or 1) < int(event.get("max_attempts") or 3)
 
 
+FINISH_HOOK_ATTEMPTS = 3
+
+
+class FinishHookFailed(Exception):
+    """Bookkeeping after settle failed (after retries): the message goes back to the queue."""
+
+
 def _run_finish_hooks(ctx: RunContext) -> None:
+    """Run every finish hook, each tried a few times; raise if any still failed.
+
+    The hooks are fenced and safe to repeat (budget reconcile, lock release, event
+    bookkeeping and pull). One that keeps failing is not swallowed: the others still run,
+    then ``FinishHookFailed`` fails this message, so the queue delivers it again and its
+    start finishes what is left (events: ``events._finish_if_run_over``), with the
+    heartbeat's sweep as the last resort.
+    """
+    failures: list[str] = []
     for hook in finish_hooks:
-        try:
-            hook(ctx)
-        except Exception:
-            logger.exception(
-                "finish hook failed",
-                extra={"trigger_id": ctx.item.id, "run_id": ctx.message.run_id},
-            )
+        for attempt in range(FINISH_HOOK_ATTEMPTS):
+            try:
+                hook(ctx)
+                break
+            except Exception as exc:
+                logger.exception(
+                    "finish hook failed",
+                    extra={
+                        "trigger_id": ctx.item.id,
+                        "run_id": ctx.message.run_id,
+                        "attempt": attempt + 1,
+                    },
+                )
+                if attempt == FINISH_HOOK_ATTEMPTS - 1:
+                    failures.append(f"{getattr(hook, '__name__', hook)}: {exc!r}")
+                else:
+                    time.sleep(0.05 * 2**attempt)
+    if failures:
+        record_metric("FinishHookFailed", surface=ctx.message.surface)
+        raise FinishHookFailed("; ".join(failures))
 
 
 def _redact(ctx: RunContext, text: str) -> str:

@@ -1,8 +1,12 @@
-"""The fenced writes of the claim → start → settle protocol, and the reads around them.
+"""The fenced writes of the claim+start → settle protocol, and the reads around them.
 
 Every change of who owns a trigger is one conditional UpdateItem, fenced by the run id.
 ``in_flight`` is a map ``run_id → {l: lease_ms, s: started 0|1, k: surface, t: slot_ms}``;
 its size is the number of runs that own the trigger now.
+
+A scheduled fire rests on two fenced writes: the runner's ``claim_slot_and_start``
+(before the workflow) and ``settle_run`` (after it). The heartbeat writes nothing per
+fire: it reads due rows and sends their messages, and moves its per-shard cursor.
 
 The due index is keyed ``(due_shard, due_at)``. ``due_at`` is the earliest instant the
 heartbeat must look at the trigger: its next slot, or the lease of a run in flight when
@@ -16,6 +20,7 @@ import json
 import secrets
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,8 +34,11 @@ __all__ = [
     "ClaimResult",
     "shard_of",
     "query_due",
+    "iter_due",
     "get_trigger",
-    "claim_slot",
+    "claim_slot_and_start",
+    "get_cursor",
+    "advance_cursor",
     "advance_slot",
     "release_claim",
     "start_run",
@@ -78,20 +86,36 @@ def _conditional_failed(exc: Exception) -> bool:
     return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
 
 
-def query_due(shard: str, *, until_ms: int, limit: int = 1000) -> list[DueRow]:
-    """Rows of one shard whose ``due_at`` is at or before ``until_ms``, earliest first."""
-    rows = []
-    for item in TriggerModel.due.query(
-        shard, TriggerModel.due_at <= until_ms, limit=limit, page_size=min(limit, 500)
-    ):
-        rows.append(
-            DueRow(
-                trigger_id=item.id,
-                due_at=int(item.due_at),
-                next_fire_at=int(item.next_fire_at) if item.next_fire_at is not None else None,
-                sched=item.sched,
-            )
+def iter_due(
+    shard: str, *, until_ms: int, after_ms: int | None = None, page_size: int = 500
+) -> Iterator[DueRow]:
+    """Rows of one shard whose ``due_at`` is at or before ``until_ms`` (and after
+    ``after_ms``), earliest first.
+
+    Read page by page as the caller consumes them: no cap on how many, the caller stops
+    when its time is up.
+    """
+    key = (
+        TriggerModel.due_at <= until_ms
+        if after_ms is None
+        else TriggerModel.due_at.between(after_ms + 1, until_ms)
+    )
+    for item in TriggerModel.due.query(shard, key, page_size=page_size):
+        yield DueRow(
+            trigger_id=item.id,
+            due_at=int(item.due_at),
+            next_fire_at=int(item.next_fire_at) if item.next_fire_at is not None else None,
+            sched=item.sched,
         )
+
+
+def query_due(shard: str, *, until_ms: int, limit: int = 1000) -> list[DueRow]:
+    """At most ``limit`` rows of ``iter_due``."""
+    rows = []
+    for row in iter_due(shard, until_ms=until_ms, page_size=min(limit, 500)):
+        rows.append(row)
+        if len(rows) >= limit:
+            break
     return rows
 
 
@@ -139,57 +163,112 @@ def _in_flight(item: TriggerModel) -> dict:
     return raw.as_dict() if hasattr(raw, "as_dict") else dict(raw or {})
 
 
-def claim_slot(
+def claim_slot_and_start(
     trigger_id: str,
     *,
-    due_at: int,
     slot_ms: int,
+    sched: str,
     next_slot_ms: int | None,
     run_id: str,
     lease_ms: int,
     capacity: int,
     shard: str,
-) -> str:
-    """Claim the slot ``slot_ms`` for ``run_id``: one conditional update.
+) -> tuple[str, TriggerModel | None]:
+    """The runner's first write for a scheduled fire: claim the slot and start the run.
 
-    The condition is that the index row we read is still current (``due_at`` and
-    ``next_fire_at`` unchanged), the trigger is active and has room. The same write
-    advances ``next_fire_at`` to the next slot after now, so after downtime a trigger
-    fires once, not once per missed slot.
+    One conditional update, taken when the fire is due (not when it was enqueued): the
+    slot is still the trigger's next one (``next_fire_at`` and the schedule it was read
+    with unchanged), the trigger is active and has room, and this run id owns nothing
+    yet. The same write advances ``next_fire_at`` to the next slot after now (after
+    downtime a trigger fires once), so a duplicate message of the slot is fenced out:
+    a message can never run twice.
     """
     t = TriggerModel
-    # A token per claim attempt: after a lost reply it tells our write from another
-    # heartbeat's claim of the same slot (same run id and, at the same now, same lease).
+    # A token per claim: after a lost reply (and botocore's retry failing the condition)
+    # an entry carrying it says the claim was ours.
     token = secrets.token_hex(4)
-    entry = {"l": lease_ms, "s": 0, "k": "s", "t": slot_ms, "c": token}
-    actions = [t.in_flight[run_id].set(entry)]
+    entry = {"l": lease_ms, "s": 1, "k": "s", "t": slot_ms, "o": token}
+    actions = [t.in_flight[run_id].set(entry), t.due_shard.set(shard)]
     if next_slot_ms is None:
-        actions += [t.next_fire_at.remove(), t.due_at.set(lease_ms), t.due_shard.set(shard)]
+        actions += [t.next_fire_at.remove(), t.due_at.set(lease_ms)]
     else:
-        actions += [
-            t.next_fire_at.set(next_slot_ms),
-            t.due_at.set(min(next_slot_ms, lease_ms)),
-            t.due_shard.set(shard),
-        ]
+        actions += [t.next_fire_at.set(next_slot_ms), t.due_at.set(min(next_slot_ms, lease_ms))]
     condition: Condition = (
-        (t.due_at == due_at)
-        & (t.next_fire_at == slot_ms)
+        (t.next_fire_at == slot_ms)
+        & (t.sched == sched)
         & (t.status == "active")
         & (size(t.in_flight) < capacity)
         & t.in_flight[run_id].does_not_exist()
     )
+    item = TriggerModel(trigger_id)
     try:
-        TriggerModel(trigger_id).update(actions=actions, condition=condition)
+        item.update(actions=actions, condition=condition)
     except UpdateError as exc:
-        # A reply lost after the write was applied looks like a failure (and botocore's
-        # retry of it fails the condition): an entry carrying our token says it is ours.
-        mine = _entry_after_error(trigger_id, run_id)[1]
-        if mine is not None and mine.get("c") == token:
-            return ClaimResult.CLAIMED
+        fresh, mine = _entry_after_error(trigger_id, run_id)
+        if mine is not None and mine.get("o") == token:
+            return ClaimResult.CLAIMED, fresh
         if _conditional_failed(exc):
-            return ClaimResult.LOST
+            return ClaimResult.LOST, None
         raise
-    return ClaimResult.CLAIMED
+    return ClaimResult.CLAIMED, item
+
+
+# The heartbeat's enqueue cursor of a due shard lives in the triggers table, in an item of
+# its own (``#cursor#<shard>``: no trigger id starts with ``#``, and it has none of the
+# attributes the indexes are keyed on, so no listing or index ever sees it). The functions
+# that already read and write triggers need no other table.
+_CURSOR_PREFIX = "#cursor#"
+
+
+def _cursor_key(shard: str) -> dict:
+    return {"id": {"S": f"{_CURSOR_PREFIX}{shard}"}}
+
+
+def get_cursor(shard: str) -> int | None:
+    """The enqueue cursor of a due shard: every slot at or before it was sent (None: never)."""
+    from chalicelib.store.aws import client
+
+    answer = client("dynamodb").get_item(
+        TableName=TriggerModel.Meta.table_name, Key=_cursor_key(shard), ConsistentRead=True
+    )
+    value = (answer.get("Item") or {}).get("cursor_ms", {}).get("N")
+    return int(value) if value is not None else None
+
+
+def advance_cursor(shard: str, *, expected: int | None, cursor_ms: int | None) -> bool:
+    """Move a shard's cursor, fenced on the value read: False if another tick moved it first.
+
+    ``cursor_ms`` None forgets it (the local stack after a restart: its queue is gone).
+    """
+    from botocore.exceptions import ClientError
+
+    from chalicelib.store.aws import client
+
+    arguments: dict = {
+        "TableName": TriggerModel.Meta.table_name,
+        "Key": _cursor_key(shard),
+        "ExpressionAttributeNames": {"#c": "cursor_ms"},
+    }
+    values: dict = {}
+    if cursor_ms is None:
+        arguments["UpdateExpression"] = "REMOVE #c"
+    else:
+        arguments["UpdateExpression"] = "SET #c = :new"
+        values[":new"] = {"N": str(cursor_ms)}
+    if expected is None:
+        arguments["ConditionExpression"] = "attribute_not_exists(#c)"
+    else:
+        arguments["ConditionExpression"] = "#c = :old"
+        values[":old"] = {"N": str(expected)}
+    if values:
+        arguments["ExpressionAttributeValues"] = values
+    try:
+        client("dynamodb").update_item(**arguments)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
 
 
 def advance_slot(
@@ -445,25 +524,33 @@ def set_due(
 
 
 def disable_trigger(trigger_id: str, *, reason: str, now_ms: int) -> TriggerModel | None:
-    """Disable an active trigger with a visible reason (no-op if already disabled)."""
+    """Disable an active trigger with a visible reason (no-op if already disabled).
+
+    With no run in flight it also leaves the due index in the same write, so the
+    heartbeat stops sending its slots; a run in flight keeps it there (its lease must
+    stay reapable), and the first message dropped for it takes it out.
+    """
     t = TriggerModel
-    item = TriggerModel(trigger_id)
-    try:
-        item.update(
-            actions=[
-                t.status.set("disabled"),
-                t.disabled_reason.set(reason),
-                t.disabled_ms.set(now_ms),
-                t.updated_ms.set(now_ms),
-                t.version.add(1),
-            ],
-            condition=t.status == "active",
-        )
-    except UpdateError as exc:
-        if _conditional_failed(exc):
-            return None
-        raise
-    return item
+    base = [
+        t.status.set("disabled"),
+        t.disabled_reason.set(reason),
+        t.disabled_ms.set(now_ms),
+        t.updated_ms.set(now_ms),
+        t.version.add(1),
+    ]
+    for idle in (True, False):
+        item = TriggerModel(trigger_id)
+        actions = [*base, t.due_at.remove(), t.due_shard.remove()] if idle else base
+        condition = t.status == "active"
+        if idle:
+            condition &= size(t.in_flight) == 0
+        try:
+            item.update(actions=actions, condition=condition)
+            return item
+        except UpdateError as exc:
+            if not _conditional_failed(exc):
+                raise
+    return None
 
 
 # A trigger's payload larger than this (as compact JSON) is kept in an item of its own,

@@ -29,15 +29,21 @@ class FireMessage:
     # local runner pool) share the job ceiling among tenants. Filled in by ``send_fires``
     # when the sender did not have it at hand.
     tenant: str | None = None
+    # A schedule fire carries the schedule it was read with (the due index's ``sched``,
+    # ~100 bytes): the runner's claim computes the next slot from it and is fenced on it,
+    # so the claim is one write with no read before it.
+    sched: str | None = None
 
     def body(self) -> str:
-        data = {"r": self.run_id, "t": self.trigger_id, "k": self.surface}
+        data: dict = {"r": self.run_id, "t": self.trigger_id, "k": self.surface}
         if self.scheduled_ms is not None:
             data["at"] = self.scheduled_ms
         if self.event_id is not None:
             data["e"] = self.event_id
         if self.tenant is not None:
             data["n"] = self.tenant
+        if self.sched is not None:
+            data["s"] = self.sched
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
@@ -50,6 +56,7 @@ class FireMessage:
             scheduled_ms=data.get("at"),
             event_id=data.get("e"),
             tenant=data.get("n"),
+            sched=data.get("s"),
         )
 
 

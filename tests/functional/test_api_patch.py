@@ -69,7 +69,7 @@ def test_new_interval_counts_from_the_last_slot_that_fired(aws, root, clock):
     trigger = create(root, clock, schedule={"interval_s": 3600})
     runner = Runner(clock=clock)
     clock.advance(3600)  # 13:00: the first slot
-    assert heartbeat.tick(now=clock()).claimed == 1
+    assert heartbeat.tick(now=clock()).due == 1
     assert aws.drain(runner) == ["succeeded"]
     clock.advance(600)  # 13:10
     edited = patch(root, trigger, {"schedule": {"interval_s": 7200}}, clock)
@@ -261,17 +261,18 @@ def test_event_trigger_edits_its_filter_but_not_its_source_secret_or_cadence(aws
 # -- never a double fire -----------------------------------------------------------------
 
 
-def test_cron_edit_after_a_slot_was_claimed_early_never_fires_that_slot_again(aws, root, clock):
+def test_cron_edit_after_a_slot_was_enqueued_early_never_fires_that_slot_twice(aws, root, clock):
     # The Dagster bug: changing the cron re-ran a tick that had already run. Here the
-    # 12:05 slot is claimed at 12:04:30 (lookahead), then the cron changes to every
-    # minute at 12:04:40: the new schedule also has 12:05, which must not fire twice.
+    # 12:05 slot is enqueued at 12:04:30 (lookahead), then the cron changes to every
+    # minute at 12:04:40: the new schedule also has 12:05. Nothing was claimed yet, so
+    # 12:05 stays the next slot; its queued message runs it once, under the new schedule.
     trigger = create(root, clock, schedule={"cron": "*/5 * * * *"})
     runner = Runner(clock=clock)
     clock.advance(4 * 60 + 30)
-    assert heartbeat.tick(now=clock()).claimed == 1
+    assert heartbeat.tick(now=clock()).due == 1
     clock.advance(10)
     edited = patch(root, trigger, {"schedule": {"cron": "* * * * *"}}, clock)
-    assert edited["next_fire_at"] == "2026-11-30T12:06:00.000Z"
+    assert edited["next_fire_at"] == "2026-11-30T12:05:00.000Z"
     clock.advance(20)  # 12:05:00
     assert aws.drain(runner) == ["succeeded"]
     for _ in range(3):
@@ -291,18 +292,21 @@ def test_cron_edit_after_a_slot_was_claimed_early_never_fires_that_slot_again(aw
 def test_claim_between_the_patch_read_and_its_write_is_fenced_and_retried(
     aws, root, clock, monkeypatch
 ):
-    # Timeline: the PATCH reads the item (next_fire_at 12:05); the heartbeat then claims
-    # 12:05; the PATCH's conditional write fails on next_fire_at, re-reads, and computes
-    # its slot after the claimed one. The version was not touched by the claim.
+    # Timeline: the PATCH reads the item (next_fire_at 12:05); a runner then claims and
+    # runs 12:05; the PATCH's conditional write fails on next_fire_at, re-reads, and
+    # computes its slot after the one that ran. The version was not touched by the claim.
     trigger = create(root, clock, schedule={"cron": "*/5 * * * *"})
     clock.advance(4 * 60 + 30)
+    heartbeat.tick(now=clock())
+    clock.advance(30)  # 12:05:00
+    runner = Runner(clock=clock)
     real_load = triggers.load_owned
     reads = []
 
     def load_then_claim(principal, trigger_id):
         item = real_load(principal, trigger_id)
         if not reads:
-            assert heartbeat.tick(now=clock()).claimed == 1
+            assert aws.drain(runner) == ["succeeded"]
         reads.append(item.next_fire_at)
         return item
 
@@ -311,9 +315,6 @@ def test_claim_between_the_patch_read_and_its_write_is_fenced_and_retried(
     monkeypatch.setattr(triggers, "load_owned", real_load)
     assert len(reads) == 2  # one lost race, one retry
     assert edited["next_fire_at"] == "2026-11-30T12:06:00.000Z"
-    runner = Runner(clock=clock)
-    clock.advance(30)
-    aws.drain(runner)
     clock.advance(60)
     heartbeat.tick(now=clock())
     aws.drain(runner)
@@ -323,24 +324,17 @@ def test_claim_between_the_patch_read_and_its_write_is_fenced_and_retried(
     assert view["run_count"] == 2 and view["state"] == {"count": 2}
 
 
-def test_patch_written_before_a_stale_claim_makes_the_heartbeat_lose_the_race(
-    aws, root, clock, monkeypatch
-):
+def test_a_patch_written_after_its_slot_was_enqueued_fences_that_message_out(aws, root, clock):
     trigger = create(root, clock, schedule={"cron": "*/5 * * * *"})
     clock.advance(4 * 60 + 30)
-    real_query_due = dynamo.query_due
-
-    def query_then_patch(shard, *, until_ms, limit=1000):
-        rows = real_query_due(shard, until_ms=until_ms, limit=limit)
-        if rows:
-            patch(root, trigger, {"schedule": {"cron": "0 9 * * *"}}, clock)
-        return rows
-
-    monkeypatch.setattr(dynamo, "query_due", query_then_patch)
-    report = heartbeat.tick(now=clock())
-    assert report.claimed == 0 and report.lost_races == 1
+    assert heartbeat.tick(now=clock()).due == 1  # 12:05 is enqueued
+    patch(root, trigger, {"schedule": {"cron": "0 9 * * *"}}, clock)
+    clock.advance(30)
+    # The 12:05 message finds the trigger moved on: dropped by the claim's fence.
+    assert aws.drain(Runner(clock=clock)) == ["dropped"]
     item = dynamo.get_trigger(trigger["id"])
     assert dynamo.in_flight_of(item) == {}
+    assert scheduled_runs(trigger["id"]) == []
     assert triggers.trigger_view(item)["next_fire_at"] == "2026-12-01T09:00:00.000Z"
 
 

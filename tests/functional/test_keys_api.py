@@ -151,7 +151,7 @@ def test_fire_after_the_creator_key_is_deleted_disables_with_creator_gone(aws, a
     assert audit["items"][0]["detail"]["reason"] == "creator_gone"
     # It does not retry forever: later ticks find nothing to fire.
     clock.advance(600)
-    assert heartbeat.tick(now=clock()).claimed == 0
+    assert heartbeat.tick(now=clock()).due == 0
 
 
 def test_a_creator_demoted_below_operator_is_gone_too(aws, api, clock):

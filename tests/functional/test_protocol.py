@@ -77,14 +77,20 @@ def test_twenty_concurrent_heartbeats_dispatch_each_due_trigger_exactly_once(
     ids = [_create(root, clock) for _ in range(5)]
     runner = Runner(clock=clock)
     EXECUTIONS.clear()
+    sent_all: list[str] = []
     for round_no in range(20):
         clock.advance(60)
         now = clock()
         reports = ticks_at_once(20, now=now)
-        claimed = [run_id for r in reports for run_id in r.run_ids]
-        assert len(claimed) == 5, f"round {round_no}: {sum(r.claimed for r in reports)} claims"
-        assert sorted({c.split(".")[0] for c in claimed}) == sorted(ids)
+        sent = [run_id for r in reports for run_id in r.run_ids]
+        # The cursor is fenced: one of the 20 sends the window, the others nothing.
+        assert sum(1 for r in reports if r.run_ids) == 1, f"round {round_no}"
+        # Each window holds every trigger's slots up to now + 60 s (the first holds two).
+        assert len(sent) == (10 if round_no == 0 else 5), f"round {round_no}: {sent}"
+        assert sorted({c.split(".")[0] for c in sent}) == sorted(ids)
+        sent_all += sent
         assert aws.drain(runner) == ["succeeded"] * 5
+    assert len(sent_all) == len(set(sent_all)), "a slot was enqueued twice"
     assert len(EXECUTIONS) == 100
     assert set(EXECUTIONS.values()) == {1}
 
@@ -93,7 +99,7 @@ def test_a_duplicate_sqs_delivery_runs_once(aws, clock, root):
     trigger_id = _create(root, clock)
     clock.advance(60)
     heartbeat.tick(now=clock())
-    aws.purge_delays()
+    aws.purge_delays(clock())
     (message,) = aws.receive()
     fire = FireMessage.parse(message["Body"])
     EXECUTIONS.clear()
@@ -104,34 +110,55 @@ def test_a_duplicate_sqs_delivery_runs_once(aws, clock, root):
     assert dynamo.get_state(trigger_id)[0] == {"n": 1}
 
 
+def _receive_slot(aws, trigger_id: str, slot_ms: int) -> tuple[FireMessage, dict]:
+    """The queued message of one slot (the others are left in the queue)."""
+    aws.purge_delays()
+    for message in aws.receive(visibility=0):
+        fire = FireMessage.parse(message["Body"])
+        if fire.trigger_id == trigger_id and fire.scheduled_ms == slot_ms:
+            return fire, message
+    raise AssertionError(f"no message for slot {slot_ms}")
+
+
+def _ms(at) -> int:
+    return int(round(at.timestamp() * 1000))
+
+
 def test_a_runner_that_dies_between_start_and_settle_is_reaped_and_the_trigger_fires_again(
     aws, clock, root
 ):
     trigger_id = _create(root, clock)
     clock.advance(60)
     heartbeat.tick(now=clock())
-    aws.purge_delays()
-    (message,) = aws.receive()
-    fire = FireMessage.parse(message["Body"])
-    lease_ms = int((clock() + timedelta(seconds=360)).timestamp() * 1000)
-    # The runner writes its start fence, then its process dies: no settle.
-    assert dynamo.start_run(trigger_id, run_id=fire.run_id, lease_ms=lease_ms) is not None
+    fire, message = _receive_slot(aws, trigger_id, _ms(clock()))
+    lease_ms = _ms(clock() + timedelta(seconds=360))
+    # The runner writes its claim (which starts the run), then its process dies.
+    outcome, _ = dynamo.claim_slot_and_start(
+        trigger_id,
+        slot_ms=fire.scheduled_ms,
+        sched=fire.sched,
+        next_slot_ms=fire.scheduled_ms + 60_000,
+        run_id=fire.run_id,
+        lease_ms=lease_ms,
+        capacity=1,
+        shard=dynamo.shard_of(trigger_id, 4),
+    )
+    assert outcome == dynamo.ClaimResult.CLAIMED
     aws.delete([message])
 
-    # While the lease is live, the next slots are skipped (overlap: skip), not run.
+    # While the lease is live, the next slot is skipped (overlap: skip), not run.
     clock.advance(60)
-    report = heartbeat.tick(now=clock())
-    assert (report.claimed, report.skipped, report.reaped) == (0, 1, 0)
+    heartbeat.tick(now=clock())
+    assert aws.drain(Runner(clock=clock)) == ["skipped"]
 
-    # Past the lease: the dead run is reaped and recorded lost, the trigger fires again.
+    # Past the lease: the dead run is reaped and recorded lost, the trigger fires again
+    # (a spare message of a slot sent again after the gap is dropped).
     clock.advance(360)
-    report = heartbeat.tick(now=clock())
-    assert report.reaped == 1
-    assert report.claimed == 1
+    heartbeat.tick(now=clock())
+    assert [s for s in aws.drain(Runner(clock=clock)) if s != "dropped"] == ["succeeded"]
     lost = triggers.get_run_view(root, fire.run_id)
     assert lost["status"] == "lost"
     assert "lease expired" in lost["error"]
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
     view = triggers.get_trigger_view(root, trigger_id)
     assert view["last_run"]["status"] == "succeeded"
     assert view["consecutive_failures"] == 0
@@ -142,6 +169,8 @@ def test_a_runner_that_dies_between_start_and_settle_is_reaped_and_the_trigger_f
 def test_one_failed_send_in_a_batch_of_ten_leaves_nine_sent_and_fires_it_next_tick(
     aws, clock, root, monkeypatch
 ):
+    monkeypatch.setenv("CRONHOOK_DUE_SHARDS", "1")
+    reset_settings()
     ids = [_create(root, clock, schedule={"interval_s": 120}) for _ in range(10)]
     sqs = client("sqs")
     real = sqs.send_message_batch
@@ -167,11 +196,12 @@ def test_one_failed_send_in_a_batch_of_ten_leaves_nine_sent_and_fires_it_next_ti
     monkeypatch.setattr(sqs, "send_message_batch", flaky)
     clock.advance(120)
     report = heartbeat.tick(now=clock())
-    assert (report.claimed, report.enqueued, report.send_failed) == (10, 9, 1)
+    assert (report.due, report.enqueued, report.send_failed) == (10, 9, 1)
     runner = Runner(clock=clock)
     assert aws.drain(runner) == ["succeeded"] * 9
 
-    # The failed one was released: the next tick claims the same slot (same run id) again.
+    # The cursor went back before the failed slot: the next tick sends it again (same
+    # run id). The nine that ran have moved on to their next slot, beyond the horizon.
     clock.advance(5)
     report = heartbeat.tick(now=clock())
     assert report.run_ids == failed_once
@@ -199,40 +229,56 @@ def test_a_failed_run_never_leaks_its_claim(aws, clock, root):
             assert dynamo.in_flight_of(item) == {}
     view = triggers.get_trigger_view(root, unserialisable)
     assert view["consecutive_failures"] == 3
-    assert "state not saved" in view["last_run"]["error"]
+    error = view["last_run"]["error"]
+    assert "state not saved" in error or "state that is not JSON" in error, error
 
 
 def test_after_three_hours_down_a_fifteen_minute_interval_fires_once(aws, clock, root):
     trigger_id = _create(root, clock, schedule={"interval_s": 900})
     clock.advance(3 * 3600 + 30)
     report = heartbeat.tick(now=clock())
-    assert report.claimed == 1
+    assert report.due == 1
     assert aws.drain(Runner(clock=clock)) == ["succeeded"]
     item = dynamo.get_trigger(trigger_id)
     # The next slot is the first one after now, not one of the twelve missed.
     assert int(item.next_fire_at) == int((clock().timestamp() + 870) * 1000)
     report = heartbeat.tick(now=clock() + timedelta(seconds=1))
-    assert report.claimed == 0
+    assert report.due == 0
 
 
-def test_heartbeat_claims_within_its_lookahead_and_delays_the_message_to_the_second(
+def test_heartbeat_enqueues_within_its_lookahead_and_delays_the_message_to_the_second(
     aws, clock, root, sent_entries
 ):
     sent = sent_entries
     soon = _create(root, clock, schedule={"interval_s": 90})  # first slot at +90 s
     later = _create(root, clock, schedule={"interval_s": 200})  # first slot at +200 s
-    clock.advance(60)  # soon is 30 s ahead: inside the 60 s look-ahead; later is not
+    clock.advance(59.6)  # soon is 30.4 s ahead: inside the 60 s look-ahead; later is not
     report = heartbeat.tick(now=clock())
-    assert report.run_ids == [f"{soon}.{int((clock().timestamp() + 30) * 1000):013d}s"]
-    assert [e["DelaySeconds"] for e in sent] == [30]
+    assert report.run_ids == [f"{soon}.{int((clock().timestamp() + 30.4) * 1000):013d}s"]
+    # Rounded down: the message lands up to 1 s early and the runner waits out the
+    # fraction; counted from the send, so the time the tick took before it is taken off.
+    (delay,) = [e["DelaySeconds"] for e in sent]
+    assert 30.4 - report.duration_ms / 1000 - 1 <= delay <= 30
+    # Nothing is claimed ahead of time: the runner claims when the fire is due.
+    assert dynamo.get_trigger(soon).in_flight.as_dict() == {}
     assert dynamo.get_trigger(later).in_flight.as_dict() == {}
 
 
-def test_a_fire_claimed_early_records_no_negative_lateness(aws, clock, root):
+def test_a_message_that_lands_early_waits_out_the_fraction_and_starts_on_its_second(
+    aws, clock, root
+):
     trigger_id = _create(root, clock, schedule={"interval_s": 90})
-    clock.advance(60)
+    clock.advance(59.6)
     heartbeat.tick(now=clock())
-    clock.advance(31)  # the message becomes visible on its second (+1 s of delivery)
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    clock.advance(30)  # visible 0.4 s before the slot (DelaySeconds 30 rounded down)
+    waited: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waited.append(seconds)
+        clock.advance(seconds)
+
+    assert aws.drain(Runner(clock=clock, sleep=sleep)) == ["succeeded"]
+    assert waited == [pytest.approx(0.4, abs=0.002)]
     (run,) = triggers.list_trigger_runs(root, trigger_id, {})["items"]
-    assert run["lateness_ms"] == 1000
+    assert run["lateness_ms"] == 0
+    assert run["started_at"] == run["scheduled_for"]

@@ -59,7 +59,7 @@ def slow(monkeypatch, clock):
 
 def poll(aws, context, runner, *, expect: int) -> tuple[dict, list[dict]]:
     """One poll of the event source mapping: receive, invoke, delete the successes."""
-    aws.purge_delays()
+    aws.purge_delays(runner.clock())
     messages = aws.receive()
     assert len(messages) == expect, [m["Body"] for m in messages]
     event = {"Records": [_lambda_record(m, aws.queue_url) for m in messages]}
@@ -85,8 +85,10 @@ def three_fires(root, clock) -> dict[str, str]:
 
     Returns {trigger_id: surface}; their three messages are on the queue.
     """
+    # Hourly: one tick at its first slot sends that slot alone, and no later slot comes
+    # due while the slow runs move the clock on.
     scheduled = triggers.create_trigger(
-        root, {"workflow": "slow", "schedule": {"interval_s": 60}}, now=clock()
+        root, {"workflow": "slow", "schedule": {"interval_s": 3600}}, now=clock()
     )
     manual = triggers.create_trigger(
         root, {"workflow": "slow", "schedule": {"cron": "0 8 1 1 *"}}, now=clock()
@@ -94,8 +96,8 @@ def three_fires(root, clock) -> dict[str, str]:
     hooked = triggers.create_trigger(
         root, {"workflow": "slow", "event": {"source": "webhook"}}, now=clock()
     )
-    clock.advance(60)
-    assert heartbeat.tick(now=clock()).claimed == 1
+    clock.advance(3600)
+    assert heartbeat.tick(now=clock()).due == 1
     triggers.fire_now(root, manual["id"], now=clock())
     body = json.dumps({"type": "job", "n": 1}).encode()
     headers = signed_headers("webhook", hooked["webhook"]["secret"], body, ts=0, delivery="d-1")

@@ -6,6 +6,7 @@ import json
 from collections import Counter
 
 from chalicelib.settings import RUNNER_MAX_CONCURRENCY, queue_visibility_s
+from chalicelib.store.models import ALL_MODELS
 from tests.infra.conftest import WORKFLOW
 from tests.infra.harness import MOTO_DROPPED, MOTO_UNSUPPORTED, later, utc_now
 
@@ -49,7 +50,9 @@ def test_functions_point_at_the_resources_the_stack_made(deployed):
         == "on"
     )
     tables = deployed.client("dynamodb").list_tables()["TableNames"]
-    assert all(name.startswith("cronhook-dev-") for name in tables) and len(tables) == 8
+    assert all(name.startswith("cronhook-dev-") for name in tables) and len(tables) == len(
+        ALL_MODELS
+    )
 
 
 def _role_of(function: str) -> str:

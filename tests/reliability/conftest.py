@@ -57,7 +57,7 @@ class Esm:
 
         sqs = self.aws.sqs()
         for _ in range(self.rounds):
-            self.aws.purge_delays()
+            self.aws.purge_delays(self.runner.clock())
             try:
                 messages = sqs.receive_message(
                     QueueUrl=self.aws.queue_url,

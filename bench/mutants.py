@@ -1,0 +1,239 @@
+"""``make mutants``: plant each named bug in a copy of the tree and show the suite catches it.
+
+Each mutation is one exact text replacement in one file (it must match exactly once, so
+a mutation can never silently stop applying when the code moves). For each, a copy of
+the tracked files is made, the mutation planted, and the reliability suite run against
+the copy; the mutation is *caught* if the suite fails. The unmutated copy must pass
+first. Prints one line per mutation and ``caught/total``; exits 1 unless all are caught.
+
+    python -m bench.mutants [--only NAME] [--list]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = [
+    "tests/reliability/test_fire_path.py",
+    "tests/functional/test_heartbeat_enqueue.py",
+]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    path: str
+    old: str
+    new: str
+    focus: str = ""  # a -k expression for the tests expected to catch it (run first)
+
+
+MUTATIONS = [
+    Mutation(
+        "start fence accepts a started run",
+        "chalicelib/store/dynamo.py",
+        '            condition=t.in_flight[run_id]["s"] == 0,\n        )\n    except UpdateError as exc:\n        fresh, mine',
+        "            condition=t.in_flight[run_id].exists(),\n        )\n    except UpdateError as exc:\n        fresh, mine",
+        focus="manual_fire_delivered_twice",
+    ),
+    Mutation(
+        "claim fence accepts a slot already run",
+        "chalicelib/store/dynamo.py",
+        "        (t.next_fire_at == slot_ms)\n        & (t.sched == sched)",
+        "        (t.sched == sched)",
+        focus="delivered_again_after_its_run_settled",
+    ),
+    Mutation(
+        "claim dropped after a failed send (cursor not moved back)",
+        "chalicelib/services/heartbeat.py",
+        "    if not new_failed or cursor_after is None:\n        return",
+        "    if True:\n        return",
+        focus="failed_send_is_sent_again",
+    ),
+    Mutation(
+        "claim dropped after a failed write (error taken for a lost race)",
+        "chalicelib/store/dynamo.py",
+        "        if _conditional_failed(exc):\n            return ClaimResult.LOST, None\n        raise\n    return ClaimResult.CLAIMED, item\n\n\n# The heartbeat's",
+        "        return ClaimResult.LOST, None\n    return ClaimResult.CLAIMED, item\n\n\n# The heartbeat's",
+        focus="claim_that_raised",
+    ),
+    Mutation(
+        "settle skipped when a workflow raises",
+        "chalicelib/services/runner.py",
+        "            if deferred:\n                status = self._defer(ctx, delay_s=defer_s)",
+        '            if status == "failed" and error:\n                return status\n'
+        "            if deferred:\n                status = self._defer(ctx, delay_s=defer_s)",
+        focus="three_times_at_once",
+    ),
+    Mutation(
+        "overlap check ignores the running run",
+        "chalicelib/store/dynamo.py",
+        '        & (t.status == "active")\n        & (size(t.in_flight) < capacity)\n        & t.in_flight[run_id].does_not_exist()\n    )\n    item = TriggerModel(trigger_id)',
+        '        & (t.status == "active")\n        & t.in_flight[run_id].does_not_exist()\n    )\n    item = TriggerModel(trigger_id)',
+        focus="skipped_and_runs_never_overlap",
+    ),
+    Mutation(
+        "reaper takes a live lease",
+        "chalicelib/services/heartbeat.py",
+        "        if lease > now_ms and not reap_all:\n            continue",
+        "        if False:\n            continue",
+        focus="never_reaped_while_its_lease_is_live",
+    ),
+    Mutation(
+        "event message dropped while its trigger has room",
+        "chalicelib/services/events.py",
+        "        head = _message_for(queue[0])\n        if head is None:\n            return None\n        message, event_id = head, queue[0].id",
+        "        return None",
+        focus="runs_the_queue_head",
+    ),
+    Mutation(
+        "ingress sends every event a message (the flood)",
+        "chalicelib/services/events.py",
+        "    return bool(head) and head[0].id != event_id",
+        "    return False",
+        focus="one_message_per_run",
+    ),
+    Mutation(
+        "a pull that still fails is swallowed",
+        "chalicelib/services/events.py",
+        '    raise PullFailed(f"{len(pending)} pull message(s) for {trigger_id} could not be sent")',
+        "    return 0",
+        focus="pull_that_failed",
+    ),
+    Mutation(
+        "a finish hook that keeps failing is swallowed",
+        "chalicelib/services/runner.py",
+        '        raise FinishHookFailed("; ".join(failures))',
+        "        return",
+        focus="bookkeeping_that_keeps_failing",
+    ),
+    Mutation(
+        "two ticks may enqueue the same window (cursor not fenced)",
+        "chalicelib/store/dynamo.py",
+        '        arguments["ConditionExpression"] = "#c = :old"\n        values[":old"] = {"N": str(expected)}',
+        '        arguments["ConditionExpression"] = "attribute_exists(id) OR #c = :old"\n        values[":old"] = {"N": str(expected)}',
+        focus="concurrent_heartbeats",
+    ),
+    Mutation(
+        "started_at read before the guards",
+        "chalicelib/services/runner.py",
+        "                started_at = self.clock()\n",
+        "                started_at = ctx.now\n",
+        focus="really_started_and_ended",
+    ),
+    Mutation(
+        "a lost at trigger stays active",
+        "chalicelib/services/heartbeat.py",
+        "            if reason is not None:\n                dynamo.disable_trigger(item.id, reason=reason, now_ms=now_ms)",
+        '            if reason == "failures":\n                dynamo.disable_trigger(item.id, reason=reason, now_ms=now_ms)',
+        focus="only_run_is_lost",
+    ),
+]
+
+
+def _copy_tree(into: Path) -> None:
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.split(b"\0")
+    for raw in files:
+        if not raw:
+            continue
+        rel = Path(raw.decode())
+        source = ROOT / rel
+        if not source.is_file():
+            continue
+        target = into / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+
+def _plant(tree: Path, mutation: Mutation) -> None:
+    path = tree / mutation.path
+    text = path.read_text()
+    found = text.count(mutation.old)
+    if found != 1:
+        raise SystemExit(
+            f"mutation {mutation.name!r}: anchor found {found} times in {mutation.path}"
+        )
+    path.write_text(text.replace(mutation.old, mutation.new))
+
+
+def _suite_passes(tree: Path, *, verbose: bool, focus: str = "") -> tuple[bool, float, str]:
+    started = time.monotonic()
+    selection = ["-k", focus] if focus else []
+    # Run from the copy: its chalicelib comes first on sys.path (before the editable
+    # install of the real tree), and its conftest is the one collected.
+    answer = subprocess.run(
+        [sys.executable, "-m", "pytest", *SUITE, *selection, "-q", "-x", "-p", "no:cacheprovider"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        env={**_env(), "PYTHONPATH": str(tree)},
+    )
+    tail = "\n".join(answer.stdout.strip().splitlines()[-3:])
+    if verbose:
+        print(answer.stdout[-3000:])
+    return answer.returncode == 0, time.monotonic() - started, tail
+
+
+def _env() -> dict:
+    import os
+
+    return dict(os.environ)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run only the mutations whose name contains this")
+    parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTATIONS if not args.only or args.only in m.name]
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}  ({m.path})")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="cronhook-mutants-") as tmp:
+        base = Path(tmp) / "base"
+        _copy_tree(base)
+        for m in chosen:  # every anchor must apply before anything runs
+            _plant_check = (base / m.path).read_text().count(m.old)
+            if _plant_check != 1:
+                print(f"anchor of {m.name!r} found {_plant_check} times in {m.path}")
+                return 2
+        ok, seconds, tail = _suite_passes(base, verbose=args.verbose)
+        print(f"unmutated suite: {'passes' if ok else 'FAILS'} ({seconds:.0f} s)")
+        if not ok:
+            print(tail)
+            return 2
+        caught = 0
+        for n, mutation in enumerate(chosen):
+            tree = Path(tmp) / f"m{n}"
+            shutil.copytree(base, tree)
+            _plant(tree, mutation)
+            # The tests meant for it first; if they miss it, the whole suite.
+            passed, seconds, tail = _suite_passes(tree, verbose=args.verbose, focus=mutation.focus)
+            if passed and mutation.focus:
+                passed, more, tail = _suite_passes(tree, verbose=args.verbose)
+                seconds += more
+            caught += not passed
+            verdict = "caught" if not passed else "SURVIVED"
+            print(f"{verdict:8}  {mutation.name}  ({seconds:.0f} s)", flush=True)
+            shutil.rmtree(tree, ignore_errors=True)
+        print(f"mutants caught: {caught}/{len(chosen)}")
+        return 0 if caught == len(chosen) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
