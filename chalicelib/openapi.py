@@ -187,6 +187,10 @@ class SecretOut(_Out):
     previous_valid_until: Instant | None = Field(
         default=None, description="Until when the previous secret still verifies"
     )
+    previous_secrets_valid_until: list[Instant] = Field(
+        default_factory=list,
+        description="Every older secret that still verifies, newest first, and until when",
+    )
 
 
 class EventOut(_Out):

@@ -37,6 +37,13 @@ def _int(name: str, default: int) -> int:
     return int(raw) if raw not in (None, "") else default
 
 
+def _flag(name: str, default: bool) -> bool:
+    raw = (os.environ.get(name) or "").strip().lower()
+    if not raw:
+        return default
+    return raw in ("1", "true", "yes", "on")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything cronhook reads from its environment."""
@@ -77,6 +84,15 @@ class Settings:
     mail_topic_arn: str | None = None
     ses_rule_set: str | None = None
     wire_buckets: bool = False
+    # http: targets may reach private addresses and plain http (local and test stages only).
+    allow_private_targets: bool = False
+    # The built-in echo/fail/sleep workflows (on in the local stack and tests only).
+    builtin_workflows: bool = False
+    # Per-tenant quotas (429 quota): triggers, API keys, and the sum of its triggers'
+    # concurrency (the most runs it can have in flight at once).
+    quota_triggers: int = 500
+    quota_keys: int = 50
+    quota_runs_in_flight: int = 1000
     extra: dict = field(default_factory=dict)
 
     @property
@@ -121,6 +137,13 @@ def get_settings() -> Settings:
         mail_topic_arn=env("CRONHOOK_MAIL_TOPIC_ARN") or None,
         ses_rule_set=env("CRONHOOK_SES_RULE_SET") or None,
         wire_buckets=env("CRONHOOK_WIRE_BUCKETS") == "1",
+        allow_private_targets=_flag("CRONHOOK_ALLOW_PRIVATE_TARGETS", False),
+        builtin_workflows=_flag(
+            "CRONHOOK_BUILTIN_WORKFLOWS", env("CRONHOOK_STAGE", "local") in ("local", "test")
+        ),
+        quota_triggers=_int("CRONHOOK_QUOTA_TRIGGERS", 500),
+        quota_keys=_int("CRONHOOK_QUOTA_KEYS", 50),
+        quota_runs_in_flight=_int("CRONHOOK_QUOTA_RUNS_IN_FLIGHT", 1000),
     )
 
 

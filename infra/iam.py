@@ -65,9 +65,10 @@ ACCESS: dict[str, Access] = {
     # The REST API and the webhook ingress: everything a user can change, sealing/unsealing
     # webhook secrets, large bodies to S3, eager dispatch to the queue. Not the root key:
     # the authorizer checks keys.
+    # Tenants' quota usage is an item in the ledger table (services/quotas.py).
     "api_handler": Access(
-        read=("heartbeats", "ledger"),  # health; a trigger view's budget
-        write=("triggers", "states", "runs", "events", "audit", "keys", "deliveries"),
+        read=("heartbeats",),  # health (a trigger view's budget reads the ledger, written below)
+        write=("triggers", "states", "runs", "events", "audit", "keys", "deliveries", "ledger"),
         send=True,
         queue_depths=True,
         payloads=("s3:PutObject", "s3:DeleteObject"),  # a duplicate's body is deleted
@@ -278,6 +279,10 @@ def _statements(function: str, access: Access, log_group: str, stage: str) -> li
             }
         )
     if access.invoke_workflows:
+        # lambda: targets are named cronhook-<stage>-<tenant>-<name> (workflows/remote.py
+        # refuses any other name on create, and another tenant's). Two segments after the
+        # stage: cronhook's own functions (cronhook-<stage>-runner, ...) have one, so the
+        # runner can never invoke them, nor another stage's functions.
         statements.append(
             {
                 "Sid": "WorkflowFunctions",
@@ -285,7 +290,7 @@ def _statements(function: str, access: Access, log_group: str, stage: str) -> li
                 "Action": ["lambda:InvokeFunction"],
                 "Resource": {
                     "Fn::Sub": "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}"
-                    ":function:${WorkflowFunctionPrefix}*"
+                    f":function:cronhook-{stage}-*-*"
                 },
             }
         )

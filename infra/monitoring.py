@@ -90,6 +90,7 @@ METRICS: dict[str, Metric] = {
     "TriggersDisabled": Metric(_CHANGES, "triggers paused (bulk)"),
     "BackfillSlots": Metric(_CHANGES, "backfill slots started"),
     "KeysCreated": Metric(_CHANGES, "API keys created", dims=(("role",),)),
+    "QuotaRefusals": Metric(_CHANGES, "refused by a tenant quota (429)", dims=(("quota",),)),
 }
 
 

@@ -125,23 +125,29 @@ def _parameters(stage: str) -> dict:
             "Default": "",
             "Description": "Base URL of the API for webhook URLs (custom domain); empty: the execute-api URL.",
         },
-        "WorkflowFunctionPrefix": {
-            "Type": "String",
-            "Default": "cronhook-workflow-",
-            "AllowedPattern": "^[A-Za-z0-9_\\-]+$",
-            "Description": "The runner may invoke Lambda functions whose name starts with this (lambda: targets).",
-        },
         "ApiThrottleRateLimit": {
             "Type": "Number",
             "Default": 50,
             "MinValue": 1,
-            "Description": "Steady requests per second for the whole API stage.",
+            "Description": "Steady requests per second for /v1 (every route but the webhook ingress).",
         },
         "ApiThrottleBurstLimit": {
             "Type": "Number",
             "Default": 100,
             "MinValue": 1,
-            "Description": "Burst of requests for the whole API stage.",
+            "Description": "Burst of requests for /v1 (every route but the webhook ingress).",
+        },
+        "HooksThrottleRateLimit": {
+            "Type": "Number",
+            "Default": 50,
+            "MinValue": 1,
+            "Description": "Steady requests per second for POST /hooks/{token}, a bucket of its own.",
+        },
+        "HooksThrottleBurstLimit": {
+            "Type": "Number",
+            "Default": 100,
+            "MinValue": 1,
+            "Description": "Burst of requests for POST /hooks/{token}, a bucket of its own.",
         },
         "LogRetentionDays": {
             "Type": "Number",
@@ -533,7 +539,18 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
                     "ThrottlingBurstLimit": {"Ref": "ApiThrottleBurstLimit"},
                     "MetricsEnabled": {"Fn::If": ["ApiDetailedMetrics", True, False]},
                     "DataTraceEnabled": False,
-                }
+                },
+                # The webhook ingress has a bucket of its own: a flood of unauthenticated
+                # deliveries cannot spend /v1's, nor /v1 clients the providers'. (The path
+                # is written with "/" as "~1", as API Gateway's method settings want it.)
+                {
+                    "ResourcePath": "/~1hooks~1{token}",
+                    "HttpMethod": "POST",
+                    "ThrottlingRateLimit": {"Ref": "HooksThrottleRateLimit"},
+                    "ThrottlingBurstLimit": {"Ref": "HooksThrottleBurstLimit"},
+                    "MetricsEnabled": {"Fn::If": ["ApiDetailedMetrics", True, False]},
+                    "DataTraceEnabled": False,
+                },
             ],
             "AccessLogSetting": {
                 "DestinationArn": {"Fn::GetAtt": ["ApiAccessLogGroup", "Arn"]},

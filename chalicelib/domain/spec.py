@@ -55,6 +55,7 @@ __all__ = [
     "EVENT_SOURCES",
     "DELIVERED_SOURCES",
     "validate_source_fields",
+    "secret_path_problem",
 ]
 
 MAX_STATE_BYTES = 64 * 1024
@@ -103,6 +104,34 @@ _ADDRESS = r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$"
 _BUS = r"^[A-Za-z0-9._\-/]{1,256}$"
 
 ShortStr = Annotated[str, Field(min_length=1, max_length=200)]
+
+# A secret name or ``secret_scope``: '/'-separated segments of letters, digits, '_', '.'
+# and '-'. A segment of dots only ('.', '..') is refused: the stores treat names as paths,
+# and a scope of '..' would climb out of the tenant's prefix in IAM policy terms.
+_SECRET_SEGMENT = re.compile(r"[A-Za-z0-9_.\-]+")
+
+
+def secret_path_problem(text: str) -> str | None:
+    """Why ``text`` is not a valid secret name or scope, or None if it is."""
+    if not isinstance(text, str) or not text or len(text) > 200:
+        return "must be 1 to 200 characters"
+    for segment in text.split("/"):
+        if not _SECRET_SEGMENT.fullmatch(segment):
+            return (
+                "must be letters, digits, '_', '.', '-' with single '/' separators "
+                "(no leading, trailing or doubled '/')"
+            )
+        if set(segment) == {"."}:
+            return "may not contain a '.' or '..' segment"
+    return None
+
+
+def _check_scope(value: str | None) -> str | None:
+    if value is not None:
+        problem = secret_path_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+    return value
 
 
 class _Strict(BaseModel):
@@ -270,6 +299,11 @@ class TriggerIn(_Strict):
     def _title_printable(cls, value: str | None) -> str | None:
         return _printable(value)
 
+    @field_validator("secret_scope")
+    @classmethod
+    def _scope(cls, value: str | None) -> str | None:
+        return _check_scope(value)
+
 
 class TriggerPatch(_Strict):
     """The body of ``PATCH /v1/triggers/{id}``: every field optional."""
@@ -296,6 +330,11 @@ class TriggerPatch(_Strict):
     @classmethod
     def _title_printable(cls, value: str | None) -> str | None:
         return _printable(value)
+
+    @field_validator("secret_scope")
+    @classmethod
+    def _scope(cls, value: str | None) -> str | None:
+        return _check_scope(value)
 
 
 class PreviewIn(_Strict):
@@ -336,11 +375,16 @@ class KeyIn(_Strict):
     )
 
 
+ROTATION_GRACE_S = 900
+
+
 class RotateSecretIn(_Strict):
     """The body of ``POST /v1/triggers/{id}/rotate-secret`` (optional: a provider-issued secret)."""
 
     secret: str | None = Field(default=None, min_length=8, max_length=512)
-    grace_s: int = Field(default=86400, ge=0, le=7 * 86400)
+    # How long the previous secret keeps verifying: an explicit choice (up to 7 days), with a
+    # short default, because a rotation is often "it leaked" (send 0 to end it now).
+    grace_s: int = Field(default=ROTATION_GRACE_S, ge=0, le=7 * 86400)
 
 
 class FireIn(_Strict):

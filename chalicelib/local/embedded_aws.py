@@ -60,11 +60,13 @@ class EmbeddedAws:
         host: str = "127.0.0.1",
         port: int = 4566,
         save_to: Path | None = None,
+        keyring: Path | None = None,
         table_prefix: str = "cronhook-local-",
     ):
         self.host = host
         self.port = port
         self.save_to = save_to
+        self.keyring = keyring
         self.table_prefix = table_prefix
         self.process: subprocess.Popen | None = None
 
@@ -79,6 +81,8 @@ class EmbeddedAws:
         command += ["--parent", str(os.getpid()), "--table-prefix", self.table_prefix]
         if self.save_to is not None:
             command += ["--save-to", str(self.save_to)]
+        if self.keyring is not None:
+            command += ["--keyring", str(self.keyring)]
         # stdout carries only the ready line; the child's stderr is the stack's stderr.
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE)
         assert self.process.stdout is not None
@@ -185,11 +189,11 @@ def _value_for_boto3(value: dict) -> dict:
 
 def _save(path: Path, prefix: str) -> None:
     started = time.monotonic()
+    from chalicelib.local.keyring import write_private
+
     tables = dump_tables(prefix)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"saved_at": datetime.now(UTC).isoformat(), "tables": tables}))
-    tmp.replace(path)
+    # 0600 in a 0700 directory: the tables hold sealed secrets and every tenant's state.
+    write_private(path, json.dumps({"saved_at": datetime.now(UTC).isoformat(), "tables": tables}))
     took_ms = (time.monotonic() - started) * 1000
     if took_ms > 1000:
         print(f"embedded AWS: saving tables took {took_ms:.0f} ms", file=sys.stderr)
@@ -243,6 +247,10 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    if args.keyring:  # the local KMS key, with the material kept across restarts
+        from chalicelib.local.keyring import ensure_key
+
+        ensure_key(Path(args.keyring), region=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
     thread = threading.Thread(target=server.serve_forever, name="moto", daemon=True)
     thread.start()
     sys.stdout.write(f"ready {args.port}\n")
@@ -277,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=4566)
     parser.add_argument("--save-to", default=None)
+    parser.add_argument("--keyring", default=None)
     parser.add_argument("--table-prefix", default="cronhook-local-")
     parser.add_argument("--parent", type=int, default=0)
     return _serve(parser.parse_args(argv))

@@ -9,7 +9,9 @@
   request handler that also reads chunked bodies (``chalice local`` drops them).
 - The heartbeat is called every ``CRONHOOK_HEARTBEAT_S``, on the period's boundary.
 - ``CRONHOOK_MAX_CONCURRENCY`` runner threads poll SQS like Lambda's event source
-  mapping: batches of 10, a visibility timeout, partial batch failures.
+  mapping (batches of 10, a visibility timeout) and share the ceiling fairly among
+  tenants as SQS fair queues do (``fairness``): each runs one message at a time, the
+  oldest of the tenant with the fewest runs in progress.
 - Triggers survive a restart: the embedded AWS saves the tables to
   ``$CRONHOOK_DATA_DIR/tables.json`` after every tick (asked by a signal, off the tick's
   path) and as it stops, and the stack loads them on start. Queued messages do not survive;
@@ -26,11 +28,12 @@ import signal
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from chalicelib.local.fairness import FairBuffer
 
 __all__ = ["LocalStack", "main"]
 
@@ -76,10 +79,8 @@ class LocalStack:
         self.http: Any = None
         self.api_key = ""
         self.queue_url = ""
+        self.fair = FairBuffer(ceiling=max(1, config.max_concurrency))
         self.dlq_url = ""
-        self._fire_pool = ThreadPoolExecutor(
-            max_workers=max(1, config.max_concurrency), thread_name_prefix="fire"
-        )
 
     # -- embedded AWS -------------------------------------------------------------
 
@@ -90,6 +91,7 @@ class LocalStack:
             host="127.0.0.1",
             port=self.config.aws_port,
             save_to=self._state_file() if self.config.persist else None,
+            keyring=self.config.data_dir if self.config.persist else None,
             table_prefix="cronhook-local-",
         )
         self.aws.start()
@@ -131,9 +133,16 @@ class LocalStack:
             },
         )["QueueUrl"]
         client("s3").create_bucket(Bucket="cronhook-local-payloads")
-        key_id = client("kms").create_key(Description="cronhook local secrets")["KeyMetadata"][
-            "KeyId"
-        ]
+        if self.config.persist:
+            # The embedded AWS made the key with the material kept in the data dir (the
+            # same key as before a restart: secrets sealed then still open).
+            from chalicelib.local.keyring import saved_key_id
+
+            key_id = saved_key_id(self.config.data_dir)
+        else:
+            key_id = client("kms").create_key(Description="cronhook local secrets")["KeyMetadata"][
+                "KeyId"
+            ]
         os.environ.update(
             {
                 "CRONHOOK_QUEUE_URL": self.queue_url,
@@ -146,6 +155,8 @@ class LocalStack:
         # serialises every write (moto_atomic): extra claimers only queue behind each
         # other and compete with the runners for this process. One unless told otherwise.
         os.environ.setdefault("CRONHOOK_HEARTBEAT_WORKERS", "1")
+        # echo, fail and sleep, for trying things out (off in deployed stages).
+        os.environ.setdefault("CRONHOOK_BUILTIN_WORKFLOWS", "1")
         self._ensure_api_key()
         reset_settings()
         from chalicelib import wiring
@@ -298,14 +309,20 @@ class LocalStack:
             # Off the tick's path: a signal; the embedded AWS snapshots its own tables.
             self.save()
 
-    def _runner_loop(self) -> None:
+    def _poller_loop(self) -> None:
+        """Receive fire messages into the fair buffer, as Lambda's pollers do in AWS."""
         from chalicelib.settings import get_settings
         from chalicelib.store.aws import client
 
         sqs = client("sqs")
-        timeout_s = get_settings().runner_timeout_s
-        visibility = timeout_s + 60
+        visibility = get_settings().runner_timeout_s + 60
+        fair = self.fair
         while not self.stop_event.is_set():
+            for held in fair.to_extend(every_s=visibility / 2):
+                self._set_visibility(sqs, held.message, visibility)
+            if fair.full():
+                fair.wait(_IDLE_POLL_S)
+                continue
             try:
                 answer = sqs.receive_message(
                     QueueUrl=self.queue_url,
@@ -321,23 +338,56 @@ class LocalStack:
                 time.sleep(1)
                 continue
             messages = answer.get("Messages", [])
+            for message in messages:
+                fair.add(_tenant_of(message), message)
             if not messages:
                 self.stop_event.wait(_IDLE_POLL_S)
+
+    def _runner_loop(self) -> None:
+        """One runner of the pool: one message at a time, the fairest one waiting.
+
+        The next message is the oldest of the tenant with the fewest runs in progress
+        (``local/fairness.py``), as SQS fair queues do in AWS.
+        """
+        from chalicelib import wiring
+        from chalicelib.settings import get_settings
+        from chalicelib.store.aws import client
+
+        sqs = client("sqs")
+        timeout_s = get_settings().runner_timeout_s
+        fair = self.fair
+        while not self.stop_event.is_set():
+            held = fair.take()
+            if held is None:
+                fair.wait(_IDLE_POLL_S)
                 continue
-            # A batch's fires run side by side, each behind its own fence, on the pool
-            # shared by every poller: at most CRONHOOK_MAX_CONCURRENCY fires at once (the
-            # job ceiling), and the tenth fire of a batch does not wait for the nine
-            # before it (head-of-line blocking was most of the local p99).
-            outcomes = list(self._fire_pool.map(lambda m: self._run_one(m, timeout_s), messages))
-            done = [m for m, ok in zip(messages, outcomes, strict=True) if ok]
-            for start in range(0, len(done), 10):
-                sqs.delete_message_batch(
-                    QueueUrl=self.queue_url,
-                    Entries=[
-                        {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
-                        for i, m in enumerate(done[start : start + 10])
-                    ],
-                )
+            message = held.message
+            event = {"Records": [_lambda_record(message, self.queue_url)]}
+            try:
+                result = wiring.handle_sqs_batch(event, InvocationContext(timeout_s))
+                failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+            except Exception as exc:
+                print(f"runner batch failed: {exc!r}", file=sys.stderr)
+                failed = {message["MessageId"]}
+            finally:
+                fair.done(held.tenant)
+            if message["MessageId"] not in failed:
+                try:
+                    sqs.delete_message(
+                        QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"]
+                    )
+                except Exception as exc:  # delivered again later; the start fence drops it
+                    print(f"delete failed: {exc!r}", file=sys.stderr)
+
+    def _set_visibility(self, sqs: Any, message: dict, seconds: int) -> None:
+        try:
+            sqs.change_message_visibility(
+                QueueUrl=self.queue_url,
+                ReceiptHandle=message["ReceiptHandle"],
+                VisibilityTimeout=seconds,
+            )
+        except Exception as exc:  # it comes back when its visibility timeout ends
+            print(f"extending a held message failed: {exc!r}", file=sys.stderr)
 
     def _ingest_loop(self) -> None:
         """The ingest queue's consumer, as Lambda's event source mapping would run it."""
@@ -395,18 +445,6 @@ class LocalStack:
                 " set CRONHOOK_SMTP_PORT to a free port"
             ) from None
 
-    def _run_one(self, message: dict, timeout_s: int) -> bool:
-        """One fire as an invocation of its own; True if it may be deleted."""
-        from chalicelib import wiring
-
-        event = {"Records": [_lambda_record(message, self.queue_url)]}
-        try:
-            result = wiring.handle_sqs_batch(event, InvocationContext(timeout_s))
-        except Exception as exc:
-            print(f"runner invocation failed: {exc!r}", file=sys.stderr)
-            return False
-        return not result.get("batchItemFailures")
-
     def start(self) -> None:
         """Start AWS, the API, the heartbeat timer and the runner pool."""
         self._start_aws()
@@ -419,6 +457,9 @@ class LocalStack:
         beat = threading.Thread(target=self._heartbeat_loop, name="heartbeat", daemon=True)
         beat.start()
         self.threads.append(beat)
+        poller = threading.Thread(target=self._poller_loop, name="runner-poller", daemon=True)
+        poller.start()
+        self.threads.append(poller)
         for n in range(self.config.max_concurrency):
             worker = threading.Thread(target=self._runner_loop, name=f"runner-{n}", daemon=True)
             worker.start()
@@ -438,7 +479,6 @@ class LocalStack:
         for thread in self.threads:
             if thread.name.startswith(("runner", "heartbeat", "ingest", "watch")):
                 thread.join(timeout=max(0.1, deadline - time.monotonic()))
-        self._fire_pool.shutdown(wait=False, cancel_futures=True)
         # The embedded AWS saves the tables as it stops (SIGTERM), after the runners settled.
         if self.aws is not None:
             self.aws.stop()
@@ -448,6 +488,19 @@ class LocalStack:
 # delayed one becoming visible, so a fire sent with DelaySeconds would wait out the poll
 # (up to a second or two late). AWS's long poll does wake; Lambda's pollers do it there.
 _IDLE_POLL_S = 0.2
+
+
+def _tenant_of(message: dict) -> str:
+    """The tenant a received fire message belongs to (its message group)."""
+    group = (message.get("Attributes") or {}).get("MessageGroupId")
+    if group:
+        return str(group)
+    try:
+        from chalicelib.store.sqs import FireMessage
+
+        return FireMessage.parse(message["Body"]).tenant or ""
+    except (KeyError, ValueError, TypeError):
+        return ""
 
 
 class InvocationContext:

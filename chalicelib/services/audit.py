@@ -25,6 +25,7 @@ from chalicelib.services.auth import Principal
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import dynamo
 from chalicelib.store.models import AuditModel
+from chalicelib.workflows.remote import display_target
 
 __all__ = [
     "record",
@@ -56,7 +57,8 @@ def scrub(value: Any) -> Any:
         }
     if isinstance(value, list):
         return [scrub(v) for v in value]
-    return value
+    # An http target's query values (users put tokens there) are masked too.
+    return display_target(value) if isinstance(value, str) else value
 
 
 def _detail_json(detail: dict | None) -> str:

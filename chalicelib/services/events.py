@@ -128,6 +128,9 @@ def _event_spec(item: TriggerModel) -> tuple[dict, dict]:
 
 # --- create, view, rotate -----------------------------------------------------------
 
+# Secrets verifying at once besides the current one (rotations inside each other's grace).
+MAX_PREVIOUS_SECRETS = 3
+
 
 def _check_secret(source: str, secret: str, *, field: str) -> None:
     if source == "standard":
@@ -191,13 +194,23 @@ def rotate_secret(principal: Principal, trigger_id: str, body: Any, *, now: date
     sealed = kms.seal(secret, trigger_id=item.id)
     t = TriggerModel
     actions = [t.secret_sealed.set(sealed), t.updated_ms.set(now_ms), t.version.add(1)]
+    # Each previous secret keeps its own grace: a second rotation inside the first one's
+    # grace does not cut it short. grace_s 0 is "it leaked": every older secret stops now.
+    previous = _previous_secrets(item, now_ms=now_ms) if data.grace_s > 0 else []
     if data.grace_s > 0 and item.secret_sealed:
+        previous = [(item.secret_sealed, now_ms + data.grace_s * 1000), *previous]
+    previous = previous[:MAX_PREVIOUS_SECRETS]
+    if previous:
         actions += [
-            t.secret_prev_sealed.set(item.secret_sealed),
-            t.secret_prev_until.set(now_ms + data.grace_s * 1000),
+            t.secret_prev_sealed.set(previous[0][0]),
+            t.secret_prev_until.set(previous[0][1]),
         ]
     else:
         actions += [t.secret_prev_sealed.remove(), t.secret_prev_until.remove()]
+    if len(previous) > 1:
+        actions.append(t.secret_older.set(json.dumps(previous[1:], separators=(",", ":"))))
+    else:
+        actions.append(t.secret_older.remove())
     condition = (
         t.secret_sealed == item.secret_sealed
         if item.secret_sealed
@@ -219,7 +232,32 @@ def rotate_secret(principal: Principal, trigger_id: str, body: Any, *, now: date
     )
     logger.info("webhook secret rotated", extra={"trigger_id": item.id})
     until = now_ms + data.grace_s * 1000 if data.grace_s > 0 and item.secret_sealed else None
-    return {"secret": secret, "previous_valid_until": iso_ms(until)}
+    return {
+        "secret": secret,
+        "previous_valid_until": iso_ms(until),
+        # Every older secret that still verifies, and until when (newest first).
+        "previous_secrets_valid_until": [iso_ms(u) for _, u in previous],
+    }
+
+
+def _previous_secrets(item: TriggerModel, *, now_ms: int) -> list[tuple[str, int]]:
+    """The previous secrets still in their grace at ``now_ms``, newest first."""
+    found: list[tuple[str, int]] = []
+    if item.secret_prev_sealed and int(item.secret_prev_until or 0) > now_ms:
+        found.append((item.secret_prev_sealed, int(item.secret_prev_until)))
+    try:
+        older = json.loads(item.secret_older or "[]")
+    except ValueError:
+        older = []
+    for entry in older if isinstance(older, list) else []:
+        if (
+            isinstance(entry, list)
+            and len(entry) == 2
+            and isinstance(entry[0], str)
+            and int(entry[1]) > now_ms
+        ):
+            found.append((entry[0], int(entry[1])))
+    return found
 
 
 # --- ingress --------------------------------------------------------------------------
@@ -240,9 +278,7 @@ def _trigger_for_token(token: str) -> TriggerModel | None:
 
 def _secrets_of(item: TriggerModel, *, now: datetime) -> list[str]:
     """The secrets that verify now: the current one, and the previous one in its grace period."""
-    sealed = [item.secret_sealed]
-    if item.secret_prev_sealed and int(item.secret_prev_until or 0) > _ms(now):
-        sealed.append(item.secret_prev_sealed)
+    sealed = [item.secret_sealed, *(s for s, _ in _previous_secrets(item, now_ms=_ms(now)))]
     opened = []
     for text in sealed:
         if not text:
@@ -251,6 +287,14 @@ def _secrets_of(item: TriggerModel, *, now: datetime) -> list[str]:
             opened.append(kms.unseal(text, trigger_id=item.id, now_s=now.timestamp()))
         except ValueError:
             logger.error("a sealed webhook secret does not open", extra={"trigger_id": item.id})
+        except ServiceUnavailable:
+            # KMS down, or its key gone: the caller is not authenticated yet, so it gets
+            # the same 401 as an unknown token (a 503 would tell it the token is real).
+            record_metric("WebhooksRejected", reason="secret_unavailable")
+            logger.error(
+                "a webhook secret could not be unsealed; deliveries are refused (401)",
+                extra={"trigger_id": item.id},
+            )
     return opened
 
 
@@ -586,7 +630,7 @@ def _accept(
     ):
         record_metric("EventsQueued")
     else:
-        _dispatch_new(item.id, run_id=run_id, event_id=event_id)
+        _dispatch_new(item.id, run_id=run_id, event_id=event_id, tenant=item.tenant)
     record_metric("WebhooksAccepted", source=source)
     logger.info(
         "webhook accepted",
@@ -660,9 +704,13 @@ def _older_waits(trigger_id: str, event_id: str) -> bool:
     return bool(head) and head[0].id != event_id
 
 
-def _dispatch_new(trigger_id: str, *, run_id: str, event_id: str) -> None:
+def _dispatch_new(
+    trigger_id: str, *, run_id: str, event_id: str, tenant: str | None = None
+) -> None:
     """Send a stored event's message; if that fails it stays pending for the sweep."""
-    message = FireMessage(run_id=run_id, trigger_id=trigger_id, surface="event", event_id=event_id)
+    message = FireMessage(
+        run_id=run_id, trigger_id=trigger_id, surface="event", event_id=event_id, tenant=tenant
+    )
     try:
         failed = send_fires([message])
     except Exception:  # the event is stored: a failed send must not turn into an error answer

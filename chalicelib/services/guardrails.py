@@ -20,7 +20,7 @@ Registered when this module loads (``services/plugins.py``):
   trigger is disabled (reason ``budget``). A lost run is charged its reservation.
 - **secrets and triggers for workflows** (fire extras): ``fire.secrets``
   (``services/secrets.py``) and ``fire.triggers`` (acting as the trigger's creator); the
-  values a fire read are masked in its error and output.
+  values a fire read are masked in its error, output and the state it writes back.
 - **state contracts**: ``validate_state`` (create and PATCH: 422 naming the path),
   ``seed_state`` (``backfill`` through the workflow's ``initial_state``), ``warnings`` in
   the trigger view, and the ``StateSchemaMismatch`` metric at fire time.
@@ -377,6 +377,13 @@ def _mask_secrets(ctx: runner.RunContext, text: str) -> str:
     return reader.mask(text) if reader is not None else text
 
 
+def _mask_secrets_in_state(ctx: runner.RunContext, state: dict) -> dict:
+    # State is read by every viewer of the trigger: a secret a workflow copied into it is
+    # masked like one in its error or output (the workflow reads it again next time).
+    reader = ctx.notes.get("secrets")
+    return reader.mask_value(state) if reader is not None else state
+
+
 # -- state contracts ----------------------------------------------------------------------
 
 
@@ -507,6 +514,8 @@ def _register() -> None:
         runner.fire_extras.append(_fire_extras)
     if _mask_secrets not in runner.redactors:
         runner.redactors.append(_mask_secrets)
+    if _mask_secrets_in_state not in runner.state_redactors:
+        runner.state_redactors.append(_mask_secrets_in_state)
     if _budget_lost not in runs.lost_hooks:
         runs.lost_hooks.append(_budget_lost)
 

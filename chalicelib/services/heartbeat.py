@@ -118,6 +118,11 @@ def fire_message(trigger_id: str, slot_ms: int, sched: str, *, now_ms: int) -> F
     before the slot and the runner waits out the fraction (rounded up, every fire would
     start 0-1 s late).
     """
+    try:
+        # The tenant rides in the due row's schedule (``tn``): the message's MessageGroupId.
+        tenant = json.loads(sched or "{}").get("tn")
+    except (ValueError, AttributeError):
+        tenant = None
     return FireMessage(
         run_id=schedule_run_id(trigger_id, slot_ms),
         trigger_id=trigger_id,
@@ -125,6 +130,7 @@ def fire_message(trigger_id: str, slot_ms: int, sched: str, *, now_ms: int) -> F
         scheduled_ms=slot_ms,
         sched=sched,
         delay_s=max(0, min(MAX_DELAY_S, (slot_ms - now_ms) // 1000)),
+        tenant=tenant if isinstance(tenant, str) else None,
     )
 
 

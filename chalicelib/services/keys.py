@@ -22,7 +22,7 @@ from chalicelib.domain.errors import Forbidden, NotFound, ValidationError
 from chalicelib.domain.ids import new_key_id
 from chalicelib.domain.spec import KeyIn, parse_model
 from chalicelib.observability import logger, record_metric
-from chalicelib.services import runner, triggers
+from chalicelib.services import quotas, runner, triggers
 from chalicelib.services.auth import Principal, hash_key, new_api_key, principal_still_allowed
 from chalicelib.services.runs import iso_ms
 from chalicelib.store.models import KeyModel
@@ -71,7 +71,12 @@ def create_key(principal: Principal, body: Any, *, now: datetime) -> dict:
         created_ms=_ms(now),
         created_by=principal.key_id,
     )
-    stored.save(condition=KeyModel.id.does_not_exist())
+    quotas.take(tenant, keys=1)  # 429 quota when the tenant has all the keys it may
+    try:
+        stored.save(condition=KeyModel.id.does_not_exist())
+    except Exception:
+        quotas.release(tenant, keys=1)
+        raise
     triggers.audit(
         principal,
         "create_key",
@@ -118,6 +123,7 @@ def delete_key(principal: Principal, key_id: str, *, now: datetime) -> None:
     """Delete a key: it stops authenticating at once, and its triggers stop at their next fire."""
     stored = _load_key(principal, key_id)
     stored.delete()
+    quotas.release(stored.tenant, keys=1)
     triggers.audit(
         principal,
         "delete_key",

@@ -72,6 +72,7 @@ __all__ = [
     "finish_hooks",
     "fire_extras",
     "redactors",
+    "state_redactors",
 ]
 
 OUTPUT_LIMIT_BYTES = 4096
@@ -139,6 +140,8 @@ fire_extras: list[Callable[[RunContext], dict]] = []
 # Applied to a run's error and output before they are stored: (ctx, text) -> text
 # (the secrets service masks the values a workflow read).
 redactors: list[Callable[[RunContext, str], str]] = []
+# Applied to the state a run writes back (viewers read it): (ctx, state) -> state.
+state_redactors: list[Callable[[RunContext, dict], dict]] = []
 
 
 def _ms(at: datetime) -> int:
@@ -422,6 +425,9 @@ class Runner:
         finished_ms = _ms(finished)
         ctx.finished_at = finished
         error = _redact(ctx, error) if error else error
+        if isinstance(state_out, dict):
+            for redact_state in state_redactors:
+                state_out = redact_state(ctx, state_out)
         try:
             if state_out is not None and isinstance(state_out, dict):
                 if not dynamo.write_state(item.id, state_out, expected_version=state_version):

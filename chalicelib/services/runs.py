@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from chalicelib.domain.ids import run_sort_key
 from chalicelib.settings import get_settings
 from chalicelib.store.models import RunModel, TriggerModel
+from chalicelib.workflows.remote import display_target
 
 __all__ = ["new_run_record", "run_view", "iso_ms", "lost_hooks"]
 
@@ -69,7 +70,7 @@ def run_view(run: RunModel) -> dict:
         "trigger_id": run.trigger_id,
         "surface": run.surface,
         "status": run.status,
-        "workflow": run.workflow,
+        "workflow": display_target(run.workflow),  # query values masked
         "scheduled_for": iso_ms(run.scheduled_for),
         "started_at": iso_ms(run.started_at),
         "finished_at": iso_ms(run.finished_at),

@@ -18,7 +18,6 @@ read wherever they show up in the run's error or output (``runner.redactors``).
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from typing import Any
@@ -27,6 +26,7 @@ from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvi
 from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 from botocore.exceptions import ClientError
 
+from chalicelib.domain.spec import secret_path_problem
 from chalicelib.settings import get_settings
 from chalicelib.store.aws import client
 
@@ -43,8 +43,6 @@ CACHE_S = 60
 MASK = "[secret]"
 # Shorter values are not masked: masking "1" or "on" would wreck every error message.
 _MIN_MASK_LEN = 4
-_SEGMENT = r"[A-Za-z0-9_.\-]+"
-_NAME = re.compile(rf"{_SEGMENT}(/{_SEGMENT})*")
 _NOT_FOUND = {"ParameterNotFound", "ResourceNotFoundException"}
 
 
@@ -83,13 +81,18 @@ def _stores() -> tuple[SSMProvider, SecretsProvider]:
 
 
 def secret_paths(name: str, *, tenant: str, scope: str | None) -> list[str]:
-    """The names tried for ``name``, in order (without Parameter Store's leading slash)."""
-    if not isinstance(name, str) or len(name) > 200 or not _NAME.fullmatch(name):
-        raise ValueError("a secret name is letters, digits, '_', '.', '-' and '/' separators")
+    """The names tried for ``name``, in order (without Parameter Store's leading slash).
+
+    A name or scope with a ``.`` or ``..`` segment, or a leading, trailing or doubled
+    ``/``, is refused (``spec.secret_path_problem``): a path never leaves the tenant's.
+    """
+    problem = secret_path_problem(name)
+    if problem is not None:
+        raise ValueError(f"a secret name {problem}")
     base = f"cronhook/{get_settings().stage}/{tenant}"
     paths = []
     if scope:
-        if len(scope) > 200 or not _NAME.fullmatch(scope):
+        if secret_path_problem(scope) is not None:
             raise ValueError("the trigger's secret_scope is not a valid secret path")
         paths.append(f"{base}/{scope}/{name}")
     paths.append(f"{base}/{name}")
@@ -169,6 +172,18 @@ class SecretReader:
         for value in sorted(self._seen, key=len, reverse=True):
             text = text.replace(value, MASK)
         return text
+
+    def mask_value(self, value: Any) -> Any:
+        """A JSON value (a run's ``state``) with every string in it masked, keys included."""
+        if not self._seen:
+            return value
+        if isinstance(value, str):
+            return self.mask(value)
+        if isinstance(value, dict):
+            return {self.mask(str(k)): self.mask_value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.mask_value(v) for v in value]
+        return value
 
     def __repr__(self) -> str:
         return f"SecretReader(scope={self._scope!r})"

@@ -29,6 +29,7 @@ from chalicelib.domain.spec import (
     schedule_spec_from,
 )
 from chalicelib.observability import logger, record_metric
+from chalicelib.services import quotas
 from chalicelib.services.auth import Principal
 from chalicelib.services.runs import iso_ms, run_view
 from chalicelib.settings import get_settings
@@ -36,6 +37,7 @@ from chalicelib.store import dynamo
 from chalicelib.store.models import RunModel, StateModel, TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 from chalicelib.workflows import get_workflow, is_known_target
+from chalicelib.workflows.remote import display_target
 
 __all__ = [
     "create_trigger",
@@ -166,13 +168,21 @@ def parse_limit(
     return value
 
 
-def sched_json(spec: schedule.ScheduleSpec, *, overlap: str, concurrency: int) -> str:
-    """The schedule plus the overlap policy, as projected into the due index."""
+def sched_json(
+    spec: schedule.ScheduleSpec, *, overlap: str, concurrency: int, tenant: str | None = None
+) -> str:
+    """The schedule plus the overlap policy, as projected into the due index.
+
+    The tenant rides along (``tn``) so the heartbeat can give each fire its tenant as the
+    queue's message group (fair sharing) without reading the trigger.
+    """
     data = json.loads(encode_schedule(spec))
     if overlap != "skip":
         data["o"] = overlap
     if concurrency != 1:
         data["n"] = concurrency
+    if tenant is not None:
+        data["tn"] = tenant
     return json.dumps(data, separators=(",", ":"))
 
 
@@ -208,9 +218,10 @@ def trigger_view(
     )
     view = {
         "id": item.id,
-        "workflow": item.workflow,
+        # An http target's query values are masked (users put tokens in query strings).
+        "workflow": display_target(item.workflow),
         "title": spec.get("title"),
-        "display_name": spec.get("title") or item.workflow,
+        "display_name": spec.get("title") or display_target(item.workflow),
         "tags": spec.get("tags") or [],
         "kind": item.kind,
         "cadence": _describe(item, spec),
@@ -334,7 +345,9 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
         spec = schedule_spec_from(data.schedule, anchor_at=now)
         schedule.validate_schedule(spec, min_interval_s=settings.min_interval_s)
         item.kind = spec.kind
-        item.sched = sched_json(spec, overlap=data.overlap, concurrency=data.concurrency)
+        item.sched = sched_json(
+            spec, overlap=data.overlap, concurrency=data.concurrency, tenant=principal.tenant
+        )
         first = _first_fire(spec, now=now)
         item.next_fire_at = _ms(first) if first else None
         if data.enabled and first is not None:
@@ -349,11 +362,19 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
     prepare_target = event_hooks.get("prepare_target")
     if prepare_target is not None:  # e.g. the http: target's outbound secret, shown once
         shown_once.update(prepare_target(item, data.workflow, now=now))
-    stored_spec, _ = dynamo.externalize_payload(trigger_id, spec_json)
-    item.spec = json.dumps(stored_spec, separators=(",", ":"))
-    if state:
-        StateModel(trigger_id, state=json.dumps(state, separators=(",", ":")), version=1).save()
-    item.save(condition=TriggerModel.id.does_not_exist())
+    # The tenant's quotas (429 quota) are taken last, after every check a client can fail,
+    # and given back if the trigger is not stored after all.
+    capacity = quotas.trigger_capacity(spec_json)
+    quotas.take(principal.tenant, triggers=1, runs=capacity)
+    try:
+        stored_spec, _ = dynamo.externalize_payload(trigger_id, spec_json)
+        item.spec = json.dumps(stored_spec, separators=(",", ":"))
+        if state:
+            StateModel(trigger_id, state=json.dumps(state, separators=(",", ":")), version=1).save()
+        item.save(condition=TriggerModel.id.does_not_exist())
+    except Exception:
+        quotas.release(principal.tenant, triggers=1, runs=capacity)
+        raise
     _enqueue_if_sent(item, now=now)
     audit(
         principal,
@@ -457,7 +478,8 @@ def list_triggers(principal: Principal, params: dict) -> dict:
         out: list = []
         for row in rows:
             item = found.get(row.id)
-            if item is None or (wf and item.workflow != wf) or (status and item.status != status):
+            shown = (item.workflow, display_target(item.workflow)) if item is not None else ()
+            if item is None or (wf and wf not in shown) or (status and item.status != status):
                 out.append(None)
                 continue
             spec = json.loads(item.spec or "{}")
@@ -486,6 +508,9 @@ def _delete_item(
     on_delete = event_hooks.get("on_delete")
     if on_delete is not None:  # e.g. an eventbridge trigger's rule (chalicelib.sources)
         on_delete(item)
+    quotas.release(
+        item.tenant, triggers=1, runs=quotas.trigger_capacity(json.loads(item.spec or "{}"))
+    )
     try:
         StateModel(item.id).delete()
     except DoesNotExist:
@@ -704,7 +729,11 @@ def fire_now(principal: Principal, trigger_id: str, *, now: datetime, body: Any 
         # Written before the message is sent: the runner never starts without it.
         ondemand.save_fire_payload(run_id, data.payload)
     message = FireMessage(
-        run_id=run_id, trigger_id=item.id, surface="manual", scheduled_ms=_ms(now)
+        run_id=run_id,
+        trigger_id=item.id,
+        surface="manual",
+        scheduled_ms=_ms(now),
+        tenant=item.tenant,
     )
     if send_fires([message]):
         dynamo.release_claim(item.id, run_id=run_id, slot_ms=None, shard=shard)
@@ -782,7 +811,7 @@ def _in_flight_runs(item: TriggerModel) -> list[dict]:
                 "trigger_id": item.id,
                 "surface": surface,
                 "status": "running" if int(entry.get("s", 0)) else "queued",
-                "workflow": item.workflow,
+                "workflow": display_target(item.workflow),
                 "scheduled_for": iso_ms(entry.get("t")),
                 "started_at": None,
                 "finished_at": None,
@@ -991,6 +1020,9 @@ def _merged_spec(item: TriggerModel, data: TriggerPatch, sent: set[str]) -> dict
     old = dynamo.load_spec(item)
     merged = {k: v for k, v in old.items() if k != "enabled"}
     dumped = data.model_dump(mode="json", include=sent)
+    if dumped.get("workflow") is not None and dumped["workflow"] == display_target(item.workflow):
+        # The view's masked form sent back (a GET, edited, PATCHed): the target is unchanged.
+        dumped["workflow"] = item.workflow
     for name in sent - {"schedule", "event", "state", "limits", "enabled"}:
         value = dumped[name]
         if value is None and name not in _NULLABLE:
@@ -1067,6 +1099,15 @@ def _diff(before: dict, after: dict, *, state_changed: bool, payload_changed: bo
     return changes
 
 
+def _capacity_change(item: TriggerModel, data: TriggerPatch, sent: set[str]) -> int:
+    """How much the patch changes the trigger's concurrency (its share of the runs quota)."""
+    if "concurrency" not in sent or data.concurrency is None:
+        return 0
+    return quotas.trigger_capacity({"concurrency": data.concurrency}) - quotas.trigger_capacity(
+        dynamo.load_spec(item)
+    )
+
+
 def patch_trigger(principal: Principal, trigger_id: str, body: Any, *, now: datetime) -> dict:
     """Edit a trigger in place; 200 with the trigger, 409 on a stale ``version``.
 
@@ -1102,10 +1143,23 @@ def patch_trigger(principal: Principal, trigger_id: str, body: Any, *, now: date
                 field="version",
             )
         before = trigger_view(item)
+        # More concurrency takes more of the tenant's runs-in-flight quota (429 quota),
+        # before the write; a write that does not happen gives it back.
+        grow = _capacity_change(item, data, sent)
+        if grow > 0:
+            quotas.take(item.tenant, runs=grow)
         try:
             updated, state, shown_once = _write_patch(principal, item, data, sent, now=now)
         except _Raced:
+            if grow > 0:
+                quotas.release(item.tenant, runs=grow)
             continue
+        except Exception:
+            if grow > 0:
+                quotas.release(item.tenant, runs=grow)
+            raise
+        if grow < 0:
+            quotas.release(item.tenant, runs=-grow)
         after = trigger_view(updated, state=state, extra=shown_once)
         if after.get("next_fire_at") != before.get("next_fire_at"):
             _enqueue_if_sent(dynamo.get_trigger(item.id), now=now)
@@ -1131,7 +1185,8 @@ def patch_trigger(principal: Principal, trigger_id: str, body: Any, *, now: date
 
 
 def _prepare_http_target(item: TriggerModel, workflow: str, *, now: datetime) -> dict:
-    """A new ``http:`` target is checked; it gets an outbound secret (shown once) if it has none."""
+    """A new ``http:`` or ``lambda:`` target is checked; an http one gets an outbound secret
+    (shown once) if it has none."""
     prepare_target = event_hooks.get("prepare_target")
     if prepare_target is None:
         return {}
@@ -1186,7 +1241,7 @@ def _write_patch(
     t = TriggerModel
     now_ms = _ms(now)
     shown_once: dict = {}
-    if full.workflow != item.workflow and full.workflow.startswith("http:"):
+    if full.workflow != item.workflow and full.workflow.startswith(("http:", "lambda:")):
         shown_once = _prepare_http_target(item, full.workflow, now=now)
         if shown_once:
             actions_first = [t.outbound_secret_sealed.set(item.outbound_secret_sealed)]
@@ -1240,7 +1295,9 @@ def _write_patch(
             anchor = datetime.fromtimestamp(last / 1000, tz=UTC) if last is not None else now
         new_spec = schedule_spec_from(sched_in, anchor_at=anchor)
         schedule.validate_schedule(new_spec, min_interval_s=settings.min_interval_s)
-        new_sched = sched_json(new_spec, overlap=full.overlap, concurrency=full.concurrency)
+        new_sched = sched_json(
+            new_spec, overlap=full.overlap, concurrency=full.concurrency, tenant=item.tenant
+        )
         cadence_changed = old_spec is None or encode_schedule(new_spec) != encode_schedule(old_spec)
         if new_sched != item.sched:
             actions += [t.sched.set(new_sched), t.kind.set(new_spec.kind)]

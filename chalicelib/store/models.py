@@ -103,6 +103,9 @@ class TriggerModel(_Base):
     secret_sealed = UnicodeAttribute(null=True)
     secret_prev_sealed = UnicodeAttribute(null=True)
     secret_prev_until = NumberAttribute(null=True)
+    # Older secrets still in their grace, JSON [[sealed, until_ms], ...] (rare: a rotation
+    # during another's grace), so a second rotation does not end the first one's grace.
+    secret_older = UnicodeAttribute(null=True)
     outbound_secret_sealed = UnicodeAttribute(null=True)
     # Who paused the trigger, when, and why (a person's note); cleared on enable.
     disabled_note = UnicodeAttribute(null=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -25,6 +25,10 @@ class FireMessage:
     scheduled_ms: int | None = None
     event_id: str | None = None
     delay_s: int = 0
+    # The trigger's tenant: the message's MessageGroupId, so that SQS fair queues (and the
+    # local runner pool) share the job ceiling among tenants. Filled in by ``send_fires``
+    # when the sender did not have it at hand.
+    tenant: str | None = None
     # A schedule fire carries the schedule it was read with (the due index's ``sched``,
     # ~100 bytes): the runner's claim computes the next slot from it and is fenced on it,
     # so the claim is one write with no read before it.
@@ -36,6 +40,8 @@ class FireMessage:
             data["at"] = self.scheduled_ms
         if self.event_id is not None:
             data["e"] = self.event_id
+        if self.tenant is not None:
+            data["n"] = self.tenant
         if self.sched is not None:
             data["s"] = self.sched
         return json.dumps(data, separators=(",", ":"))
@@ -49,6 +55,7 @@ class FireMessage:
             surface=data["k"],
             scheduled_ms=data.get("at"),
             event_id=data.get("e"),
+            tenant=data.get("n"),
             sched=data.get("s"),
         )
 
@@ -62,16 +69,10 @@ def send_fires(messages: list[FireMessage]) -> list[FireMessage]:
     queue_url = get_settings().queue_url
     failed: list[FireMessage] = []
     sqs = client("sqs")
+    messages = _with_tenants(messages)
     for start in range(0, len(messages), 10):
         batch = messages[start : start + 10]
-        entries = [
-            {
-                "Id": str(i),
-                "MessageBody": m.body(),
-                "DelaySeconds": max(0, min(MAX_DELAY_S, int(m.delay_s))),
-            }
-            for i, m in enumerate(batch)
-        ]
+        entries = [_entry(i, m) for i, m in enumerate(batch)]
         try:
             answer = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
         except (ClientError, BotoCoreError):
@@ -79,3 +80,38 @@ def send_fires(messages: list[FireMessage]) -> list[FireMessage]:
             continue
         failed.extend(batch[int(f["Id"])] for f in answer.get("Failed", []))
     return failed
+
+
+def _entry(n: int, message: FireMessage) -> dict:
+    entry = {
+        "Id": str(n),
+        "MessageBody": message.body(),
+        "DelaySeconds": max(0, min(MAX_DELAY_S, int(message.delay_s))),
+    }
+    if message.tenant:
+        # On a standard queue this makes it a fair queue: a tenant with a backlog does
+        # not hold up another tenant's messages (no FIFO ordering, no extra write).
+        entry["MessageGroupId"] = message.tenant
+    return entry
+
+
+def _with_tenants(messages: list[FireMessage]) -> list[FireMessage]:
+    """``messages`` with their tenant filled in where the sender did not give it.
+
+    The common paths (schedule fires, manual fires, new events) carry the tenant; the
+    rest (event retries, serialize hand-offs, triggers from before) cost one read of the
+    triggers' tenants here. A failed read sends them without a group: never unsent.
+    """
+    missing = {m.trigger_id for m in messages if m.tenant is None}
+    if not missing:
+        return messages
+    from chalicelib.store.models import TriggerModel
+
+    try:
+        found = {
+            item.id: item.tenant
+            for item in TriggerModel.batch_get(list(missing), attributes_to_get=["id", "tenant"])
+        }
+    except Exception:  # the send matters more than its group
+        return messages
+    return [replace(m, tenant=found.get(m.trigger_id)) if m.tenant is None else m for m in messages]

@@ -202,8 +202,16 @@ def is_known_target(target: str) -> bool:
 
 
 def _load_builtins() -> None:
-    from chalicelib.workflows import builtin  # noqa: F401  (registers on import)
+    """Register the built-ins where the settings ask for them; take them out where not."""
+    from chalicelib.settings import get_settings
+    from chalicelib.workflows.builtin import BUILTINS
 
+    wanted = get_settings().builtin_workflows
+    for name, builtin in BUILTINS.items():
+        if wanted:
+            REGISTRY.setdefault(name, builtin)
+        elif REGISTRY.get(name) is builtin:
+            del REGISTRY[name]
     _load_modules()
 
 

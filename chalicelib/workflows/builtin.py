@@ -1,13 +1,18 @@
-"""Built-in workflows, for trying cronhook out: ``echo``, ``fail``, ``sleep``."""
+"""Built-in workflows, for trying cronhook out: ``echo``, ``fail``, ``sleep``.
+
+Registered only where ``CRONHOOK_BUILTIN_WORKFLOWS`` asks for them (on by default in the
+local and test stages, off in deployed ones): in a deployed stage ``sleep`` would let any
+operator hold a runner for ten minutes per fire, and ``echo`` is no one's job.
+"""
 
 from __future__ import annotations
 
 import time
 from datetime import timedelta
 
-from chalicelib.workflows import Fire, Result, workflow
+from chalicelib.workflows import Fire, Result, Workflow
 
-__all__ = ["echo", "fail", "sleep"]
+__all__ = ["echo", "fail", "sleep", "BUILTINS"]
 
 
 def _number(value: object, default: float = 0.0) -> float:
@@ -16,7 +21,6 @@ def _number(value: object, default: float = 0.0) -> float:
     return float(value)
 
 
-@workflow("echo")
 def echo(fire: Fire) -> Result:
     """Returns its payload as output and counts its runs in state.count."""
     state = dict(fire.state or {})
@@ -34,16 +38,26 @@ def echo(fire: Fire) -> Result:
     return Result(state=state, output=fire.payload, cost_usd=cost, next_fire_at=next_fire_at)
 
 
-@workflow("fail")
 def fail(fire: Fire) -> Result:
     """Always raises."""
     raise RuntimeError("the fail workflow always fails")
 
 
-@workflow("sleep")
 def sleep(fire: Fire) -> Result:
     """Sleeps payload.seconds or state.seconds (default 2)."""
     payload = fire.payload if isinstance(fire.payload, dict) else {}
     seconds = _number(payload.get("seconds"), _number((fire.state or {}).get("seconds"), 2.0))
     time.sleep(max(0.0, min(seconds, 600.0)))
     return Result(state=fire.state, output={"slept_s": seconds})
+
+
+def _entry(func: object, name: str) -> Workflow:
+    doc = (getattr(func, "__doc__", None) or "").strip()
+    return Workflow(name=name, func=func, description=doc.splitlines()[0] if doc else "")  # type: ignore[arg-type]
+
+
+BUILTINS: dict[str, Workflow] = {
+    "echo": _entry(echo, "echo"),
+    "fail": _entry(fail, "fail"),
+    "sleep": _entry(sleep, "sleep"),
+}

@@ -355,16 +355,16 @@ def test_patch_is_audited_with_a_field_diff_and_no_secret(aws, root, clock):
 
 def test_switching_to_an_http_target_shows_its_outbound_secret_once(aws, root, clock):
     trigger = create(root, clock, schedule={"cron": "0 8 * * 1"})
-    edited = patch(root, trigger, {"workflow": "http:https://example.com/hook"}, clock)
-    assert edited["workflow"] == "http:https://example.com/hook"
+    edited = patch(root, trigger, {"workflow": "http:https://93.184.215.14/hook"}, clock)
+    assert edited["workflow"] == "http:https://93.184.215.14/hook"
     secret = edited["outbound_secret"]
     assert secret
     sealed = dynamo.get_trigger(trigger["id"]).outbound_secret_sealed
     assert sealed and secret not in sealed
     assert "outbound_secret" not in triggers.get_trigger_view(root, trigger["id"])
-    moved = patch(root, trigger, {"workflow": "http:https://example.org/other"}, clock)
+    moved = patch(root, trigger, {"workflow": "http:https://93.184.215.15/other"}, clock)
     assert "outbound_secret" not in moved  # the receiver keeps verifying with the same one
     assert dynamo.get_trigger(trigger["id"]).outbound_secret_sealed == sealed
     with pytest.raises(ValidationError) as caught:
-        patch(root, trigger, {"workflow": "http:http://example.com/plain"}, clock)
+        patch(root, trigger, {"workflow": "http:http://93.184.215.14/plain"}, clock)
     assert caught.value.field == "workflow"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from chalicelib.services import heartbeat, keys, secrets, triggers
@@ -23,7 +25,16 @@ def secret_reader(fire):
     seen = {name: fire.secrets.get(name) for name in payload.get("names", [])}
     if payload.get("fail"):
         raise RuntimeError(f"upstream rejected the token {seen[payload['fail']]}")
-    return Result(state={"seen": seen}, output={"seen": seen})
+    # Which value was read, told without the value (the test compares digests).
+    digests = {name: _digest(value) for name, value in seen.items()}
+    return Result(
+        state={"seen": seen, "digests": digests, "note": f"token={seen.get('API_TOKEN')}"},
+        output={"seen": seen},
+    )
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()[:16]
 
 
 @pytest.fixture(autouse=True)
@@ -64,20 +75,24 @@ def test_the_scoped_secret_wins_and_unscoped_names_are_the_fallback(aws, clock, 
     )
     assert statuses == ["succeeded"]
     view = triggers.get_trigger_view(root, trigger_id)
-    assert view["state"]["seen"] == {
-        "API_TOKEN": SCOPED,  # client-7/API_TOKEN, though API_TOKEN exists too
-        "ONLY_GLOBAL": GLOBAL_ONLY,  # no client-7/ONLY_GLOBAL: the unscoped one
-        "DB_PASSWORD": MANAGER,  # from Secrets Manager
+    assert view["state"]["digests"] == {
+        "API_TOKEN": _digest(SCOPED),  # client-7/API_TOKEN, though API_TOKEN exists too
+        "ONLY_GLOBAL": _digest(GLOBAL_ONLY),  # no client-7/ONLY_GLOBAL: the unscoped one
+        "DB_PASSWORD": _digest(MANAGER),  # from Secrets Manager
     }
-    # What the run recorded shows no value.
+    # What the run recorded shows no value: not its output, not the state viewers read.
     [run] = triggers.list_trigger_runs(root, trigger_id, {})["items"]
     assert run["output"] == {"seen": dict.fromkeys(names, "[secret]")}
+    assert view["state"]["seen"] == dict.fromkeys(names, "[secret]")
+    assert view["state"]["note"] == "token=[secret]"
 
 
 def test_without_a_scope_only_the_unscoped_name_is_read(aws, clock, root, stored):
     trigger_id, statuses = _run_once(aws, clock, root, payload={"names": ["API_TOKEN"]})
     assert statuses == ["succeeded"]
-    assert triggers.get_trigger_view(root, trigger_id)["state"]["seen"] == {"API_TOKEN": UNSCOPED}
+    assert triggers.get_trigger_view(root, trigger_id)["state"]["digests"] == {
+        "API_TOKEN": _digest(UNSCOPED)
+    }
 
 
 def test_a_missing_secret_fails_the_run_naming_it(aws, clock, root, stored):
@@ -130,3 +145,30 @@ def test_secret_names_cannot_escape_their_path(aws, clock, root, stored):
     assert statuses == ["failed"]
     [run] = triggers.list_trigger_runs(root, trigger_id, {})["items"]
     assert run["error"].startswith("SecretNotFound: secret '../local/API_TOKEN'")
+
+
+@pytest.mark.parametrize(
+    "scope", ["..", "client-7/..", "./client-7", "a//b", "/client-7", "client-7/", "a/../b"]
+)
+def test_a_secret_scope_that_climbs_or_bends_the_path_is_a_422_naming_it(aws, clock, root, scope):
+    from chalicelib.domain.errors import ValidationError
+
+    with pytest.raises(ValidationError) as caught:
+        triggers.create_trigger(
+            root,
+            {"workflow": "echo", "schedule": {"interval_s": 60}, "secret_scope": scope},
+            now=clock(),
+        )
+    assert caught.value.field == "secret_scope"
+    created = triggers.create_trigger(
+        root, {"workflow": "echo", "schedule": {"interval_s": 60}}, now=clock()
+    )
+    with pytest.raises(ValidationError) as caught:
+        triggers.patch_trigger(root, created["id"], {"secret_scope": scope}, now=clock())
+    assert caught.value.field == "secret_scope"
+
+
+@pytest.mark.parametrize("name", ["..", "../API_TOKEN", "a/./b", "API_TOKEN/..", "a//b"])
+def test_a_secret_name_with_a_dot_segment_is_refused_before_any_store_is_asked(aws, name):
+    with pytest.raises(ValueError):
+        secrets.secret_paths(name, tenant="local", scope=None)

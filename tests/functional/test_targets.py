@@ -83,12 +83,16 @@ def _last_run(root, trigger_id) -> dict:
 
 # -- lambda: ----------------------------------------------------------------------------
 
+# A tenant's functions are named cronhook-<stage>-<tenant>-*: here stage test, tenant local.
+FN = "cronhook-test-local-"
+
 
 def _lambda_api(path: str, headers: dict, body: bytes) -> tuple[int, dict, bytes]:
     """The Invoke API: ok-fn, boom-fn, refuses-fn, flaky-fn; anything else does not exist."""
     prefix, suffix = "/2015-03-31/functions/", "/invocations"
     assert path.startswith(prefix) and path.endswith(suffix), path
-    name = unquote(path[len(prefix) : -len(suffix)]).rsplit(":", 1)[-1]
+    full = unquote(path[len(prefix) : -len(suffix)]).split(":function:")[-1].split(":")[0]
+    name = full.removeprefix(FN)
     fire = json.loads(body)
     if name == "ok-fn":
         count = (fire["state"] or {}).get("count", 0) + 1
@@ -123,7 +127,12 @@ def lambda_api(aws, monkeypatch) -> Iterator[LocalServer]:
 
 
 @pytest.mark.parametrize(
-    "target", ["lambda:ok-fn", "lambda:arn:aws:lambda:us-east-1:123456789012:function:ok-fn"]
+    "target",
+    [
+        f"lambda:{FN}ok-fn",
+        f"lambda:{FN}ok-fn:live",
+        f"lambda:arn:aws:lambda:us-east-1:123456789012:function:{FN}ok-fn",
+    ],
 )
 def test_a_lambda_target_gets_the_fire_and_its_answer_becomes_the_result(
     aws, clock, root, lambda_api, target
@@ -144,14 +153,14 @@ def test_a_lambda_target_gets_the_fire_and_its_answer_becomes_the_result(
 @pytest.mark.parametrize(
     ("target", "error", "state"),
     [
-        ("lambda:boom-fn", "lambda boom-fn failed: OSError: disk full", {}),
-        ("lambda:refuses-fn", "upstream said no", {"partial": True}),
+        (f"lambda:{FN}boom-fn", f"lambda {FN}boom-fn failed: OSError: disk full", {}),
+        (f"lambda:{FN}refuses-fn", "upstream said no", {"partial": True}),
         (
-            "lambda:gone-fn",
-            "lambda gone-fn: ResourceNotFoundException: Function not found: gone-fn",
+            f"lambda:{FN}gone-fn",
+            f"lambda {FN}gone-fn: ResourceNotFoundException: Function not found: gone-fn",
             {},
         ),
-        ("lambda:flaky-fn", "lambda flaky-fn: ServiceException: try again", {}),
+        (f"lambda:{FN}flaky-fn", f"lambda {FN}flaky-fn: ServiceException: try again", {}),
     ],
 )
 def test_a_lambda_function_error_fails_the_run_with_its_message(
@@ -195,7 +204,10 @@ class Receiver:
 
 
 @pytest.fixture
-def receiver(aws) -> Iterator[tuple[Receiver, LocalServer]]:
+def receiver(aws, monkeypatch) -> Iterator[tuple[Receiver, LocalServer]]:
+    # The receiver is on this machine: a private address, allowed only by the setting.
+    monkeypatch.setenv("CRONHOOK_ALLOW_PRIVATE_TARGETS", "1")
+    reset_settings()
     kms.clear_cache()
     handler = Receiver()
     with LocalServer(handler) as server:

@@ -249,6 +249,18 @@ class Scenario:
     stdout: list[tuple[str, str]] = field(default_factory=list)  # (function, EMF line)
 
 
+# A deployed stage has no built-in workflows (CRONHOOK_BUILTIN_WORKFLOWS is off there): the
+# scenario's workflow is registered the way a deployment registers its own.
+WORKFLOW = "deploy-check"
+
+
+def _register_workflow() -> None:
+    from chalicelib.workflows import workflow
+    from chalicelib.workflows.builtin import echo
+
+    workflow(WORKFLOW)(echo)
+
+
 def _sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
@@ -272,6 +284,7 @@ def scenario(deployed: Deployed) -> Scenario:
        ingest function drains the ingest queue and the runner runs them. Deleting the
        eventbridge trigger removes its rule.
     """
+    _register_workflow()
     fn = deployed.functions
     queue_url = deployed.outputs["FiresQueueUrl"]
     result = Scenario(secrets=[deployed.root_key])
@@ -296,7 +309,7 @@ def scenario(deployed: Deployed) -> Scenario:
         "POST",
         "/v1/triggers",
         body={
-            "workflow": "echo",
+            "workflow": WORKFLOW,
             "title": "deploy check",
             "schedule": {"interval_s": 60},
             "limits": {"max_usd": 5.0, "budget_period": "month"},
@@ -330,7 +343,11 @@ def scenario(deployed: Deployed) -> Scenario:
     status, mine = fn.api(
         "POST",
         "/v1/triggers",
-        body={"workflow": "echo", "title": "made by an operator", "schedule": {"interval_s": 3600}},
+        body={
+            "workflow": WORKFLOW,
+            "title": "made by an operator",
+            "schedule": {"interval_s": 3600},
+        },
         headers=operator,
     )
     assert status == 201, mine
@@ -358,7 +375,7 @@ def scenario(deployed: Deployed) -> Scenario:
         "create_webhook",
         "POST",
         "/v1/triggers",
-        body={"workflow": "echo", "title": "deploy webhook", "event": {"source": "webhook"}},
+        body={"workflow": WORKFLOW, "title": "deploy webhook", "event": {"source": "webhook"}},
     )
     assert status == 201, hook
     result.trigger_ids.append(hook["id"])
@@ -391,7 +408,7 @@ def scenario(deployed: Deployed) -> Scenario:
         "POST",
         "/v1/triggers",
         body={
-            "workflow": "echo",
+            "workflow": WORKFLOW,
             "event": {"source": "eventbridge", "bus": "orders", "pattern": {"source": ["shop"]}},
         },
     )
@@ -404,7 +421,7 @@ def scenario(deployed: Deployed) -> Scenario:
         "create_email",
         "POST",
         "/v1/triggers",
-        body={"workflow": "echo", "event": {"source": "email", "address": "ops@example.com"}},
+        body={"workflow": WORKFLOW, "event": {"source": "email", "address": "ops@example.com"}},
     )
     assert status == 201, mail
     result.trigger_ids.append(mail["id"])

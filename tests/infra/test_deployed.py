@@ -7,6 +7,7 @@ from collections import Counter
 
 from chalicelib.settings import RUNNER_MAX_CONCURRENCY, queue_visibility_s
 from chalicelib.store.models import ALL_MODELS
+from tests.infra.conftest import WORKFLOW
 from tests.infra.harness import MOTO_DROPPED, MOTO_UNSUPPORTED, later, utc_now
 
 
@@ -152,7 +153,7 @@ def test_switch_parameter_off_stops_the_heartbeat_and_on_resumes(deployed, scena
     status, created = fn.api(
         "POST",
         "/v1/triggers",
-        body={"workflow": "echo", "title": "switch check", "schedule": {"interval_s": 60}},
+        body={"workflow": WORKFLOW, "title": "switch check", "schedule": {"interval_s": 60}},
         headers=auth,
     )
     assert status == 201, created

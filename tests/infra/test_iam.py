@@ -108,7 +108,7 @@ def test_no_role_grants_wildcard_actions_or_resources_outside_the_stack(deployed
         f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/aws/lambda/cronhook-dev-",
         f"arn:aws:ssm:{REGION}:{ACCOUNT}:parameter/cronhook/dev/",
         f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:cronhook/dev/",
-        f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:cronhook-workflow-",
+        f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:cronhook-dev-",
     )
     for function, policy in deployed.policies.items():
         for statement in policy["Statement"]:
@@ -148,9 +148,9 @@ def test_no_role_grants_wildcard_actions_or_resources_outside_the_stack(deployed
         ("authorizer", "ssm:GetParameter", _param("/cronhook/dev/triggers-enabled")),
         ("authorizer", "kms:Decrypt", "arn:aws:kms:us-east-1:123456789012:key/any"),
         ("authorizer", "sqs:SendMessage", f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires"),
-        ("api_handler", "dynamodb:UpdateItem", _table("ledger")),
+        ("api_handler", "dynamodb:UpdateItem", _table("locks")),
         ("api_handler", "sqs:ReceiveMessage", f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires"),
-        ("api_handler", "lambda:InvokeFunction", _function("cronhook-workflow-report")),
+        ("api_handler", "lambda:InvokeFunction", _function("cronhook-dev-acme-report")),
         ("runner", "dynamodb:PutItem", _table("keys")),
         ("runner", "dynamodb:DeleteItem", _table("keys")),
         # The workflow-secrets grant is two levels below the stage: never the root key.
@@ -158,6 +158,13 @@ def test_no_role_grants_wildcard_actions_or_resources_outside_the_stack(deployed
         ("runner", "ssm:GetParameter", _param("/cronhook/prod/local/API_TOKEN")),
         ("runner", "lambda:InvokeFunction", _function("cronhook-dev-api")),
         ("runner", "lambda:InvokeFunction", _function("billing-export")),
+        # Not the old shared prefix, not another stage's tenants, not cronhook's own.
+        ("runner", "lambda:InvokeFunction", _function("cronhook-workflow-report")),
+        ("runner", "lambda:InvokeFunction", _function("cronhook-prod-acme-report")),
+        ("runner", "lambda:InvokeFunction", _function("cronhook-dev")),
+        ("runner", "lambda:InvokeFunction", _function("cronhook-dev-runner")),
+        ("runner", "lambda:InvokeFunction", _function("cronhook-dev-heartbeat")),
+        ("runner", "lambda:InvokeFunction", _function("cronhook-dev-authorizer")),
         ("runner", "dynamodb:GetItem", _table("triggers", stage="prod")),
         *[
             (function, action, _table("triggers"))
@@ -233,8 +240,27 @@ def test_runner_may_read_the_workflow_secrets_the_code_looks_up(deployed, monkey
             assert not allows(deployed.policies[other], "secretsmanager:GetSecretValue", secret)
 
 
-def test_runner_may_invoke_workflow_functions_named_with_the_prefix(deployed):
-    prefix = deployed.expanded["Parameters"]["WorkflowFunctionPrefix"]["Default"]
-    assert allows(
-        deployed.policies["runner"], "lambda:InvokeFunction", _function(prefix + "weekly-report")
-    )
+def test_runner_may_invoke_the_lambda_targets_the_code_accepts_and_no_other(deployed, monkeypatch):
+    from chalicelib.settings import reset_settings
+    from chalicelib.workflows.remote import check_lambda_target, lambda_prefix
+
+    monkeypatch.setenv("CRONHOOK_STAGE", "dev")
+    reset_settings()
+    try:
+        for tenant in ("local", "acme", "team_7"):
+            name = lambda_prefix(tenant) + "weekly-report"
+            assert check_lambda_target(name, tenant=tenant) is None
+            for form in (name, name + ":live"):
+                assert allows(deployed.policies["runner"], "lambda:InvokeFunction", _function(form))
+        # A name the code refuses for a tenant is one IAM also refuses, where it can tell
+        # (the stage); another tenant's name in the same stage is refused by the code.
+        assert check_lambda_target("cronhook-dev-acme-report", tenant="local") is not None
+        assert check_lambda_target("cronhook-workflow-report", tenant="local") is not None
+    finally:
+        reset_settings()
+    # cronhook's own functions, whatever Chalice names them: never a target.
+    for function in ("cronhook-dev", *(f"cronhook-dev-{f}" for f in deployed.policies)):
+        if "-" not in function.removeprefix("cronhook-dev-"):
+            assert not allows(
+                deployed.policies["runner"], "lambda:InvokeFunction", _function(function)
+            )

@@ -234,7 +234,8 @@ def test_api_is_named_throttled_traced_and_access_logged_without_tokens(packaged
     assert api["TracingEnabled"] is True
     # SAM adds a second stage named "Stage" unless OpenApiVersion is set.
     assert api["OpenApiVersion"] == "2.0"
-    (settings,) = api["MethodSettings"]
+    settings, hooks = api["MethodSettings"]
+    assert (settings["ResourcePath"], settings["HttpMethod"]) == ("/*", "*")
     # Per-route metrics cost $35-50 a month: a parameter, off by default.
     assert settings["MetricsEnabled"] == {"Fn::If": ["ApiDetailedMetrics", True, False]}
     assert packaged.template["Parameters"]["ApiDetailedMetrics"]["Default"] == "false"
@@ -242,7 +243,17 @@ def test_api_is_named_throttled_traced_and_access_logged_without_tokens(packaged
     assert packaged.template["Parameters"]["ConfigureApiGatewayAccount"]["Default"] == "false"
     assert settings["ThrottlingRateLimit"] == {"Ref": "ApiThrottleRateLimit"}
     assert settings["ThrottlingBurstLimit"] == {"Ref": "ApiThrottleBurstLimit"}
-    assert settings["DataTraceEnabled"] is False  # would log request bodies (secrets)
+    # /hooks has a throttle bucket of its own, on the route the app serves.
+    assert (hooks["ResourcePath"], hooks["HttpMethod"]) == ("/~1hooks~1{token}", "POST")
+    assert hooks["ThrottlingRateLimit"] == {"Ref": "HooksThrottleRateLimit"}
+    assert hooks["ThrottlingBurstLimit"] == {"Ref": "HooksThrottleBurstLimit"}
+    assert hooks["MetricsEnabled"] == settings["MetricsEnabled"]
+    import app as app_module
+
+    route = hooks["ResourcePath"][1:].replace("~1", "/")  # "/~1hooks~1{token}"
+    assert "POST" in app_module.app.routes[route]
+    for each in (settings, hooks):
+        assert each["DataTraceEnabled"] is False  # would log request bodies (secrets)
     log = api["AccessLogSetting"]
     assert log["DestinationArn"] == {"Fn::GetAtt": ["ApiAccessLogGroup", "Arn"]}
     fields = json.loads(log["Format"])
