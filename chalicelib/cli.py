@@ -1544,12 +1544,12 @@ def preview(
     def table() -> None:
         if answer.get("cadence"):
             _stdout().print(Text(str(answer["cadence"])))
-        _print_fires(answer.get("fires") or [], tz)
+        _print_fires(answer.get("fires") or [], tz, dst=answer.get("dst") or [])
 
     _emit(ctx, answer, as_json, table)
 
 
-def _print_fires(fires: list[str], tz: str) -> None:
+def _print_fires(fires: list[str], tz: str, *, dst: list | None = None) -> None:
     try:
         zone: ZoneInfo | None = ZoneInfo(tz) if tz.upper() != "UTC" else None
     except (ZoneInfoNotFoundError, ValueError):
@@ -1559,6 +1559,11 @@ def _print_fires(fires: list[str], tz: str) -> None:
     table.add_column("UTC", overflow="fold")
     if zone is not None:
         table.add_column(tz)
+    # A fire a DST transition moved or doubled is marked beside it, with the policy that
+    # decided; a fire the transition removed has no row, so it is listed under the table.
+    marks = {m.get("at"): m for m in dst or [] if isinstance(m, dict)}
+    if marks:
+        table.add_column("DST", overflow="fold")
     for number, fire in enumerate(fires, start=1):
         row = [Text(str(number)), _cell(fire)]
         if zone is not None:
@@ -1567,12 +1572,18 @@ def _print_fires(fires: list[str], tz: str) -> None:
             except (TypeError, ValueError):
                 local = None
             row.append(_cell(local))
+        if marks:
+            mark = marks.get(fire)
+            row.append(Text(f"{mark['change']} ({mark['policy']})" if mark else ""))
         table.add_row(*row)
     console = _stdout()
     if fires:
         console.print(table)
     else:
         console.print("No fires.")
+    for at, mark in marks.items():
+        if at not in fires:
+            console.print(Text(f"DST: {mark.get('change')} at {at} (policy {mark.get('policy')})"))
 
 
 @cli.group()

@@ -710,6 +710,27 @@ def test_preview_posts_the_expression_and_shows_utc_and_local_times(api: FakeCro
     assert "2030-04-01T02:30:00+02:00" in result.stdout
 
 
+def test_preview_marks_the_fires_dst_moved_and_lists_the_ones_it_removed(
+    api: FakeCronhook,
+) -> None:
+    fires = ["2027-03-28T01:00:00.000Z", "2027-03-29T00:30:00.000Z"]
+    dst = [
+        {"at": "2027-03-28T01:00:00.000Z", "change": "shifted", "policy": "shift"},
+        {"at": "2027-10-31T01:30:00.000Z", "change": "skipped", "policy": "skip"},
+    ]
+    api.answer("POST", "/v1/schedules/preview", 200, {"fires": fires, "dst": dst})
+
+    result = invoke(api.url, "preview", "30 2 * * *", "--tz", "Europe/Berlin", "--count", "2")
+
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    (shifted,) = [line for line in lines if "2027-03-28T01:00:00.000Z" in line]
+    assert "shifted (shift)" in shifted
+    (plain,) = [line for line in lines if "2027-03-29T00:30:00.000Z" in line]
+    assert "shift" not in plain
+    assert "DST: skipped at 2027-10-31T01:30:00.000Z (policy skip)" in lines
+
+
 def test_preview_without_from_sends_an_aware_utc_instant_and_five_fires(
     api: FakeCronhook,
 ) -> None:
