@@ -10,8 +10,10 @@
   const KEY_NAME = 'cronhook.key';
   const RANK = { viewer: 1, operator: 2, admin: 3 };
   const S = { key: sessionStorage.getItem(KEY_NAME), me: null, workflows: null, health: null };
-  const SOURCES = ['webhook', 'github', 'stripe', 'slack', 'standard', 'shopify'];
-  const OWN_SECRET = ['stripe', 'slack', 'shopify'];
+  const SOURCES = ['webhook', 'github', 'stripe', 'slack', 'standard', 'shopify', 'linkedin', 'eventbridge', 's3', 'email'];
+  const OWN_SECRET = ['stripe', 'slack', 'shopify', 'linkedin'];
+  // Sources delivered by AWS (no signing secret): the fields each one takes.
+  const SOURCE_FIELDS = { eventbridge: ['bus', 'pattern'], s3: ['bucket', 'prefix', 'suffix'], email: ['address'] };
   const DAYS = [['1', 'Mon'], ['2', 'Tue'], ['3', 'Wed'], ['4', 'Thu'], ['5', 'Fri'], ['6', 'Sat'], ['0', 'Sun']];
   const MARK = { succeeded: '✓', failed: '✗', running: '▶', queued: '…', skipped: '↷', refused: '⊘', budget_exceeded: '$', lost: '?' };
 
@@ -522,9 +524,30 @@
     const source = els['event.source'] = h('select', { name: 'source', disabled: editing }, SOURCES.map((s) => h('option', { value: s, selected: ev && ev.source === s }, s)));
     const secret = els['event.secret'] = h('input', { name: 'secret', type: 'password', autocomplete: 'off', spellcheck: 'false' });
     const filter = els['event.filter'] = h('textarea', { name: 'filter', rows: 2, spellcheck: 'false' }, ev && ev.filter ? JSON.stringify(ev.filter) : '');
+    const text = (name, attrs) => h('input', { name, spellcheck: 'false', value: ev && ev[name] ? ev[name] : '', disabled: editing, ...(attrs || {}) });
+    els['event.bus'] = text('bus', { placeholder: 'default' });
+    els['event.pattern'] = h('textarea', { name: 'pattern', rows: 3, spellcheck: 'false', disabled: editing }, ev && ev.pattern ? JSON.stringify(ev.pattern) : '');
+    els['event.bucket'] = text('bucket');
+    els['event.prefix'] = text('prefix');
+    els['event.suffix'] = text('suffix');
+    els['event.address'] = text('address', { type: 'email' });
+    const extra = {
+      bus: field('Event bus', els['event.bus'], 'The EventBridge bus (default: default).'),
+      pattern: field('Event pattern (JSON)', els['event.pattern'], 'e.g. {"source": ["my.app"], "detail-type": ["order.placed"]}'),
+      bucket: field('Bucket', els['event.bucket']),
+      prefix: field('Key prefix', els['event.prefix'], 'e.g. incoming/'),
+      suffix: field('Key suffix (optional)', els['event.suffix'], 'e.g. .csv'),
+      address: field('Recipient address', els['event.address'], 'Mail to this address runs the trigger.'),
+    };
+    const secretField = field('Signing secret', secret, 'Required for Stripe, Slack, Shopify and LinkedIn (they issue it); otherwise one is generated.');
     const eventBox = h('fieldset', { class: 'stack' }, h('legend', {}, 'Event'), field('Event source', source),
-      field('Signing secret', secret, 'Required for Stripe, Slack and Shopify (they issue it); otherwise one is generated.'),
+      secretField, ...Object.values(extra),
       field('Filter (JSON)', filter, 'e.g. {"github_event": ["push"], "branch": "main"}'));
+    const showSourceFields = () => {
+      const wanted = SOURCE_FIELDS[source.value] || [];
+      Object.entries(extra).forEach(([name, el]) => { el.hidden = !wanted.includes(name); });
+      secretField.hidden = Boolean(SOURCE_FIELDS[source.value]);
+    };
 
     // options
     const limits = (existing && existing.limits) || {};
@@ -558,7 +581,8 @@
       h('div', { class: 'actions' }, h('button', { type: 'button', class: 'quiet', onclick: () => dlg.close() }, 'Cancel'), submit));
     const syncKind = () => { scheduleBox.hidden = !kindSchedule.checked; eventBox.hidden = !kindEvent.checked; if (kindSchedule.checked) schedulePreview(); };
     kind.addEventListener('change', syncKind);
-    source.addEventListener('change', () => { secret.required = OWN_SECRET.includes(source.value); });
+    source.addEventListener('change', () => { secret.required = OWN_SECRET.includes(source.value); showSourceFields(); });
+    showSourceFields();
 
     function body() {
       const out = { workflow: workflow.value, title: title.value.trim() || null };
@@ -572,7 +596,16 @@
       if (kindSchedule.checked) out.schedule = buildSchedule();
       else {
         out.event = editing ? {} : { source: source.value };
-        if (secret.value) out.event.secret = secret.value;
+        if (secret.value && !SOURCE_FIELDS[source.value]) out.event.secret = secret.value;
+        if (!editing) {
+          for (const name of SOURCE_FIELDS[source.value] || []) {
+            const value = els[`event.${name}`].value.trim();
+            if (!value) continue;
+            if (name === 'pattern') {
+              try { out.event.pattern = JSON.parse(value); } catch (e) { throw new ApiError(422, { error: { message: 'not valid JSON', field: 'event.pattern' } }); }
+            } else out.event[name] = value;
+          }
+        }
         if (filter.value.trim()) {
           try { out.event.filter = JSON.parse(filter.value); } catch (e) { throw Object.assign(new ApiError(422, { error: { message: 'not valid JSON', field: 'event.filter' } })); }
         } else if (editing) out.event.filter = null;
@@ -616,7 +649,8 @@
   }
 
   const SETUP = {
-    webhook: ['POST the payload to the URL.', 'Sign it: header X-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the secret>.', 'Optional: send Idempotency-Key to dedupe retries.'],
+    webhook: ['POST the payload to the URL.', 'Sign it: header X-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the secret>.', 'The same body sent twice is one delivery (dedupe on its digest): put an id of your own in the body to send identical content again on purpose.'],
+    linkedin: ['Developer portal → your app → Webhooks: register the URL (LinkedIn validates it with a challenge, answered automatically).', 'The secret is the app’s client secret (given on create).'],
     github: ['Repository → Settings → Webhooks → Add webhook.', 'Payload URL: the URL above; Content type: application/json.', 'Secret: the secret above; choose the events.'],
     stripe: ['Dashboard → Developers → Webhooks → Add endpoint with the URL.', 'The signing secret is Stripe’s own (given on create).'],
     slack: ['api.slack.com → your app → Event Subscriptions → Request URL: the URL.', 'The signing secret is the app’s (given on create).'],

@@ -195,6 +195,31 @@ def test_create_a_webhook_trigger_see_the_secret_once_and_not_after_a_reload(bro
     context.close()
 
 
+def test_create_an_eventbridge_trigger_with_its_pattern_through_the_dialog(page, stack):
+    title = _unique("Orders placed")
+    sign_in(page, stack)
+    page.get_by_role("button", name="New trigger").click()
+    dialog = page.get_by_role("dialog", name="New trigger")
+    dialog.get_by_label("Title").fill(title)
+    dialog.get_by_label("An event (webhook)").check()
+    dialog.get_by_label("Event source").select_option("eventbridge")
+    expect(dialog.get_by_label("Signing secret")).to_be_hidden()  # AWS delivers it: no secret
+    expect(dialog.get_by_label("Bucket")).to_be_hidden()
+    pattern = dialog.get_by_label("Event pattern (JSON)")
+    pattern.fill('{"source": ["shop.orders"]')  # not JSON: named next to the field
+    dialog.get_by_role("button", name="Create").click()
+    expect(pattern).to_have_attribute("aria-invalid", "true")
+    pattern.fill('{"source": ["shop.orders"], "detail-type": ["order.placed"]}')
+    dialog.get_by_role("button", name="Create").click()
+    expect(dialog).to_be_hidden()
+    _row(page, title).get_by_role("link", name=title).click()
+    expect(page.get_by_role("heading", name=title, level=1)).to_be_visible()
+    listed = stack.call("GET", "/v1/triggers", params={"limit": 200}).json()["items"]
+    (made,) = [t for t in listed if t["title"] == title]
+    assert made["event"]["source"] == "eventbridge"
+    assert made["event"]["pattern"] == {"source": ["shop.orders"], "detail-type": ["order.placed"]}
+
+
 def test_a_trigger_disabled_by_failures_shows_its_reason_and_last_error_in_the_list(page, stack):
     tag = _unique("failing").replace(" ", "-")
     title = _unique("Always fails")
