@@ -220,6 +220,35 @@ def test_create_an_eventbridge_trigger_with_its_pattern_through_the_dialog(page,
     assert made["event"]["pattern"] == {"source": ["shop.orders"], "detail-type": ["order.placed"]}
 
 
+def test_the_backfill_dialog_shows_the_count_and_cost_before_it_runs(page, stack):
+    title = _unique("Hourly import")
+    made = _create(stack, {"workflow": "echo", "title": title, "schedule": {"cron": "0 * * * *"}})
+    sign_in(page, stack, hash_=f"#/triggers/{made['id']}")
+    expect(page.get_by_role("heading", name=title, level=1)).to_be_visible()
+    page.get_by_role("button", name="Backfill", exact=True).click()
+    dialog = page.get_by_role("dialog", name=f"Backfill {title}")
+    dialog.get_by_label("From (UTC)").fill("2026-11-01T00:00")
+    dialog.get_by_label("To (UTC)").fill("2026-11-01T03:00")
+    run = dialog.get_by_role("button", name="Run backfill")
+    expect(run).to_be_disabled()  # nothing runs before the check
+    dialog.get_by_role("button", name="Check").click()
+    expect(dialog).to_contain_text("4 slot(s)")
+    expect(dialog).to_contain_text("estimated cost $")
+    assert stack.call("GET", f"/v1/triggers/{made['id']}/runs").json()["items"] == []
+    run.click()
+    expect(page.get_by_role("status")).to_contain_text("Backfill queued: 4 slot(s)")
+
+    def backfilled():
+        items = stack.call(
+            "GET", f"/v1/triggers/{made['id']}/runs", params={"surface": "backfill"}
+        ).json()["items"]
+        done = [r for r in items if r["status"] == "succeeded"]
+        return done if len(done) == 4 else None
+
+    runs = stack.wait_for(backfilled, timeout_s=120)
+    assert sorted(r["scheduled_for"] for r in runs)[0].startswith("2026-11-01T00:00:00")
+
+
 def test_a_trigger_disabled_by_failures_shows_its_reason_and_last_error_in_the_list(page, stack):
     tag = _unique("failing").replace(" ", "-")
     title = _unique("Always fails")
