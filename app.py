@@ -454,6 +454,15 @@ def receive_webhook(token):
 
 
 @app.route("/hooks/{token}", methods=["GET"])
+@declare(
+    "Answer LinkedIn's endpoint validation (a linkedin trigger's URL)",
+    role=None,
+    answers={200: "ChallengeAnswer"},
+    query=(Query("challengeCode", "The code LinkedIn sends to validate the URL"),),
+    errors=(401, 422, 429),
+    description="`challengeResponse` is hex HMAC-SHA256 of `challengeCode` keyed with the "
+    "trigger's client secret; any other token answers the same 401 as a bad signature.",
+)
 @api
 def answer_hook_challenge(token):
     from chalicelib.sources import linkedin

@@ -224,6 +224,13 @@ class HookAnswer(_Out):
     challenge: str | None = Field(default=None, description="Slack's url_verification")
 
 
+class ChallengeAnswer(_Out):
+    """LinkedIn's endpoint validation: the code, and its HMAC-SHA256 under the client secret."""
+
+    challengeCode: str  # noqa: N815 (LinkedIn's own field names)
+    challengeResponse: str  # noqa: N815
+
+
 class SkippedOut(_Out):
     id: str
     reason: str

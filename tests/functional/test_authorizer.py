@@ -26,6 +26,7 @@ PUBLIC = {
     ("HEAD", "/healthz"),
     ("GET", "/v1/openapi.json"),
     ("POST", "/hooks/{token}"),
+    ("GET", "/hooks/{token}"),  # LinkedIn's challenge: answered only for a linkedin token
     ("GET", "/"),
     ("GET", "/console/{name}"),
 }
