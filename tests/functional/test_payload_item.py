@@ -18,12 +18,29 @@ from chalicelib.workflows import REGISTRY, Result, Workflow
 BIG = {"rows": [{"id": n, "text": "x" * 90} for n in range(500)]}  # ~50 KB
 
 
+def _value_bytes(value: dict) -> int:
+    """DynamoDB's size of one attribute value (the rules its write units are billed on)."""
+    ((kind, data),) = value.items()
+    if kind in ("S", "B"):
+        return len(data.encode() if isinstance(data, str) else data)
+    if kind == "N":
+        digits = len(data.lstrip("-").replace(".", "").lstrip("0")) or 1
+        return (digits + 1) // 2 + 1
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "M":
+        return 3 + sum(len(k.encode()) + _value_bytes(v) for k, v in data.items())
+    if kind == "L":
+        return 3 + sum(1 + _value_bytes(v) for v in data)
+    return len(json.dumps(data).encode())  # sets: an over-estimate is fine here
+
+
 def _item_bytes(trigger_id: str) -> int:
-    """The size of the raw trigger item as DynamoDB stores it (names + values)."""
+    """The size of the raw trigger item as DynamoDB counts it: names plus values."""
     raw = client("dynamodb").get_item(
         TableName=TriggerModel.Meta.table_name, Key={"id": {"S": trigger_id}}
     )["Item"]
-    return len(json.dumps(raw).encode())
+    return sum(len(name.encode()) + _value_bytes(value) for name, value in raw.items())
 
 
 def _payload_items() -> list[str]:
