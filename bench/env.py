@@ -84,6 +84,8 @@ class MotoEnv:
             {
                 "CRONHOOK_AWS_ENDPOINT": self.endpoint,
                 "CRONHOOK_STAGE": "bench",
+                # The bench drives the built-in echo workflow (off by default outside local).
+                "CRONHOOK_BUILTIN_WORKFLOWS": "1",
                 "CRONHOOK_TABLE_PREFIX": "cronhook-bench-",
                 "CRONHOOK_API_KEY": ROOT_KEY,
                 "CRONHOOK_MIN_INTERVAL_S": "60",

@@ -66,12 +66,18 @@ METRICS: dict[str, Metric] = {
     "ClaimsLost": Metric(_RECOVERY, "claims lost to races"),
     "LeasesReaped": Metric(_RECOVERY, "leases reaped (runs lost)"),
     "SettleFencedOut": Metric(_RECOVERY, "settles fenced out"),
+    "FiresResent": Metric(_RECOVERY, "overdue fires sent again"),
+    "FinishHookFailed": Metric(_RECOVERY, "finish hooks failed", dims=(("surface",),)),
     "RunsDropped": Metric(_RECOVERY, "dropped at the start fence", dims=(("surface",),)),
     "DeferSendFailed": Metric(_RECOVERY, "deferred re-send failed", dims=(("surface",),)),
     "RunsHandedBack": Metric(
         _RECOVERY, "handed back un-started (invocation out of time)", dims=(("surface",),)
     ),
     "EventsQueued": Metric(_EVENTS, "queued behind a run"),
+    "EventPullFailed": Metric(_EVENTS, "pull of the next event failed"),
+    "DeliveriesNotRecorded": Metric(
+        _WEBHOOKS, "deliveries not recorded (hourly cap)", dims=(("outcome",),)
+    ),
     "EventsSwept": Metric(_EVENTS, "dispatched by the sweep"),
     "EventDispatchFailed": Metric(_EVENTS, "dispatch failed"),
     "EventAttempts": Metric(_EVENTS, "attempts", dims=(("outcome",),)),
@@ -81,6 +87,7 @@ METRICS: dict[str, Metric] = {
     "SerializeWaits": Metric(_GUARDS, "serialize waits", dims=(("surface",),)),
     "SerializeHandoffs": Metric(_GUARDS, "serialize hand-offs"),
     "RunsDeferred": Metric(_GUARDS, "runs deferred", dims=(("surface",),)),
+    "RunsBuffered": Metric(_GUARDS, "slots buffered behind a run (buffer_one, allow)"),
     "SwitchedOffRuns": Metric(_GUARDS, "runs while switched off", dims=(("surface",),)),
     "StateSchemaMismatch": Metric(_GUARDS, "state schema mismatches", dims=(("workflow",),)),
     "TriggersCreated": Metric(_CHANGES, "triggers created", dims=(("kind",),)),

@@ -42,8 +42,12 @@ def test_in_process_benchmarks_run_and_report_every_key(own_environment):
     results = run(
         quick=True, only=("heartbeat", "cost", "webhook"), plan=plan, endpoint=own_environment
     )
-    assert results["heartbeat_read_ratio"] <= 1.1
-    assert results["heartbeat"]["100"]["due"] == 1
+    # A tick also reads one cursor item per shard (a fixed cost per tick, not per fire): on
+    # the bench's 1k-100k fleets it vanishes into the ratio; with 1 due here it cannot.
+    shards = 4
+    due = results["heartbeat"]["100"]["due"]
+    assert due == 1
+    assert results["heartbeat_read_ratio"] <= 1.1 + shards / due
     enqueue = results["heartbeat_enqueue"]
     assert enqueue["due"] == 20 and enqueue["cpu_ms_per_fire"] > 0
     for key in (
