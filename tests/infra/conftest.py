@@ -272,8 +272,8 @@ def scenario(deployed: Deployed) -> Scenario:
     1. The API creates an interval trigger with a budget; a manual fire runs.
     2. The heartbeat ("two minutes later": its clock is the one thing moved; the functions
        otherwise read the real clock) claims the first slot; the runner runs it.
-    3. The next slot is claimed but its message is lost (a crashed runner): a heartbeat
-       after the lease reaps it as ``lost`` (charging the budget hold) and claims again.
+    3. The next slot's message is lost before any runner claimed it (the queue purged): a
+       heartbeat after that sends it again as overdue and it runs late; nothing is lost.
     4. An operator key creates a trigger and fires it (the runner re-checks the creator);
        requests without a key, with a bad one, with a revoked one, to an unknown route.
     5. Two webhooks arrive back to back, one over the inline limit (S3): the second waits

@@ -74,6 +74,8 @@ def test_every_v1_route_but_the_openapi_document_goes_through_the_authorizer(dep
         ("/v1/openapi.json", "get"),
         ("/hooks/{token}", "post"),
         ("/hooks/{token}", "get"),  # LinkedIn's challengeCode: answered by the hook's secret
+        ("/", "get"),  # the console's HTML: it signs in with a key of its own
+        ("/console/{name}", "get"),
     }
     seen = set()
     for path, operations in definition["paths"].items():
@@ -121,8 +123,10 @@ def test_runner_mapping_as_created_reports_partial_failures(deployed):
 def test_heartbeat_and_runner_ran_every_kind_of_fire_on_the_deployed_resources(deployed, scenario):
     by_surface = Counter((r["surface"], r["status"]) for r in scenario.runs)
     assert by_surface == {
-        ("schedule", "succeeded"): 2,  # the heartbeat claimed them, the runner ran them
-        ("schedule", "lost"): 1,  # claimed, its message lost, reaped after its lease
+        # The runner claims each slot: a message lost before its claim (the purge) loses
+        # nothing, the overdue pass sends it again and it runs late, merged with the slots
+        # missed meanwhile (after downtime a trigger fires once).
+        ("schedule", "succeeded"): 2,
         ("manual", "succeeded"): 2,  # one by root, one by an operator key (creator re-checked)
         # two webhooks (a small one inline, a large one through S3), two EventBridge
         # events (one large), one inbound mail
@@ -175,8 +179,10 @@ def test_switch_parameter_off_stops_the_heartbeat_and_on_resumes(deployed, scena
         assert queued() == 0
     finally:
         ssm.put_parameter(Name=name, Value="on", Type="String", Overwrite=True)
-    fn.heartbeat(now=later(start, 125))
-    assert queued() == 1
+    # The scenario's ticks moved the shard's cursor past this slot: it goes out as overdue,
+    # once it is OVERDUE_S (120 s) past due.
+    fn.heartbeat(now=later(start, 60 + 120 + 5))
+    assert queued() >= 1
     answers = fn.drain_queue(queue_url)
-    assert answers == [{"batchItemFailures": []}]
+    assert answers and all(a == {"batchItemFailures": []} for a in answers)
     assert fn.api("DELETE", f"/v1/triggers/{created['id']}", headers=auth)[0] == 204
