@@ -4,7 +4,7 @@ Entries are keyed ``(tenant, sk)`` with ``sk = <at_ms:013d>#<suffix>``, so a ten
 reads newest first with one Query. Details never hold a secret: values under names
 that look like secrets are replaced before anything is written.
 
-Loading this module registers it as ``triggers.event_hooks["audit"]`` and adds a
+The trigger use cases call ``record`` directly; loading this module adds a
 runner finish hook that records the disables the runner makes on its own (failures,
 max_runs, expired, creator_gone...), with the actor ``system``.
 """
@@ -20,8 +20,10 @@ from typing import Any
 from pynamodb.exceptions import PutError
 
 from chalicelib.domain.errors import ValidationError
-from chalicelib.services import runner, triggers
+from chalicelib.services import runner
 from chalicelib.services.auth import Principal
+from chalicelib.services.lookup import load_owned
+from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import dynamo
 from chalicelib.store.models import AuditModel
@@ -119,8 +121,8 @@ def audit_view(entry: AuditModel) -> dict:
 
 def list_audit(principal: Principal, params: dict) -> dict:
     """The tenant's audit log, newest first; ``trigger_id`` and ``action`` narrow it."""
-    limit = triggers.parse_limit(params.get("limit"))
-    cursor = triggers.decode_cursor(
+    limit = parse_limit(params.get("limit"))
+    cursor = decode_cursor(
         params.get("cursor"), shape=CURSOR_SHAPE, fixed={"tenant": principal.tenant}
     )
     condition = None
@@ -150,20 +152,8 @@ def list_audit(principal: Principal, params: dict) -> dict:
     if trigger_id and not items and cursor is None:
         # As the runs of an unknown trigger: 404. A deleted trigger's entries stay
         # readable (they are found above), so only an id with no history at all is 404.
-        triggers.load_owned(principal, trigger_id)
-    return {"items": items, "next_cursor": triggers.encode_cursor(last_key)}
-
-
-def _hook(
-    principal: Principal | None,
-    action: str,
-    *,
-    tenant: str,
-    trigger_id: str | None,
-    now: datetime,
-    detail: dict | None = None,
-) -> None:
-    record(principal, action, tenant=tenant, trigger_id=trigger_id, now=now, detail=detail)
+        load_owned(principal, trigger_id)
+    return {"items": items, "next_cursor": encode_cursor(last_key)}
 
 
 def _after_run(ctx: runner.RunContext) -> None:
@@ -196,6 +186,5 @@ def _after_run(ctx: runner.RunContext) -> None:
     )
 
 
-triggers.event_hooks["audit"] = _hook
 if _after_run not in runner.finish_hooks:
     runner.finish_hooks.append(_after_run)

@@ -8,15 +8,12 @@ read per trigger that has ``limits.max_usd``; none for the others.
 
 from __future__ import annotations
 
-from typing import Any
-
-from chalicelib.services import triggers
 from chalicelib.store.models import LedgerModel, TriggerModel
 
 __all__ = ["budget_view"]
 
 
-def budget_view(item: TriggerModel, spec: dict, state: Any) -> dict:
+def budget_view(item: TriggerModel, spec: dict) -> dict:
     """``{"budget": {max_usd, budget_period, period, spent_usd, reserved_usd}}`` or nothing."""
     limits = spec.get("limits") or {}
     if limits.get("max_usd") is None:
@@ -31,7 +28,3 @@ def budget_view(item: TriggerModel, spec: dict, state: Any) -> dict:
             "reserved_usd": float(newest.reserved_usd or 0) if newest is not None else 0.0,
         }
     }
-
-
-if budget_view not in triggers.view_hooks:
-    triggers.view_hooks.append(budget_view)

@@ -27,6 +27,8 @@ from chalicelib.domain import ids, signatures
 from chalicelib.domain.errors import CronhookError, InvalidSignature, PayloadTooLarge
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.auth import Principal
+from chalicelib.services.lookup import load_owned
+from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit, take_page
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import deliveries as store
 from chalicelib.store import dynamo
@@ -211,19 +213,18 @@ def delivery_view(row: DeliveryModel) -> dict:
 
 def list_deliveries(principal: Principal, trigger_id: str, params: dict) -> dict:
     """A page of a trigger's recorded deliveries, newest first (``?outcome=`` filters)."""
-    from chalicelib.services import triggers
 
-    item = triggers.load_owned(principal, trigger_id)
-    limit = triggers.parse_limit(params.get("limit"))
-    outcome = triggers._choice(params, "outcome", OUTCOMES)
-    cursor = triggers.decode_cursor(
+    item = load_owned(principal, trigger_id)
+    limit = parse_limit(params.get("limit"))
+    outcome = choice(params, "outcome", OUTCOMES)
+    cursor = decode_cursor(
         params.get("cursor"), shape=DELIVERY_CURSOR, fixed={"trigger_id": item.id}
     )
     results = store.query_deliveries(
         item.id, limit=limit, last_evaluated_key=cursor, outcome=outcome
     )
-    rows, last_key = triggers.take_page(results, DeliveryModel, limit=limit)
+    rows, last_key = take_page(results, DeliveryModel, limit=limit)
     return {
         "items": [delivery_view(r) for r in rows],
-        "next_cursor": triggers.encode_cursor(last_key),
+        "next_cursor": encode_cursor(last_key),
     }

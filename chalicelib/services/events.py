@@ -62,8 +62,10 @@ from chalicelib.domain.errors import (
 from chalicelib.domain.settle import retry_delay_s
 from chalicelib.domain.spec import EventIn, RotateSecretIn, parse_model
 from chalicelib.observability import logger, record_metric
-from chalicelib.services import deliveries, heartbeat, runner, runs, switch, triggers
+from chalicelib.services import audit, deliveries, heartbeat, runner, runs, switch
 from chalicelib.services.auth import Principal
+from chalicelib.services.lookup import load_owned
+from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, kms, s3
@@ -167,7 +169,8 @@ def prepare(item: TriggerModel, event_in: EventIn, *, now: datetime) -> dict:
     return {"webhook": {"url": _webhook_url(item.webhook_token), "secret": secret}}
 
 
-def _view(item: TriggerModel, spec: dict, state: dict | None) -> dict:
+def webhook_view(item: TriggerModel) -> dict:
+    """On a webhook trigger's view: ``webhook_url``."""
     if item.kind != "event" or not item.webhook_token:
         return {}
     return {"webhook_url": _webhook_url(item.webhook_token)}
@@ -175,7 +178,7 @@ def _view(item: TriggerModel, spec: dict, state: dict | None) -> dict:
 
 def rotate_secret(principal: Principal, trigger_id: str, body: Any, *, now: datetime) -> dict:
     """A new signing secret, shown once; the previous one keeps verifying for ``grace_s``."""
-    item = triggers.load_owned(principal, trigger_id)
+    item = load_owned(principal, trigger_id)
     if item.kind != "event":
         raise Conflict("only event triggers have a signing secret")
     data = parse_model(RotateSecretIn, body if body else {})
@@ -222,7 +225,7 @@ def rotate_secret(principal: Principal, trigger_id: str, body: Any, *, now: date
         if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
             raise Conflict("the secret was changed at the same time; try again") from None
         raise
-    triggers.audit(
+    audit.record(
         principal,
         "rotate",
         tenant=item.tenant,
@@ -552,16 +555,14 @@ def _source_gone(
         return 200, _duplicate(original), "duplicate", item.id
     if dynamo.disable_trigger(item.id, reason="source_gone", now_ms=_ms(now)) is not None:
         record_metric("Disables", reason="source_gone")
-        audit = triggers.event_hooks.get("audit")
-        if audit is not None:
-            audit(
-                None,
-                "disable",
-                tenant=item.tenant,
-                trigger_id=item.id,
-                now=now,
-                detail={"reason": "source_gone", "why": why},
-            )
+        audit.record(
+            None,
+            "disable",
+            tenant=item.tenant,
+            trigger_id=item.id,
+            now=now,
+            detail={"reason": "source_gone", "why": why},
+        )
         logger.warning(
             "the provider removed the webhook: trigger disabled",
             extra={"trigger_id": item.id, "why": why},
@@ -1412,9 +1413,9 @@ def event_view(event: EventModel) -> dict:
 
 def list_events(principal: Principal, trigger_id: str, params: dict) -> dict:
     """A trigger's events, newest first: ``{items, next_cursor}``."""
-    item = triggers.load_owned(principal, trigger_id)
-    limit = triggers.parse_limit(params.get("limit"))
-    cursor = triggers.decode_cursor(
+    item = load_owned(principal, trigger_id)
+    limit = parse_limit(params.get("limit"))
+    cursor = decode_cursor(
         params.get("cursor"),
         shape={"id": "S", "trigger_id": "S", "received_sk": "S"},
         fixed={"trigger_id": item.id},
@@ -1428,7 +1429,7 @@ def list_events(principal: Principal, trigger_id: str, params: dict) -> dict:
     items = [event_view(found[i]) for i in ids_in_order if i in found]
     if status:
         items = [e for e in items if e["status"] == status]
-    return {"items": items, "next_cursor": triggers.encode_cursor(page.last_evaluated_key)}
+    return {"items": items, "next_cursor": encode_cursor(page.last_evaluated_key)}
 
 
 def replay_event(principal: Principal, event_id: str, *, now: datetime) -> dict:
@@ -1441,7 +1442,7 @@ def replay_event(principal: Principal, event_id: str, *, now: datetime) -> dict:
         raise NotFound(f"event {event_id!r} not found") from None
     if event.tenant != principal.tenant:
         raise NotFound(f"event {event_id!r} not found")
-    item = triggers.load_owned(principal, event.trigger_id)
+    item = load_owned(principal, event.trigger_id)
     if item.status != "active":
         raise Conflict(f"trigger is disabled ({item.disabled_reason or 'manual'}); enable it first")
     if event.status == "ignored":
@@ -1478,7 +1479,7 @@ def replay_event(principal: Principal, event_id: str, *, now: datetime) -> dict:
             "replay stored but not dispatched; the heartbeat will dispatch it",
             extra={"trigger_id": item.id, "event_id": event_id},
         )
-    triggers.audit(
+    audit.record(
         principal,
         "replay",
         tenant=item.tenant,
@@ -1512,10 +1513,6 @@ def _check_body_kept(event: EventModel, *, now_ms: int) -> None:
 
 
 def _register() -> None:
-    triggers.event_hooks["prepare"] = prepare
-    triggers.event_hooks["validate_event"] = validate_event
-    if _view not in triggers.view_hooks:
-        triggers.view_hooks.append(_view)
     if _fire_extras not in runner.fire_extras:
         runner.fire_extras.append(_fire_extras)
     if _on_finish not in runner.finish_hooks:

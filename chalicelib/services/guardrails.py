@@ -36,24 +36,22 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist
 
 from chalicelib.domain import budget
-from chalicelib.domain.errors import Forbidden, NotFound, ValidationError
+from chalicelib.domain.errors import Forbidden, NotFound
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import runner, runs, switch, triggers
+from chalicelib.services import state as state_contract
 from chalicelib.services.auth import ROOT_KEY_ID, Principal, require
 from chalicelib.services.secrets import SecretReader
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, ledger, locks
 from chalicelib.store.models import KeyModel, TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
-from chalicelib.workflows import Workflow, get_workflow, is_known_target, remote
+from chalicelib.workflows import get_workflow
 
 __all__ = [
     "switch_guard",
     "serialize_guard",
     "budget_guard",
-    "validate_state",
-    "seed_state",
-    "state_problem",
     "TriggersClient",
     "creator_principal",
     "SWITCH_WAIT_S",
@@ -387,85 +385,6 @@ def _mask_secrets_in_state(ctx: runner.RunContext, state: dict) -> dict:
 # -- state contracts ----------------------------------------------------------------------
 
 
-def state_problem(schema: dict, state: Any) -> tuple[str, str] | None:
-    """``(field, message)`` for the first way ``state`` breaks ``schema``, or None."""
-    # Imported here, not at module import: only a run with a state contract needs it (the
-    # heartbeat loads this module for its hooks; infra/coldstart.py).
-    import jsonschema
-    from jsonschema.exceptions import best_match
-
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    error = best_match(validator.iter_errors(state))
-    if error is None:
-        return None
-    path = ["state", *(str(p) for p in error.absolute_path)]
-    instance = error.instance if isinstance(error.instance, dict) else {}
-    if error.validator == "required":
-        missing = [p for p in error.validator_value if p not in instance]
-        path += missing[:1]
-    elif error.validator == "additionalProperties":
-        known = set((error.schema or {}).get("properties") or {})
-        path += sorted(p for p in instance if p not in known)[:1]
-    where = ".".join(path)
-    return where, f"{where}: {error.message}"
-
-
-def validate_state(workflow: Workflow | None, data: Any, state: dict) -> dict:
-    """The single state validator (create and PATCH): 422 naming the path if it breaks the schema."""
-    schema = workflow.state_schema if workflow is not None else None
-    if not schema:
-        return state
-    problem = state_problem(schema, state or {})
-    if problem is not None:
-        where, message = problem
-        raise ValidationError(
-            f"state does not match the {workflow.name!r} workflow's state schema: {message}",
-            field=where,
-        )
-    return state
-
-
-def seed_state(workflow: Workflow | None, data: Any, state: dict) -> dict:
-    """On create: the workflow's ``initial_state(backfill)``, under the state the client sent."""
-    if workflow is None or workflow.initial_state is None:
-        return state
-    backfill = getattr(data, "backfill", "from_now")
-    try:
-        seeded = workflow.initial_state(backfill)
-    except Exception as exc:
-        logger.exception("initial_state failed", extra={"workflow": workflow.name})
-        raise ValidationError(
-            f"the {workflow.name!r} workflow could not seed its state for backfill "
-            f"{backfill!r} ({type(exc).__name__})",
-            field="backfill",
-        ) from None
-    if not isinstance(seeded, dict):
-        raise ValidationError(
-            f"the {workflow.name!r} workflow's initial_state did not return an object",
-            field="backfill",
-        )
-    return {**seeded, **(state or {})}
-
-
-def _warnings(item: TriggerModel, spec: dict, state: dict | None) -> dict:
-    """Trigger view hook: what a reader of this trigger should know (``warnings``)."""
-    warnings: list[str] = []
-    if not is_known_target(item.workflow):
-        warnings.append(
-            f"workflow {item.workflow!r} is not registered: its next fire disables the trigger"
-        )
-    elif state is not None:
-        registered = get_workflow(item.workflow)
-        schema = registered.state_schema if registered is not None else None
-        if schema:
-            problem = state_problem(schema, state)
-            if problem is not None:
-                warnings.append(
-                    "state no longer matches the workflow's state schema: " + problem[1]
-                )
-    return {"warnings": warnings} if warnings else {}
-
-
 def _state_contract_finish(ctx: runner.RunContext) -> None:
     """Count fires whose state the deployed workflow's schema no longer accepts."""
     if ctx.fire is None:
@@ -474,7 +393,7 @@ def _state_contract_finish(ctx: runner.RunContext) -> None:
     schema = registered.state_schema if registered is not None else None
     if not schema:
         return
-    problem = state_problem(schema, ctx.fire.state)
+    problem = state_contract.state_problem(schema, ctx.fire.state)
     if problem is not None:
         record_metric("StateSchemaMismatch", workflow=ctx.item.workflow)
         # The field path only: a state value may be anything.
@@ -488,11 +407,6 @@ def _state_contract_finish(ctx: runner.RunContext) -> None:
 
 
 def _register() -> None:
-    triggers.event_hooks["validate_state"] = validate_state
-    triggers.event_hooks["seed_state"] = seed_state
-    triggers.event_hooks["prepare_target"] = remote.prepare_target
-    if _warnings not in triggers.view_hooks:
-        triggers.view_hooks.append(_warnings)
     # Order matters: the switch and the serialize key may defer a run, so they come
     # before anything that acquires (a deferred run runs no guard after it).
     if switch_guard not in runner.guards:

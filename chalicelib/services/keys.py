@@ -22,8 +22,9 @@ from chalicelib.domain.errors import Forbidden, NotFound, ValidationError
 from chalicelib.domain.ids import new_key_id
 from chalicelib.domain.spec import KeyIn, parse_model
 from chalicelib.observability import logger, record_metric
-from chalicelib.services import quotas, runner, triggers
+from chalicelib.services import audit, quotas, runner
 from chalicelib.services.auth import Principal, hash_key, new_api_key, principal_still_allowed
+from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms
 from chalicelib.store.models import KeyModel
 
@@ -77,7 +78,7 @@ def create_key(principal: Principal, body: Any, *, now: datetime) -> dict:
     except Exception:
         quotas.release(tenant, keys=1)
         raise
-    triggers.audit(
+    audit.record(
         principal,
         "create_key",
         tenant=tenant,
@@ -96,15 +97,13 @@ def list_keys(principal: Principal, params: dict) -> dict:
     if requested is not None and not set(requested) <= _TENANT_CHARS:
         raise ValidationError("tenant is not a valid tenant name", field="tenant")
     tenant = _tenant_for(principal, requested)
-    limit = triggers.parse_limit(params.get("limit"))
-    cursor = triggers.decode_cursor(
-        params.get("cursor"), shape=CURSOR_SHAPE, fixed={"tenant": tenant}
-    )
+    limit = parse_limit(params.get("limit"))
+    cursor = decode_cursor(params.get("cursor"), shape=CURSOR_SHAPE, fixed={"tenant": tenant})
     page = KeyModel.by_tenant.query(
         tenant, scan_index_forward=False, limit=limit, last_evaluated_key=cursor
     )
     items = [key_view(k) for k in page if not k.revoked]
-    return {"items": items, "next_cursor": triggers.encode_cursor(page.last_evaluated_key)}
+    return {"items": items, "next_cursor": encode_cursor(page.last_evaluated_key)}
 
 
 def _load_key(principal: Principal, key_id: str) -> KeyModel:
@@ -124,7 +123,7 @@ def delete_key(principal: Principal, key_id: str, *, now: datetime) -> None:
     stored = _load_key(principal, key_id)
     stored.delete()
     quotas.release(stored.tenant, keys=1)
-    triggers.audit(
+    audit.record(
         principal,
         "delete_key",
         tenant=stored.tenant,

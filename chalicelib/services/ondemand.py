@@ -39,8 +39,9 @@ from chalicelib.domain.errors import Conflict, ServiceUnavailable, ValidationErr
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.domain.spec import BackfillIn, decode_schedule, parse_model
 from chalicelib.observability import logger, record_metric
-from chalicelib.services import runner, runs, triggers
+from chalicelib.services import audit, runner, runs
 from chalicelib.services.auth import Principal
+from chalicelib.services.lookup import load_owned
 from chalicelib.services.runs import iso_ms
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
@@ -209,7 +210,7 @@ def backfill(principal: Principal, trigger_id: str, body: Any, *, now: datetime)
        the first ones start at once: 202 ``{slots, run_ids}``.
     """
     data = parse_model(BackfillIn, body)
-    item = triggers.load_owned(principal, trigger_id)
+    item = load_owned(principal, trigger_id)
     if item.kind == "event" or not item.sched:
         raise ValidationError(
             "an event trigger has no schedule slots to backfill; replay its events instead",
@@ -251,7 +252,7 @@ def backfill(principal: Principal, trigger_id: str, body: Any, *, now: datetime)
         }
     if todo:
         _start(item, todo)
-        triggers.audit(
+        audit.record(
             principal,
             "backfill",
             tenant=item.tenant,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from datetime import UTC, datetime
 from typing import Any
@@ -12,6 +11,7 @@ from pynamodb.exceptions import DoesNotExist, TransactWriteError, UpdateError
 from pynamodb.expressions.condition import size
 from pynamodb.transactions import TransactWrite
 
+from chalicelib import sources
 from chalicelib.domain import schedule
 from chalicelib.domain.errors import Conflict, NotFound, ServiceUnavailable, ValidationError
 from chalicelib.domain.ids import manual_run_id, new_trigger_id, trigger_id_of_run
@@ -29,14 +29,23 @@ from chalicelib.domain.spec import (
     schedule_spec_from,
 )
 from chalicelib.observability import logger, record_metric
-from chalicelib.services import quotas
+from chalicelib.services import audit, budgets, events, quotas
+from chalicelib.services import state as state_contract
 from chalicelib.services.auth import Principal
+from chalicelib.services.lookup import load_owned
+from chalicelib.services.pages import choice as _choice
+from chalicelib.services.pages import (
+    decode_cursor,
+    encode_cursor,
+    parse_limit,
+    take_page,
+)
 from chalicelib.services.runs import iso_ms, run_view
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.models import RunModel, StateModel, TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
-from chalicelib.workflows import get_workflow, is_known_target
+from chalicelib.workflows import get_workflow, is_known_target, remote
 from chalicelib.workflows.remote import display_target
 
 __all__ = [
@@ -60,9 +69,6 @@ __all__ = [
     "trigger_view",
     "encode_cursor",
     "decode_cursor",
-    "event_hooks",
-    "view_hooks",
-    "audit",
 ]
 
 SOURCE_NAMES = {
@@ -74,98 +80,9 @@ SOURCE_NAMES = {
     "shopify": "Shopify",
 }
 
-# Extension points filled by other services when they load (see services/plugins.py):
-# - "prepare": events — prepare(item, event_in, now=) -> dict shown once on create
-# - "on_delete": sources — on_delete(item) after a trigger is deleted (its AWS wiring)
-# - "validate_event": events — validate_event(event_in): create's checks of the event
-#   (its filter against its source), run again by a PATCH that sends ``event``
-# - "audit": audit — audit(principal, action, tenant=, trigger_id=, now=, detail=)
-# - "validate_state": guardrails — validate_state(workflow|None, TriggerIn, state) -> state
-# - "seed_state": guardrails — seed_state(workflow|None, TriggerIn, state) -> state (create only)
-# - "prepare_target": guardrails — prepare_target(item, workflow, now=) -> dict shown once
-event_hooks: dict[str, Any] = {}
-# Each view hook is view(item, spec, state|None) -> dict merged into the trigger view
-# (events add webhook_url; guardrails add warnings).
-view_hooks: list[Any] = []
-
-
-def audit(
-    principal: Principal | None,
-    action: str,
-    *,
-    tenant: str,
-    trigger_id: str | None,
-    now: datetime,
-    detail: dict | None = None,
-) -> None:
-    """Record who did what (the audit service replaces this no-op when loaded)."""
-    hook = event_hooks.get("audit")
-    if hook is not None:
-        hook(principal, action, tenant=tenant, trigger_id=trigger_id, now=now, detail=detail or {})
-
 
 def _ms(at: datetime) -> int:
     return int(round(at.timestamp() * 1000))
-
-
-def encode_cursor(key: dict | None) -> str | None:
-    """An opaque pagination cursor for a DynamoDB ``LastEvaluatedKey``."""
-    if not key:
-        return None
-    return base64.urlsafe_b64encode(json.dumps(key, separators=(",", ":")).encode()).decode()
-
-
-def decode_cursor(
-    cursor: str | None, *, shape: dict[str, str] | None = None, fixed: dict[str, str] | None = None
-) -> dict | None:
-    """The ``LastEvaluatedKey`` inside a cursor; 422 for a cursor we did not issue.
-
-    ``shape`` names the key attributes and their DynamoDB types (``S``/``N``) and ``fixed``
-    the values some must have (the caller's tenant): a forged cursor is refused here,
-    before DynamoDB could answer it with an error, or with another tenant's page.
-    """
-    if not cursor:
-        return None
-    try:
-        value = json.loads(base64.urlsafe_b64decode(cursor.encode() + b"==="))
-        if not isinstance(value, dict):
-            raise ValueError
-        if shape is not None:
-            _check_cursor(value, shape, fixed or {})
-        return value
-    except (ValueError, UnicodeDecodeError, TypeError):
-        raise ValidationError("cursor is not valid", field="cursor") from None
-
-
-def _check_cursor(value: dict, shape: dict[str, str], fixed: dict[str, str]) -> None:
-    if set(value) != set(shape):
-        raise ValueError("cursor keys")
-    for name, kind in shape.items():
-        attr = value[name]
-        if not isinstance(attr, dict) or set(attr) != {kind} or not isinstance(attr[kind], str):
-            raise ValueError("cursor attribute")
-        text = attr[kind]
-        if not text or len(text) > 300:
-            raise ValueError("cursor attribute")
-        if kind == "N" and not text.isdigit():
-            raise ValueError("cursor number")
-        if name in fixed and text != fixed[name]:
-            raise ValueError("cursor of another scope")
-
-
-def parse_limit(
-    raw: str | None, *, default: int = 50, maximum: int = 200, name: str = "limit"
-) -> int:
-    """A count query parameter (``limit``, or ``name``), 1..maximum."""
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValidationError(f"{name} must be an integer", field=name) from None
-    if not 1 <= value <= maximum:
-        raise ValidationError(f"{name} must be between 1 and {maximum}", field=name)
-    return value
 
 
 def sched_json(
@@ -263,21 +180,13 @@ def trigger_view(
     }
     if state is not None:
         view["state"] = state
-    for view_hook in view_hooks:
-        view.update(view_hook(item, spec, state))
+    # What other services add to the view, in this order: the webhook URL, warnings, budget.
+    view.update(events.webhook_view(item))
+    view.update(state_contract.warnings_view(item, state))
+    view.update(budgets.budget_view(item, spec))
     if extra:
         view.update(extra)
     return view
-
-
-def load_owned(principal: Principal, trigger_id: str) -> TriggerModel:
-    """The trigger if it belongs to the caller's tenant; 404 otherwise (also for other tenants)."""
-    if not trigger_id.startswith("trg_") or len(trigger_id) > 64:
-        raise NotFound(f"trigger {trigger_id!r} not found")
-    item = dynamo.get_trigger(trigger_id)
-    if item is None or item.tenant != principal.tenant:
-        raise NotFound(f"trigger {trigger_id!r} not found")
-    return item
 
 
 def _first_fire(
@@ -316,12 +225,9 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
     now_ms = _ms(now)
     state = data.state
     registered = get_workflow(data.workflow)
-    seed_state = event_hooks.get("seed_state")
-    if seed_state is not None:  # create only: backfill through the workflow's initial_state
-        state = seed_state(registered, data, state)
-    validate_state = event_hooks.get("validate_state")
-    if validate_state is not None:
-        state = validate_state(registered, data, state)
+    # create only: backfill through the workflow's initial_state
+    state = state_contract.seed_state(registered, data, state)
+    state = state_contract.validate_state(registered, data, state)
     spec_json = data.model_dump(mode="json", exclude={"state"})
     if spec_json.get("event"):
         spec_json["event"].pop("secret", None)
@@ -355,13 +261,9 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
             item.due_shard = dynamo.shard_of(trigger_id, settings.due_shards)
     else:
         item.kind = "event"
-        prepare = event_hooks.get("prepare")
-        if prepare is None:
-            raise ServiceUnavailable("event triggers are not available")
-        shown_once = prepare(item, data.event, now=now)
-    prepare_target = event_hooks.get("prepare_target")
-    if prepare_target is not None:  # e.g. the http: target's outbound secret, shown once
-        shown_once.update(prepare_target(item, data.workflow, now=now))
+        shown_once = sources.prepare(item, data.event, now=now)
+    # e.g. the http: target's outbound secret, shown once
+    shown_once.update(remote.prepare_target(item, data.workflow, now=now))
     # The tenant's quotas (429 quota) are taken last, after every check a client can fail,
     # and given back if the trigger is not stored after all.
     capacity = quotas.trigger_capacity(spec_json)
@@ -376,7 +278,7 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
         quotas.release(principal.tenant, triggers=1, runs=capacity)
         raise
     _enqueue_if_sent(item, now=now)
-    audit(
+    audit.record(
         principal,
         "create",
         tenant=principal.tenant,
@@ -419,49 +321,6 @@ RUN_STATUSES = (
     "lost",
 )
 RUN_SURFACES = ("schedule", "event", "manual", "backfill")
-# A filtered list reads at most this many rows per request, then answers with what it
-# found and a cursor: a filter that matches nothing never turns into a full-table read.
-MAX_ROWS_EXAMINED = 2000
-
-
-def take_page(
-    results: Any,
-    model: type,
-    *,
-    limit: int,
-    materialize: Any = None,
-) -> tuple[list, dict | None]:
-    """Up to ``limit`` items of a pynamodb query, and the key to resume after the last one.
-
-    ``materialize(objs) -> [item | None]`` turns one DynamoDB page into the items to
-    return (None drops a row: filters, or rows of a keys-only index whose item is gone).
-    The cursor points at the last row *returned*, not the last row read, so a page cut
-    short by ``limit`` loses nothing.
-    """
-    pages = results.page_iter
-    items: list = []
-    for page in pages:
-        raws = page.get("Items") or []
-        objs = [model.from_raw_data(raw) for raw in raws]
-        finals = materialize(objs) if materialize is not None else objs
-        for n, (raw, final) in enumerate(zip(raws, finals, strict=True)):
-            if final is None:
-                continue
-            items.append(final)
-            if len(items) == limit:
-                if n == len(raws) - 1 and pages.last_evaluated_key is None:
-                    return items, None
-                return items, {k: raw[k] for k in pages.key_names}
-        if pages.last_evaluated_key and pages.total_scanned_count >= MAX_ROWS_EXAMINED:
-            return items, pages.last_evaluated_key
-    return items, None
-
-
-def _choice(params: dict, name: str, allowed: tuple[str, ...]) -> str | None:
-    value = params.get(name) or None
-    if value is not None and value not in allowed:
-        raise ValidationError(f"{name} must be one of {', '.join(allowed)}", field=name)
-    return value
 
 
 def list_triggers(principal: Principal, params: dict) -> dict:
@@ -505,9 +364,7 @@ def _delete_item(
 ) -> None:
     # Runs are kept: they expire with their retention, and stay readable until then.
     item.delete()
-    on_delete = event_hooks.get("on_delete")
-    if on_delete is not None:  # e.g. an eventbridge trigger's rule (chalicelib.sources)
-        on_delete(item)
+    sources.on_delete(item)  # e.g. an eventbridge trigger's rule
     quotas.release(
         item.tenant, triggers=1, runs=quotas.trigger_capacity(json.loads(item.spec or "{}"))
     )
@@ -520,7 +377,7 @@ def _delete_item(
         from chalicelib.services import ondemand
 
         ondemand.drop_backfill(item.id)
-    audit(
+    audit.record(
         principal,
         "delete",
         tenant=item.tenant,
@@ -641,7 +498,7 @@ def _switch(
         detail["note"] = note
     if via:
         detail["via"] = via
-    audit(
+    audit.record(
         principal,
         "enable" if enabled else "disable",
         tenant=item.tenant,
@@ -739,7 +596,7 @@ def fire_now(principal: Principal, trigger_id: str, *, now: datetime, body: Any 
         dynamo.release_claim(item.id, run_id=run_id, slot_ms=None, shard=shard)
         ondemand.delete_fire_payload(run_id)
         raise ServiceUnavailable("the run could not be queued; try again")
-    audit(
+    audit.record(
         principal,
         "fire",
         tenant=item.tenant,
@@ -1163,7 +1020,7 @@ def patch_trigger(principal: Principal, trigger_id: str, body: Any, *, now: date
         after = trigger_view(updated, state=state, extra=shown_once)
         if after.get("next_fire_at") != before.get("next_fire_at"):
             _enqueue_if_sent(dynamo.get_trigger(item.id), now=now)
-        audit(
+        audit.record(
             principal,
             "update",
             tenant=item.tenant,
@@ -1187,14 +1044,11 @@ def patch_trigger(principal: Principal, trigger_id: str, body: Any, *, now: date
 def _prepare_http_target(item: TriggerModel, workflow: str, *, now: datetime) -> dict:
     """A new ``http:`` or ``lambda:`` target is checked; an http one gets an outbound secret
     (shown once) if it has none."""
-    prepare_target = event_hooks.get("prepare_target")
-    if prepare_target is None:
-        return {}
     if item.outbound_secret_sealed is None:
-        return prepare_target(item, workflow, now=now)
+        return remote.prepare_target(item, workflow, now=now)
     # Keep the secret the receiver already verifies with; only check the new URL.
     probe = TriggerModel(item.id, tenant=item.tenant)
-    prepare_target(probe, workflow, now=now)
+    remote.prepare_target(probe, workflow, now=now)
     return {}
 
 
@@ -1222,18 +1076,13 @@ def _write_patch(
         # filter is a 422 naming event.filter.<key>, and the trigger keeps its version.
         # Both the event as sent (the merge goes through JSON, where 1e999 would quietly
         # become null) and the merged result.
-        validate_event = event_hooks.get("validate_event")
-        if validate_event is None:
-            raise ServiceUnavailable("event triggers are not available")
         # The source is the stored one when the patch does not name it.
-        validate_event(data.event.model_copy(update={"source": full.event.source}))
-        validate_event(full.event)
+        sources.validate_event(data.event.model_copy(update={"source": full.event.source}))
+        sources.validate_event(full.event)
     state_out: dict | None = None
     if "state" in sent:
         state_out = data.state or {}
-        validate_state = event_hooks.get("validate_state")
-        if validate_state is not None:
-            state_out = validate_state(get_workflow(full.workflow), full, state_out)
+        state_out = state_contract.validate_state(get_workflow(full.workflow), full, state_out)
     spec_json = full.model_dump(mode="json", exclude={"state", "enabled"})
     if spec_json.get("event"):
         spec_json["event"].pop("secret", None)

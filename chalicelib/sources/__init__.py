@@ -10,16 +10,15 @@ concurrency, with the same run records. What is theirs:
   ``email``); on delete, ``unprovision`` removes it.
 - ``ingest``: turns each message of the ingest queue into the event its trigger stores.
 
-Importing this package registers its hooks (``chalicelib.services.plugins`` does).
+The trigger use cases call ``prepare``, ``validate_event`` and ``on_delete`` directly.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from chalicelib.domain.spec import DELIVERED_SOURCES, EventIn, validate_source_fields
-from chalicelib.services import events, triggers
+from chalicelib.services import events
 from chalicelib.store.models import TriggerModel
 
 __all__ = ["prepare", "on_delete"]
@@ -51,13 +50,3 @@ def on_delete(item: TriggerModel) -> None:
     from chalicelib.sources import wiring
 
     wiring.unprovision(item)
-
-
-def _register() -> None:
-    hooks: dict[str, Any] = triggers.event_hooks
-    hooks["prepare"] = prepare
-    hooks["validate_event"] = validate_event
-    hooks["on_delete"] = on_delete
-
-
-_register()

@@ -15,6 +15,7 @@ import boto3
 import pytest
 
 from chalicelib.domain.spec import ROTATION_GRACE_S
+from chalicelib.services import audit as audit_log
 from chalicelib.services import events, switch, triggers
 from chalicelib.services.auth import Principal
 from chalicelib.services.runner import Runner
@@ -385,14 +386,13 @@ def test_a_secret_appears_only_in_the_create_and_rotate_answers(
     aws, clock, root, http, caplog, monkeypatch
 ):
     audited: list[str] = []
-    original_audit = triggers.event_hooks.get("audit")
+    original_audit = audit_log.record
 
     def recording_audit(*args, **kwargs):
         audited.append(json.dumps([args[1:], kwargs], default=str))
-        if original_audit is not None:
-            original_audit(*args, **kwargs)
+        return original_audit(*args, **kwargs)
 
-    monkeypatch.setitem(triggers.event_hooks, "audit", recording_audit)
+    monkeypatch.setattr(audit_log, "record", recording_audit)
     caplog.set_level(logging.DEBUG)
     auth = {"Authorization": f"Bearer {ROOT_KEY}", "Content-Type": "application/json"}
     answers: list[str] = []
