@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,6 +45,7 @@ from chalicelib.domain.settle import (
 )
 from chalicelib.domain.spec import MAX_STATE_BYTES, decode_schedule
 from chalicelib.observability import logger, record_metric
+from chalicelib.services.pipeline import Refusal, RunContext
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
@@ -100,35 +101,6 @@ def time_left_ms(context: Any) -> int | None:
     if remaining is None:
         return None
     return int(remaining())
-
-
-@dataclass
-class Refusal:
-    """A reason not to run: the run is recorded with ``status``; ``reason`` disables the trigger."""
-
-    status: str  # refused | budget_exceeded | skipped
-    message: str
-    reason: str | None = None
-    defer: bool = False  # wait and try again later (e.g. serialize_key held); not a failure
-    delay_s: int = 5  # how long a deferred schedule/manual run waits before it tries again
-
-
-@dataclass
-class RunContext:
-    """What a guard or hook sees of the run."""
-
-    item: TriggerModel
-    spec: dict
-    message: FireMessage
-    now: datetime
-    fire: Fire | None = None
-    result: Result | None = None
-    status: str | None = None
-    event: Any = None
-    deferred: bool = False  # a guard asked to wait (e.g. serialize_key held): not an attempt
-    defer_s: int = 0  # how long the guard asked it to wait (Refusal.delay_s)
-    notes: dict = field(default_factory=dict)  # guards' and hooks' own bookkeeping for this run
-    finished_at: datetime | None = None  # the clock when the run settled (or was deferred)
 
 
 # Guards run after the start fence, before the workflow: return a Refusal to stop it.
