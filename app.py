@@ -44,7 +44,8 @@ def api_key(auth_request):
 
 
 def _params() -> dict:
-    return dict(app.current_request.query_params or {})
+    request = app.current_request
+    return dict((request.query_params if request is not None else None) or {})
 
 
 @app.route("/healthz", methods=["GET", "HEAD"])

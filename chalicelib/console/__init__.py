@@ -44,7 +44,7 @@ def asset(name: str) -> Response:
             status_code=404,
             headers={"Content-Type": "application/json"},
         )
-    headers = {
+    headers: dict[str, str | list[str]] = {
         "Content-Type": ASSET_TYPES[Path(name).suffix],
         "Cache-Control": "no-cache",
         **_SECURITY,
