@@ -34,8 +34,8 @@ def _imports_pynamodb(tree: ast.AST) -> list[int]:
     return lines
 
 
-def breaches(path: Path) -> list[str]:
-    rel = path.resolve().relative_to(ROOT).as_posix()
+def breaches(path: Path, root: Path = ROOT) -> list[str]:
+    rel = path.resolve().relative_to(root.resolve()).as_posix()
     text = path.read_text(encoding="utf-8")
     tree = ast.parse(text, filename=rel)
     found = []
@@ -56,10 +56,10 @@ def breaches(path: Path) -> list[str]:
     return found
 
 
-def _module_names() -> dict[str, Path]:
-    mods = {"app": ROOT / "app.py"}
-    for path in (ROOT / "chalicelib").rglob("*.py"):
-        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+def _module_names(root: Path) -> dict[str, Path]:
+    mods = {"app": root / "app.py"} if (root / "app.py").exists() else {}
+    for path in (root / "chalicelib").rglob("*.py"):
+        name = ".".join(path.relative_to(root).with_suffix("").parts)
         mods[name.removesuffix(".__init__")] = path
     return mods
 
@@ -85,9 +85,9 @@ def _imported(node: ast.AST, current: str, mods: dict[str, Path]) -> set[str]:
     return found
 
 
-def import_cycles() -> list[list[str]]:
+def import_cycles(root: Path = ROOT) -> list[list[str]]:
     """Strongly connected groups of more than one module in the import graph (Tarjan)."""
-    mods = _module_names()
+    mods = _module_names(root)
     graph = {m: set() for m in mods}
     for name, path in mods.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
