@@ -1,4 +1,4 @@
-"""tools/check_house: each rule catches its breach, and the tree as it is passes them all."""
+"""tools/check_house: each rule catches its breach (`make lint` runs the rules on the tree)."""
 
 from __future__ import annotations
 
