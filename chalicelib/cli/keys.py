@@ -2,42 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import click
-from rich.table import Table
 
 from chalicelib.cli.context import client_of, command, delete, id_path
-from chalicelib.cli.output import cell, emit_page, emit_secret, instant, print_rows, secret, whole
+from chalicelib.cli.output import (
+    Column,
+    at,
+    cell,
+    emit_page,
+    emit_secret,
+    field,
+    print_list,
+    secret,
+)
 
 __all__ = ["ROLES", "keys", "print_keys"]
 
 ROLES = ("viewer", "operator", "admin")
 
 
+_KEY_COLUMNS = (
+    Column("ID", field("id"), whole=True),
+    Column("TENANT", field("tenant")),
+    Column("ROLE", field("role")),
+    Column("CREATED", at("created_at"), whole=True),
+    Column("BY", field("created_by"), whole=True),
+)
+
+
 def print_keys(items: list[dict]) -> None:
     """The keys list (never the keys themselves: the API shows a key only on create)."""
-
-    def build(table: Table, wide: bool) -> Callable:
-        whole(table, "ID")
-        table.add_column("TENANT", overflow="fold")
-        table.add_column("ROLE", overflow="fold")
-        whole(table, "CREATED")
-        whole(table, "BY")
-
-        def row(key: dict) -> list:
-            return [
-                cell(key.get("id")),
-                cell(key.get("tenant")),
-                cell(key.get("role")),
-                instant(key.get("created_at")),
-                cell(key.get("created_by")),
-            ]
-
-        return row
-
-    print_rows(items, "No keys.", build)
+    print_list(items, "No keys.", _KEY_COLUMNS)
 
 
 @click.group()

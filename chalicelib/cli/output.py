@@ -7,15 +7,19 @@ Every command hands ``emit`` the API's answer and a function that draws it as a 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import click
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
 __all__ = [
+    "Column",
+    "at",
+    "field",
     "OUTPUTS",
     "OUTPUT_META_KEY",
     "WIDE_COLUMNS",
@@ -27,14 +31,13 @@ __all__ = [
     "list_table",
     "output_format",
     "pairs",
-    "print_rows",
+    "print_list",
     "say",
     "secret",
     "status",
     "stderr",
     "stdout",
     "warn",
-    "whole",
 ]
 
 OUTPUTS = ("table", "json", "yaml")
@@ -163,26 +166,56 @@ def status(value: Any, reason: Any = None) -> Text:
     return Text(label, style=style)
 
 
-def whole(table: Table, name: str, **kwargs: Any) -> None:
-    """A column of ids, URLs or instants: never wrapped, never cut with an ellipsis."""
-    table.add_column(name, no_wrap=True, overflow="fold", min_width=len(name), **kwargs)
-
-
 def list_table() -> Table:
     """An empty table with a bold header and no box, as every list is drawn."""
     return Table(box=None, header_style="bold", pad_edge=False)
 
 
-def print_rows(rows: list[dict], empty: str, build: Callable[[Table, bool], Callable]) -> None:
-    """A list as a table; ``build(table, wide)`` adds the columns and returns a row maker."""
+@dataclass(frozen=True)
+class Column:
+    """A column of a list: its header, how a row's cell is drawn, and when it is shown.
+
+    ``whole`` is for ids, URLs and instants: never wrapped, never cut with an ellipsis.
+    A column with ``min_columns`` is left out on a terminal narrower than that.
+    """
+
+    header: str
+    value: Callable[[dict], Text]
+    whole: bool = False
+    min_columns: int = 0
+    justify: JustifyMethod = "left"
+    ratio: int | None = None
+
+    def add_to(self, table: Table) -> None:
+        """Add this column to ``table``, as ``whole`` or folding at its edge."""
+        if self.whole:
+            table.add_column(self.header, no_wrap=True, overflow="fold", min_width=len(self.header))
+        else:
+            table.add_column(self.header, justify=self.justify, ratio=self.ratio, overflow="fold")
+
+
+def field(name: str) -> Callable[[dict], Text]:
+    """A cell showing ``row[name]`` as text."""
+    return lambda row: cell(row.get(name))
+
+
+def at(name: str) -> Callable[[dict], Text]:
+    """A cell showing the instant ``row[name]``."""
+    return lambda row: instant(row.get(name))
+
+
+def print_list(rows: list[dict], empty: str, columns: Sequence[Column]) -> None:
+    """A list as a table of the ``columns`` this terminal is wide enough for."""
     console = stdout()
     if not rows:
         console.print(empty)
         return
+    shown = [column for column in columns if console.width >= column.min_columns]
     table = list_table()
-    add = build(table, console.width >= WIDE_COLUMNS)
+    for column in shown:
+        column.add_to(table)
     for row in rows:
-        table.add_row(*add(row))
+        table.add_row(*(column.value(row) for column in shown))
     console.print(table)
 
 

@@ -3,26 +3,26 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import click
-from rich.table import Table
+from rich.text import Text
 
 from chalicelib.cli.context import Decorator, client_of, command, id_path, trigger_path, usage
 from chalicelib.cli.output import (
+    WIDE_COLUMNS,
+    Column,
+    at,
     cell,
     emit,
     emit_page,
-    instant,
+    field,
     output_format,
     pairs,
-    print_rows,
+    print_list,
     say,
     status,
     stderr,
-    stdout,
-    whole,
 )
 
 __all__ = [
@@ -65,53 +65,67 @@ def _first_line(text: Any) -> str | None:
     return str(text).splitlines()[0][:80]
 
 
+def _status(row: dict) -> Text:
+    return status(row.get("status"))
+
+
+def _detail(entry: dict) -> Text:
+    detail = entry.get("detail") or {}
+    return cell(json.dumps(detail, ensure_ascii=False) if detail else None)
+
+
+_RUN_COLUMNS = (
+    Column("ID", field("id"), whole=True),
+    Column("TRIGGER", field("trigger_id"), whole=True, min_columns=WIDE_COLUMNS),
+    Column("SURFACE", field("surface"), min_columns=SURFACE_COLUMNS),
+    Column("STATUS", _status),
+    Column("SCHEDULED FOR", at("scheduled_for"), whole=True),
+    Column("LATENESS MS", field("lateness_ms"), justify="right", min_columns=WIDE_COLUMNS),
+    Column("ERROR", lambda run: cell(_first_line(run.get("error"))), min_columns=WIDE_COLUMNS),
+)
+_RUN_FIELDS = (
+    ("id", field("id")),
+    ("trigger", field("trigger_id")),
+    ("workflow", field("workflow")),
+    ("surface", field("surface")),
+    ("status", _status),
+    ("scheduled for", at("scheduled_for")),
+    ("started", at("started_at")),
+    ("finished", at("finished_at")),
+    ("lateness ms", field("lateness_ms")),
+    ("attempt", field("attempt")),
+    ("cost usd", field("cost_usd")),
+)
+_EVENT_COLUMNS = (
+    Column("ID", field("id"), whole=True),
+    Column("STATUS", _status),
+    Column("RECEIVED", at("received_at"), whole=True),
+    Column("TRY", field("attempt"), justify="right"),
+    Column("TYPE", field("event_type"), min_columns=WIDE_COLUMNS),
+    Column("RUN", field("run_id"), whole=True, min_columns=WIDE_COLUMNS),
+)
+_AUDIT_COLUMNS = (
+    Column("AT", at("at"), whole=True),
+    Column("ACTOR", field("actor"), whole=True),
+    Column("ACTION", field("action")),
+    Column("TRIGGER", field("trigger_id"), whole=True),
+    Column("DETAIL", _detail, min_columns=WIDE_COLUMNS),
+)
+_WORKFLOW_COLUMNS = (
+    Column("NAME", field("name"), whole=True),
+    Column("DESCRIPTION", field("description")),
+    Column("STATE SCHEMA", lambda flow: cell("yes" if flow.get("state_schema") else None)),
+)
+
+
 def print_runs(runs: list[dict]) -> None:
-    """The runs list: trigger, lateness and error only where the terminal is wide."""
-
-    def build(table: Table, wide: bool) -> Callable:
-        show_surface = wide or stdout().width >= SURFACE_COLUMNS
-        whole(table, "ID")
-        if wide:
-            whole(table, "TRIGGER")
-        if show_surface:
-            table.add_column("SURFACE", overflow="fold")
-        table.add_column("STATUS", overflow="fold")
-        whole(table, "SCHEDULED FOR")
-        if wide:
-            table.add_column("LATENESS MS", justify="right", overflow="fold")
-            table.add_column("ERROR", overflow="fold")
-
-        def row(run: dict) -> list:
-            cells = [cell(run.get("id"))]
-            if wide:
-                cells.append(cell(run.get("trigger_id")))
-            if show_surface:
-                cells.append(cell(run.get("surface")))
-            cells += [status(run.get("status")), instant(run.get("scheduled_for"))]
-            if wide:
-                cells += [cell(run.get("lateness_ms")), cell(_first_line(run.get("error")))]
-            return cells
-
-        return row
-
-    print_rows(runs, "No runs.", build)
+    """The runs list: surface from 100 columns; trigger, lateness and error when wide."""
+    print_list(runs, "No runs.", _RUN_COLUMNS)
 
 
 def print_run(run: dict) -> None:
     """One run as name/value pairs."""
-    rows = [
-        ("id", cell(run.get("id"))),
-        ("trigger", cell(run.get("trigger_id"))),
-        ("workflow", cell(run.get("workflow"))),
-        ("surface", cell(run.get("surface"))),
-        ("status", status(run.get("status"))),
-        ("scheduled for", instant(run.get("scheduled_for"))),
-        ("started", instant(run.get("started_at"))),
-        ("finished", instant(run.get("finished_at"))),
-        ("lateness ms", cell(run.get("lateness_ms"))),
-        ("attempt", cell(run.get("attempt"))),
-        ("cost usd", cell(run.get("cost_usd"))),
-    ]
+    rows = [(name, value(run)) for name, value in _RUN_FIELDS]
     if run.get("event_id"):
         rows.append(("event", cell(run.get("event_id"))))
     if run.get("error"):
@@ -123,79 +137,17 @@ def print_run(run: dict) -> None:
 
 def print_events(events: list[dict]) -> None:
     """An event trigger's events: type and run only where the terminal is wide."""
-
-    def build(table: Table, wide: bool) -> Callable:
-        whole(table, "ID")
-        table.add_column("STATUS", overflow="fold")
-        whole(table, "RECEIVED")
-        table.add_column("TRY", justify="right", overflow="fold")
-        if wide:
-            table.add_column("TYPE", overflow="fold")
-            whole(table, "RUN")
-
-        def row(event: dict) -> list:
-            cells = [
-                cell(event.get("id")),
-                status(event.get("status")),
-                instant(event.get("received_at")),
-                cell(event.get("attempt")),
-            ]
-            if wide:
-                cells += [cell(event.get("event_type")), cell(event.get("run_id"))]
-            return cells
-
-        return row
-
-    print_rows(events, "No events.", build)
+    print_list(events, "No events.", _EVENT_COLUMNS)
 
 
 def print_audit(entries: list[dict]) -> None:
     """The audit log: each entry's detail only where the terminal is wide."""
-
-    def build(table: Table, wide: bool) -> Callable:
-        whole(table, "AT")
-        whole(table, "ACTOR")
-        table.add_column("ACTION", overflow="fold")
-        whole(table, "TRIGGER")
-        if wide:
-            table.add_column("DETAIL", overflow="fold")
-
-        def row(entry: dict) -> list:
-            cells = [
-                instant(entry.get("at")),
-                cell(entry.get("actor")),
-                cell(entry.get("action")),
-                cell(entry.get("trigger_id")),
-            ]
-            if wide:
-                detail = entry.get("detail") or {}
-                cells.append(cell(json.dumps(detail, ensure_ascii=False) if detail else None))
-            return cells
-
-        return row
-
-    print_rows(entries, "No audit entries.", build)
+    print_list(entries, "No audit entries.", _AUDIT_COLUMNS)
 
 
 def print_workflows(items: list[dict]) -> None:
     """The registered workflows."""
-
-    def build(table: Table, wide: bool) -> Callable:
-        whole(table, "NAME")
-        table.add_column("DESCRIPTION", overflow="fold")
-        table.add_column("STATE SCHEMA", overflow="fold")
-
-        def row(flow: dict) -> list:
-            schema = flow.get("state_schema")
-            return [
-                cell(flow.get("name")),
-                cell(flow.get("description")),
-                cell("yes" if schema else None),
-            ]
-
-        return row
-
-    print_rows(items, "No workflows.", build)
+    print_list(items, "No workflows.", _WORKFLOW_COLUMNS)
 
 
 def _show_run(ctx: click.Context, args: tuple[str, ...], as_json: bool) -> None:

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import click
-from rich.table import Table
 from rich.text import Text
 
 from chalicelib.cli.output import (
+    WIDE_COLUMNS,
+    Column,
+    at,
     cell,
     emit,
+    field,
     instant,
     pairs,
-    print_rows,
+    print_list,
     secret,
     status,
     warn,
-    whole,
 )
 
 __all__ = [
@@ -35,36 +35,33 @@ def _last_run_status(trigger: dict) -> Text:
     return status(last_run.get("status")) if last_run else cell(None)
 
 
+def _status(trigger: dict) -> Text:
+    return status(trigger.get("status"), trigger.get("disabled_reason"))
+
+
+_TRIGGER_COLUMNS = (
+    Column("ID", field("id"), whole=True),
+    Column("NAME", field("display_name"), ratio=2),
+    Column("KIND", field("kind"), min_columns=WIDE_COLUMNS),
+    Column("CADENCE", field("cadence"), ratio=3),
+    Column("STATUS", _status),
+    Column("NEXT FIRE", at("next_fire_at"), whole=True),
+    Column("LAST RUN", _last_run_status, min_columns=WIDE_COLUMNS),
+)
+# The detail view's first rows; who paused it, the run counts and secrets follow.
+_TRIGGER_FIELDS = (
+    ("id", field("id")),
+    ("name", field("display_name")),
+    ("workflow", field("workflow")),
+    ("kind", field("kind")),
+    ("cadence", field("cadence")),
+    ("status", _status),
+)
+
+
 def print_triggers(triggers: list[dict]) -> None:
     """The trigger list: kind and last run only where the terminal is wide."""
-
-    def build(table: Table, wide: bool) -> Callable:
-        whole(table, "ID")
-        table.add_column("NAME", ratio=2, overflow="fold")
-        if wide:
-            table.add_column("KIND", overflow="fold")
-        table.add_column("CADENCE", ratio=3, overflow="fold")
-        table.add_column("STATUS", overflow="fold")
-        whole(table, "NEXT FIRE")
-        if wide:
-            table.add_column("LAST RUN", overflow="fold")
-
-        def row(trigger: dict) -> list:
-            cells = [cell(trigger.get("id")), cell(trigger.get("display_name"))]
-            if wide:
-                cells.append(cell(trigger.get("kind")))
-            cells += [
-                cell(trigger.get("cadence")),
-                status(trigger.get("status"), trigger.get("disabled_reason")),
-                instant(trigger.get("next_fire_at")),
-            ]
-            if wide:
-                cells.append(_last_run_status(trigger))
-            return cells
-
-        return row
-
-    print_rows(triggers, "No triggers.", build)
+    print_list(triggers, "No triggers.", _TRIGGER_COLUMNS)
 
 
 def _last_run_line(trigger: dict) -> str | None:
@@ -103,12 +100,7 @@ def _paused_rows(trigger: dict) -> list[tuple[str, Text]]:
 def print_trigger(trigger: dict, *, secrets: dict[str, str] | None = None) -> None:
     """One trigger as name/value pairs, with the secrets shown only this once."""
     rows = [
-        ("id", cell(trigger.get("id"))),
-        ("name", cell(trigger.get("display_name"))),
-        ("workflow", cell(trigger.get("workflow"))),
-        ("kind", cell(trigger.get("kind"))),
-        ("cadence", cell(trigger.get("cadence"))),
-        ("status", status(trigger.get("status"), trigger.get("disabled_reason"))),
+        *((name, value(trigger)) for name, value in _TRIGGER_FIELDS),
         *_paused_rows(trigger),
         ("next fire", instant(trigger.get("next_fire_at"))),
         ("last run", cell(_last_run_line(trigger))),
