@@ -173,6 +173,17 @@ class QuietServer(ThreadingHTTPServer):
         pass  # a client that timed out and hung up is part of a test, not noise
 
 
+def two_pages(first: dict, second: dict) -> Route:
+    """A list route answering ``first`` on its first page and ``second`` on page-2."""
+
+    def pages(request: Recorded) -> Answer:
+        if request.query.get("cursor") == ["page-2"]:
+            return 200, {"items": [second], "next_cursor": None}
+        return 200, {"items": [first], "next_cursor": "page-2"}
+
+    return pages
+
+
 def invoke(url: str, *args: str, api_key: str | None = API_KEY) -> Result:
     env = {"CRONHOOK_URL": url, "CRONHOOK_API_KEY": api_key, "COLUMNS": "200"}
     return CliRunner().invoke(cli, list(args), env=env)

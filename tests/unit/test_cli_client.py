@@ -18,17 +18,13 @@ from tests.unit.cli_fake import (
     assert_no_traceback,
     invoke,
     only_request,
+    two_pages,
 )
 from tests.unit.cli_fixtures import api_fixture, closed_port_url_fixture  # noqa: F401
 
 
 def test_list_follows_next_cursor_until_the_last_page(api: FakeCronhook) -> None:
-    def pages(request: Recorded) -> Answer:
-        if request.query.get("cursor") == ["page-2"]:
-            return 200, {"items": [DISABLED_TRIGGER], "next_cursor": None}
-        return 200, {"items": [TRIGGER], "next_cursor": "page-2"}
-
-    api.route("GET", "/v1/triggers", pages)
+    api.route("GET", "/v1/triggers", two_pages(TRIGGER, DISABLED_TRIGGER))
 
     result = invoke(api.url, "triggers", "list", "--tag", "client-7")
 

@@ -15,22 +15,16 @@ from tests.unit.cli_fake import (
     LONG_TRIGGER,
     TRIGGER,
     WEBHOOK_TRIGGER,
-    Answer,
     FakeCronhook,
-    Recorded,
     invoke,
     invoke_at,
+    two_pages,
 )
 from tests.unit.cli_fixtures import api_fixture  # noqa: F401
 
 
 def test_list_json_prints_only_parseable_json_with_every_page(api: FakeCronhook) -> None:
-    def pages(request: Recorded) -> Answer:
-        if request.query.get("cursor") == ["page-2"]:
-            return 200, {"items": [DISABLED_TRIGGER], "next_cursor": None}
-        return 200, {"items": [TRIGGER], "next_cursor": "page-2"}
-
-    api.route("GET", "/v1/triggers", pages)
+    api.route("GET", "/v1/triggers", two_pages(TRIGGER, DISABLED_TRIGGER))
 
     result = invoke(api.url, "triggers", "list", "--json")
 
