@@ -93,6 +93,11 @@ class Settings:
     quota_triggers: int = 500
     quota_keys: int = 50
     quota_runs_in_flight: int = 1000
+    # lambda: targets are invoked under this role, assumed with the tenant as a session tag
+    # (the template sets it; the local and test stages default to a name in the embedded AWS).
+    target_role_arn: str | None = None
+    # Local gateway: /hooks requests per source IP per minute (0: no limit; AWS: WAF).
+    hooks_per_ip_per_min: int = 0
     extra: dict = field(default_factory=dict)
 
     @property
@@ -144,7 +149,17 @@ def get_settings() -> Settings:
         quota_triggers=_int("CRONHOOK_QUOTA_TRIGGERS", 500),
         quota_keys=_int("CRONHOOK_QUOTA_KEYS", 50),
         quota_runs_in_flight=_int("CRONHOOK_QUOTA_RUNS_IN_FLIGHT", 1000),
+        target_role_arn=env("CRONHOOK_TARGET_ROLE_ARN") or _local_target_role(),
+        hooks_per_ip_per_min=max(0, _int("CRONHOOK_HOOKS_PER_IP_PER_MIN", 0)),
     )
+
+
+def _local_target_role() -> str | None:
+    """The target-invoke role in the embedded AWS (moto's account), for local and test."""
+    stage = os.environ.get("CRONHOOK_STAGE", "local")
+    if stage not in ("local", "test"):
+        return None
+    return f"arn:aws:iam::123456789012:role/cronhook-{stage}-target-invoke"
 
 
 def reset_settings() -> None:

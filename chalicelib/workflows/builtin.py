@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
-from chalicelib.workflows import Fire, Result, Workflow
+from chalicelib.workflows.model import Fire, Result, Workflow
 
 __all__ = ["echo", "fail", "sleep", "BUILTINS"]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.workflows import DestructiveRefused, Fire, Result, WorkflowFailed, get_workflow
+from chalicelib.workflows.model import DestructiveRefused, Fire, Result, WorkflowFailed
+from chalicelib.workflows.registry import get_workflow
 
 __all__ = ["invoke", "to_result", "target_kind"]
 
@@ -42,13 +43,17 @@ def to_result(value: Any) -> Result:
     return Result(output=value)
 
 
-def invoke(target: str, fire: Fire) -> Result:
-    """Run ``target`` with ``fire``; raises on failure."""
+def invoke(target: str, fire: Fire, *, tenant: str | None = None) -> Result:
+    """Run ``target`` with ``fire``; raises on failure.
+
+    ``tenant`` is the trigger's (a ``lambda:`` target is invoked as that tenant); without
+    it, a ``lambda:`` target reads it from the trigger's item.
+    """
     kind = target_kind(target)
     if kind == "lambda":
         from chalicelib.workflows.remote import invoke_lambda
 
-        return to_result(invoke_lambda(target[len("lambda:") :], fire))
+        return to_result(invoke_lambda(target[len("lambda:") :], fire, tenant=tenant))
     if kind == "http":
         from chalicelib.workflows.remote import invoke_http
 

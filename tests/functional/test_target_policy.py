@@ -3,7 +3,7 @@
 The connection tests talk to real servers on this machine (plain HTTP and TLS). The
 name resolution is the network's, and this machine has no DNS: where a test needs a
 host name (TLS is verified for a name; a rebinding attack is a name whose answers
-change), it plays the resolver by replacing ``remote._resolve``, the one lookup an
+change), it plays the resolver by replacing ``remote.addresses._resolve``, the one lookup an
 http target makes per run.
 """
 
@@ -29,6 +29,7 @@ from chalicelib.services.runner import Runner
 from chalicelib.settings import reset_settings
 from chalicelib.store import kms
 from chalicelib.workflows import remote
+from chalicelib.workflows.remote import addresses, http_target
 
 # -- the policy, address by address ----------------------------------------------------------
 
@@ -234,8 +235,10 @@ def test_tls_is_verified_for_the_host_name_on_the_address_that_was_resolved(
     try:
         # No DNS knows receiver.test: the connection can only come from the one lookup.
         resolver = Resolver({"receiver.test": [["127.0.0.1"]], "impostor.test": [["127.0.0.1"]]})
-        monkeypatch.setattr(remote, "_resolve", resolver)
-        monkeypatch.setattr(remote, "_tls_context", lambda: ssl.create_default_context(cafile=cert))
+        monkeypatch.setattr(addresses, "_resolve", resolver)
+        monkeypatch.setattr(
+            http_target, "_tls_context", lambda: ssl.create_default_context(cafile=cert)
+        )
         good = triggers.create_trigger(
             root,
             {
@@ -275,7 +278,7 @@ def test_a_name_that_rebinds_to_a_private_address_after_create_fails_its_run_nam
         # Public when the trigger is created, private when the run connects: the run's own
         # lookup is the one checked, and nothing is sent.
         resolver = Resolver({"rebind.test": [["93.184.215.14"], ["127.0.0.1"]]})
-        monkeypatch.setattr(remote, "_resolve", resolver)
+        monkeypatch.setattr(addresses, "_resolve", resolver)
         created = triggers.create_trigger(
             root,
             {
@@ -297,7 +300,7 @@ def test_a_name_that_rebinds_to_a_private_address_after_create_fails_its_run_nam
 
 def test_a_name_with_one_public_and_one_private_answer_is_refused(aws, clock, root, monkeypatch):
     monkeypatch.setattr(
-        remote, "_resolve", Resolver({"mixed.test": [["93.184.215.14", "10.0.0.7"]]})
+        addresses, "_resolve", Resolver({"mixed.test": [["93.184.215.14", "10.0.0.7"]]})
     )
     with pytest.raises(ValidationError) as caught:
         triggers.create_trigger(

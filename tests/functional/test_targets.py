@@ -24,6 +24,7 @@ from chalicelib.services.runner import Runner
 from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo, kms
 from chalicelib.workflows import remote
+from chalicelib.workflows.remote import http_target
 
 Handler = Callable[[str, dict, bytes], tuple[int, dict, bytes]]
 
@@ -270,7 +271,7 @@ def test_an_http_target_signed_with_another_secret_is_refused_by_the_receiver(
 def test_an_http_target_that_does_not_answer_2xx_in_time_fails_the_run(
     aws, clock, root, receiver, monkeypatch, path, error
 ):
-    monkeypatch.setattr(remote, "HTTP_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(http_target, "HTTP_TIMEOUT_S", 0.5)
     handler, server = receiver
     created = _create_http(root, clock, server, path)
     handler.secret = created["outbound_secret"]

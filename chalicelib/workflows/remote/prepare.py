@@ -1,0 +1,31 @@
+"""Checking a target on create (and on a PATCH that changes it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.signatures import generate_secret
+from chalicelib.store import kms
+from chalicelib.workflows.remote.addresses import check_http_url
+from chalicelib.workflows.remote.lambda_target import check_lambda_target
+
+__all__ = ["prepare_target"]
+
+
+def prepare_target(item: Any, workflow: str, *, now: Any = None) -> dict:
+    """On create (and a PATCH that changes the target): check it; a new ``http:`` target
+    gets its outbound signing secret, sealed, shown once."""
+    if workflow.startswith("lambda:"):
+        problem = check_lambda_target(workflow[len("lambda:") :], tenant=item.tenant)
+        if problem is not None:
+            raise ValidationError(problem, field="workflow")
+        return {}
+    if not workflow.startswith("http:"):
+        return {}
+    problem = check_http_url(workflow[len("http:") :])
+    if problem is not None:
+        raise ValidationError(problem, field="workflow")
+    secret = generate_secret("standard")
+    item.outbound_secret_sealed = kms.seal(secret, trigger_id=item.id)
+    return {"outbound_secret": secret}
