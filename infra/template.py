@@ -30,10 +30,18 @@ from typing import Any
 
 from chalicelib.gateway import GATEWAY_RESPONSES
 from chalicelib.settings import RUNNER_MAX_CONCURRENCY, Settings, queue_visibility_s
-from infra.iam import ACCESS, FUNCTIONS, role_logical_id, role_resources
+from infra.iam import (
+    ACCESS,
+    FUNCTIONS,
+    TARGET_ROLE,
+    role_logical_id,
+    role_resources,
+    target_invoke_resources,
+)
 from infra.monitoring import monitoring_resources
 from infra.sources import source_environment, source_outputs, source_resources
 from infra.tables import table_resources
+from infra.waf import waf_conditions, waf_parameters, waf_resources
 
 __all__ = [
     "StageConfig",
@@ -173,6 +181,7 @@ def _parameters(stage: str) -> dict:
             ),
         },
         **_parameters_issue15(stage),
+        **waf_parameters(),
     }
 
 
@@ -440,6 +449,8 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
     for function, logical in log_groups.items():
         resources[logical] = _log_group(f"/aws/lambda/{cfg.function_name(function)}")
     resources.update(role_resources(log_groups, stage=stage))
+    resources.update(target_invoke_resources(stage=stage))
+    resources.update(waf_resources(stage))  # only with HooksPerIpLimit > 0
     resources.update(monitoring_resources(stage, api_stage=cfg.api_stage))
 
     public_url = {
@@ -498,6 +509,13 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
                     {"Ref": "RunnerReservedConcurrency"},
                     {"Ref": "AWS::NoValue"},
                 ]
+            }
+            # lambda: targets are invoked under this role, one tenant per session.
+            properties["Environment"] = {
+                "Variables": {
+                    **environment,
+                    "CRONHOOK_TARGET_ROLE_ARN": {"Fn::GetAtt": [TARGET_ROLE, "Arn"]},
+                }
             }
             properties["Events"] = {
                 "RunnerSqsEventSource": {
@@ -614,6 +632,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
             },
             "ApiDetailedMetrics": {"Fn::Equals": [{"Ref": "ApiDetailedMetrics"}, "true"]},
             "TableDeletionProtection": {"Fn::Equals": [{"Ref": "TableDeletionProtection"}, "true"]},
+            **waf_conditions(),
         },
         "Resources": resources,
         "Outputs": outputs,

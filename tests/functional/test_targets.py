@@ -8,7 +8,9 @@ posts to a local server that checks the signature with the ``standardwebhooks`` 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,12 +21,13 @@ import pytest
 import standardwebhooks
 
 from chalicelib.domain.errors import ValidationError
-from chalicelib.services import heartbeat, triggers
+from chalicelib.services import heartbeat, keys, triggers
+from chalicelib.services.auth import Principal
 from chalicelib.services.runner import Runner
-from chalicelib.settings import reset_settings
+from chalicelib.settings import get_settings, reset_settings
 from chalicelib.store import dynamo, kms
 from chalicelib.workflows import remote
-from chalicelib.workflows.remote import http_target
+from chalicelib.workflows.remote import http_target, lambda_target
 
 Handler = Callable[[str, dict, bytes], tuple[int, dict, bytes]]
 
@@ -93,7 +96,7 @@ def _lambda_api(path: str, headers: dict, body: bytes) -> tuple[int, dict, bytes
     prefix, suffix = "/2015-03-31/functions/", "/invocations"
     assert path.startswith(prefix) and path.endswith(suffix), path
     full = unquote(path[len(prefix) : -len(suffix)]).split(":function:")[-1].split(":")[0]
-    name = full.removeprefix(FN)
+    name = re.sub(r"^cronhook-test-(local|acme)-", "", full)  # tenants local and acme
     fire = json.loads(body)
     if name == "ok-fn":
         count = (fire["state"] or {}).get("count", 0) + 1
@@ -172,6 +175,117 @@ def test_a_lambda_function_error_fails_the_run_with_its_message(
     assert _last_run(root, trigger_id)["error"] == error
     assert triggers.get_trigger_view(root, trigger_id)["state"] == state
     assert len(lambda_api.requests) == 1  # not retried by botocore
+
+
+@pytest.fixture
+def sts_calls(monkeypatch) -> list[tuple[dict, dict]]:
+    """Every AssumeRole call cronhook makes, as botocore sends it to the moto server, with its answer."""
+    from botocore.client import BaseClient
+
+    calls: list[tuple[dict, dict]] = []
+    original = BaseClient._make_api_call
+
+    def recording(client, operation, params):
+        answer = original(client, operation, params)
+        if client.meta.service_model.service_name == "sts" and operation == "AssumeRole":
+            calls.append((dict(params), answer))
+        return answer
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", recording)
+    return calls
+
+
+def _signed_with(headers: dict) -> str:
+    """The access key id a SigV4 request was signed with."""
+    return headers["authorization"].split("Credential=", 1)[1].split("/", 1)[0]
+
+
+def test_a_lambda_target_is_invoked_with_a_session_of_the_target_role_tagged_with_its_tenant(
+    aws, clock, root, lambda_api, sts_calls
+):
+    acme_key = keys.create_key(root, {"role": "operator", "tenant": "acme"}, now=clock())
+    acme = Principal(acme_key["id"], "acme", "operator")
+    trigger_id, statuses = _fire_once(aws, clock, acme, workflow="lambda:cronhook-test-acme-ok-fn")
+    assert statuses == ["succeeded"]
+    [(params, answer)] = sts_calls
+    assert params == {
+        "RoleArn": "arn:aws:iam::123456789012:role/cronhook-test-target-invoke",
+        "RoleSessionName": "cronhook-acme",
+        "DurationSeconds": 900,
+        "Tags": [{"Key": "cronhook-tenant", "Value": "acme"}],
+    }
+    # The function was called with the session's credentials, not the runner's own.
+    [(_, headers, _)] = lambda_api.requests
+    assert _signed_with(headers) == answer["Credentials"]["AccessKeyId"] != "testing"
+    assert _last_run(acme, trigger_id)["output"]["saw"].startswith(trigger_id)
+
+
+def test_a_tenants_session_is_reused_within_its_lifetime_and_never_past_it(
+    aws, clock, root, lambda_api, sts_calls, monkeypatch
+):
+    now_s = [1_000_000.0]
+    monkeypatch.setattr(lambda_target, "_clock", lambda: now_s[0])
+    _fire_once(aws, clock, root, workflow=f"lambda:{FN}ok-fn")
+    _, statuses = _fire_once(aws, clock, root, workflow=f"lambda:{FN}ok-fn")
+    assert statuses == ["succeeded", "succeeded"]  # both triggers were due
+    assert len(sts_calls) == 1 and len(lambda_api.requests) == 3  # one session, three runs
+    assert {_signed_with(h) for _, h, _ in lambda_api.requests} == {
+        sts_calls[0][1]["Credentials"]["AccessKeyId"]
+    }
+    # 900 s sessions are not used in their last 120 s: past 780 s, a new one.
+    now_s[0] += 781
+    _fire_once(aws, clock, root, workflow=f"lambda:{FN}ok-fn")
+    assert len(sts_calls) == 2
+    assert _signed_with(lambda_api.requests[-1][1]) == sts_calls[1][1]["Credentials"]["AccessKeyId"]
+
+
+def test_a_trigger_holding_another_tenants_function_fails_its_run_and_calls_nothing(
+    aws, clock, root, lambda_api, sts_calls
+):
+    # Created as the tenant's own function, then rewritten around the API (a trigger from
+    # before the fence, a bad migration): the run refuses it before any call.
+    trigger_id = triggers.create_trigger(
+        root, {"workflow": f"lambda:{FN}ok-fn", "schedule": {"interval_s": 60}}, now=clock()
+    )["id"]
+    item = dynamo.get_trigger(trigger_id)
+    item.update(actions=[type(item).workflow.set("lambda:cronhook-test-acme-ok-fn")])
+    clock.advance(60)
+    heartbeat.tick(now=clock())
+    assert aws.drain(Runner(clock=clock)) == ["failed"]
+    error = _last_run(root, trigger_id)["error"]
+    assert error.startswith("lambda target refused: a lambda target of tenant 'local' must be")
+    assert sts_calls == [] and lambda_api.requests == []
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "cronhook-test-local-ok-fn",  # tenant local's function, named by tenant acme
+        "arn:aws:lambda:us-east-1:123456789012:function:cronhook-test-local-ok-fn:live",
+    ],
+)
+def test_a_tenant_cannot_create_a_trigger_on_another_tenants_function(aws, clock, root, target):
+    acme_key = keys.create_key(root, {"role": "operator", "tenant": "acme"}, now=clock())
+    acme = Principal(acme_key["id"], "acme", "operator")
+    with pytest.raises(ValidationError) as caught:
+        triggers.create_trigger(
+            acme, {"workflow": f"lambda:{target}", "schedule": {"interval_s": 60}}, now=clock()
+        )
+    assert caught.value.field == "workflow"
+    assert "cronhook-test-acme-<name>" in str(caught.value)
+
+
+def test_without_a_target_role_a_lambda_target_fails_its_run_naming_the_setting(
+    aws, clock, root, lambda_api, sts_calls, monkeypatch
+):
+    monkeypatch.setattr(
+        "chalicelib.workflows.remote.lambda_target.get_settings",
+        lambda: dataclasses.replace(get_settings(), target_role_arn=None),
+    )
+    trigger_id, statuses = _fire_once(aws, clock, root, workflow=f"lambda:{FN}ok-fn")
+    assert statuses == ["failed"]
+    assert "CRONHOOK_TARGET_ROLE_ARN" in _last_run(root, trigger_id)["error"]
+    assert sts_calls == [] and lambda_api.requests == []
 
 
 # -- http: -----------------------------------------------------------------------------

@@ -74,6 +74,7 @@ class _Session:
 
 _lock = threading.Lock()
 _sessions: dict[tuple, _Session] = {}
+_clock = time.time  # the wall clock (STS's expiry is wall-clock time); tests move it
 
 
 def reset_clients() -> None:
@@ -140,7 +141,7 @@ def _tenant_client(tenant: str) -> Any:
     """A Lambda client under ``tenant``'s session of the target-invoke role (cached)."""
     settings = get_settings()
     key = (tenant, settings.target_role_arn, settings.endpoint_url, settings.lambda_endpoint_url)
-    now_s = time.time()
+    now_s = _clock()
     with _lock:
         found = _sessions.get(key)
         if found is not None and now_s < found.reuse_until_s:
