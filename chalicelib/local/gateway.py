@@ -8,14 +8,22 @@ client give the same status and body as AWS:
 
 - no ``Authorization`` header, or the authorizer raised ``AuthorizerRefused`` → 401;
 - the authorizer failed (DynamoDB unreachable...) → 503, never a route run unauthenticated;
-- an unknown path → 404 (API Gateway's ``MISSING_AUTHENTICATION_TOKEN``).
+- an unknown path → 404 (API Gateway's ``MISSING_AUTHENTICATION_TOKEN``);
+- with ``CRONHOOK_HOOKS_PER_IP_PER_MIN`` set, a source address past that many requests to
+  ``/hooks/...`` in the last minute → 429 with ``Retry-After``, before the route runs (so
+  nothing is stored): what the optional WAF rule does in AWS (``infra/waf.py``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import threading
+import time
+from collections import deque
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from chalice.local import (
     ForbiddenError,
@@ -28,8 +36,15 @@ from chalice.local import (
 )
 
 from chalicelib.gateway import GATEWAY_RESPONSES, AuthorizerRefused, GatewayAnswer
+from chalicelib.settings import get_settings
 
-__all__ = ["ContractGateway", "GatewayAnswered", "per_thread_requests", "contract_client"]
+__all__ = [
+    "ContractGateway",
+    "GatewayAnswered",
+    "PerSourceLimit",
+    "per_thread_requests",
+    "contract_client",
+]
 
 
 def per_thread_requests(app: Any) -> Any:
@@ -97,16 +112,67 @@ class _Authorizer(LocalGatewayAuthorizer):
             raise _answer("AUTHORIZER_FAILURE", 500) from None
 
 
+class PerSourceLimit:
+    """At most ``limit`` requests per source address in any ``window_s`` (a sliding window).
+
+    Like WAF's rate-based rule: a sender over the limit is refused until its oldest counted
+    request leaves the window; refused requests are not counted. Memory is one timestamp
+    per counted request, and an address with none left is forgotten.
+    """
+
+    def __init__(self, *, window_s: float = 60.0, clock: Callable[[], float] = time.monotonic):
+        self.window_s = window_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._seen: dict[str, deque[float]] = {}
+
+    def retry_after_s(self, source: str, *, limit: int) -> int | None:
+        """Count a request from ``source``; None if it may pass, else seconds to wait."""
+        now = self._clock()
+        with self._lock:
+            for address in [a for a, q in self._seen.items() if q[-1] <= now - self.window_s]:
+                del self._seen[address]  # nothing of theirs in the window any more
+            seen = self._seen.setdefault(source, deque())
+            while seen and seen[0] <= now - self.window_s:
+                seen.popleft()
+            if len(seen) >= limit:
+                return max(1, math.ceil(seen[0] + self.window_s - now))
+            seen.append(now)
+            return None
+
+
+def _is_hooks_path(path: str) -> bool:
+    return unquote(urlsplit(path).path).startswith("/hooks/")
+
+
 class ContractGateway(LocalGateway):
     """``LocalGateway`` whose own answers are the deployed API's gateway responses."""
 
     def __init__(self, app_object: Any, config: Any) -> None:
         super().__init__(per_thread_requests(app_object), config)
         self._authorizer = _Authorizer(app_object)
+        self.hooks_limit = PerSourceLimit()
+
+    def _limit_hooks(self, path: str, source_ip: str) -> None:
+        limit = get_settings().hooks_per_ip_per_min
+        if limit <= 0 or not _is_hooks_path(path):
+            return
+        wait_s = self.hooks_limit.retry_after_s(source_ip, limit=limit)
+        if wait_s is not None:
+            answered = _answer("THROTTLED", 429)
+            answered.headers["Retry-After"] = str(wait_s)
+            raise answered
 
     def handle_request(
-        self, method: str, path: str, headers: dict, body: bytes | None
+        self,
+        method: str,
+        path: str,
+        headers: dict,
+        body: bytes | None,
+        *,
+        source_ip: str = "127.0.0.1",
     ) -> dict[str, Any]:
+        self._limit_hooks(path, source_ip)
         try:
             return super().handle_request(method=method, path=path, headers=headers, body=body)
         except GatewayAnswered:

@@ -46,6 +46,9 @@ MOTO_UNSUPPORTED = {
     "AWS::SES::ReceiptRuleSet",
     "AWS::SNS::TopicPolicy",
     "AWS::SQS::QueuePolicy",
+    # The optional per-IP limit on /hooks (infra/waf.py): no WAFv2 in moto's CloudFormation.
+    "AWS::WAFv2::WebACL",
+    "AWS::WAFv2::WebACLAssociation",
 }
 # moto creates a RestApi without importing its Body, so a Deployment of it has no methods.
 MOTO_DROPPED = {"AWS::ApiGateway::Deployment", "AWS::ApiGateway::Stage"}

@@ -6,10 +6,12 @@ resolved); the calls are those the scenario made through each function's handler
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 import pytest
 
+from tests.infra.conftest import _policy_document
 from tests.infra.harness import ACCOUNT, REGION, allows, required_permissions
 
 # Statements no scenario call needs, and why they are still right.
@@ -17,7 +19,6 @@ NOT_CALLED_BY_OUR_CODE = {
     "OwnLogs": "the Lambda runtime writes the function's logs with the role",
     "Tracing": "the X-Ray daemon in Lambda sends the segments with the role",
     "WorkflowSecrets": "moto has no Lambda target; checked against secret_paths below",
-    "WorkflowFunctions": "moto cannot run Lambda code; checked against the prefix below",
 }
 
 
@@ -240,27 +241,126 @@ def test_runner_may_read_the_workflow_secrets_the_code_looks_up(deployed, monkey
             assert not allows(deployed.policies[other], "secretsmanager:GetSecretValue", secret)
 
 
-def test_runner_may_invoke_the_lambda_targets_the_code_accepts_and_no_other(deployed, monkeypatch):
+def _target_role(deployed) -> dict:
+    """The target-invoke role as moto's IAM holds it: trust policy and inline policy."""
+    iam = deployed.client("iam")
+    name = deployed.physical["TargetInvokeRole"]
+    role = iam.get_role(RoleName=name)["Role"]
+    (policy_name,) = iam.list_role_policies(RoleName=name)["PolicyNames"]
+    policy = iam.get_role_policy(RoleName=name, PolicyName=policy_name)["PolicyDocument"]
+    return {
+        "arn": role["Arn"],
+        "trust": _policy_document(role["AssumeRolePolicyDocument"]),
+        "policy": _policy_document(policy),
+    }
+
+
+def _runner_role(deployed) -> tuple[str, list[dict]]:
+    """The runner role's ARN and its attached (managed) policy documents."""
+    iam = deployed.client("iam")
+    name = deployed.functions.configs["runner"]["Role"].rsplit("/", 1)[-1]
+    documents = []
+    for attached in iam.list_attached_role_policies(RoleName=name)["AttachedPolicies"]:
+        policy = iam.get_policy(PolicyArn=attached["PolicyArn"])["Policy"]
+        version = iam.get_policy_version(
+            PolicyArn=attached["PolicyArn"], VersionId=policy["DefaultVersionId"]
+        )["PolicyVersion"]
+        documents.append(_policy_document(version["Document"]))
+    return iam.get_role(RoleName=name)["Role"]["Arn"], documents
+
+
+def _as_tenant(policy: dict, tenant: str) -> dict:
+    """``policy`` as IAM evaluates it for a session tagged ``cronhook-tenant=<tenant>``."""
+    text = json.dumps(policy).replace("${aws:PrincipalTag/cronhook-tenant}", tenant)
+    return json.loads(text)
+
+
+def test_the_runner_role_itself_may_invoke_no_function(deployed):
+    _, attached = _runner_role(deployed)
+    for name in ("cronhook-dev-acme-report", "cronhook-dev-local-x:live", "anything", "*"):
+        for policy in (deployed.policies["runner"], *attached):
+            assert not allows(policy, "lambda:InvokeFunction", _function(name)), name
+    every_action = [
+        a
+        for policy in (deployed.policies["runner"], *attached)
+        for statement in policy["Statement"]
+        for a in (
+            statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        )
+    ]
+    assert not [a for a in every_action if a.startswith("lambda:")]
+
+
+def test_the_runner_may_assume_the_target_role_and_no_other(deployed):
+    target = _target_role(deployed)
+    _, attached = _runner_role(deployed)
+    assert len(attached) == 1
+    for action in ("sts:AssumeRole", "sts:TagSession"):
+        assert allows(attached[0], action, target["arn"])
+        assert not allows(attached[0], action, f"arn:aws:iam::{ACCOUNT}:role/cronhook-dev-admin")
+    for function in ("api_handler", "heartbeat", "authorizer", "ingest"):
+        assert not allows(deployed.policies[function], "sts:AssumeRole", target["arn"])
+
+
+def test_the_target_role_trusts_only_the_runner_and_only_with_a_tenant_tag(deployed):
+    runner_arn, _ = _runner_role(deployed)
+    (statement,) = _target_role(deployed)["trust"]["Statement"]
+    assert statement["Effect"] == "Allow"
+    principals = statement["Principal"]["AWS"]
+    assert (principals if isinstance(principals, list) else [principals]) == [runner_arn]
+    assert sorted(statement["Action"]) == ["sts:AssumeRole", "sts:TagSession"]
+    # The tag must be there and not empty, and it is the only tag a session may carry.
+    assert statement["Condition"]["StringLike"] == {"aws:RequestTag/cronhook-tenant": "?*"}
+    assert statement["Condition"]["ForAllValues:StringEquals"] == {
+        "aws:TagKeys": ["cronhook-tenant"]
+    }
+
+
+def test_the_target_role_invokes_only_the_tagged_tenants_functions(deployed):
+    policy = _target_role(deployed)["policy"]
+    (statement,) = policy["Statement"]
+    assert statement["Action"] == ["lambda:InvokeFunction"]
+    assert statement["Resource"] == (
+        f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:cronhook-dev-"
+        "${aws:PrincipalTag/cronhook-tenant}-*"
+    )
+    for tenant, other in (("acme", "local"), ("local", "acme"), ("team_7", "acme")):
+        own, foreign = _as_tenant(policy, tenant), _as_tenant(policy, other)
+        for name in (f"cronhook-dev-{tenant}-report", f"cronhook-dev-{tenant}-report:live"):
+            assert allows(own, "lambda:InvokeFunction", _function(name))
+            assert not allows(foreign, "lambda:InvokeFunction", _function(name))
+        for name in (
+            f"cronhook-prod-{tenant}-report",  # another stage
+            f"cronhook-workflow-{tenant}",  # the old shared prefix
+            "cronhook-dev-runner",  # cronhook's own
+            f"cronhook-dev-{tenant}",
+        ):
+            assert not allows(own, "lambda:InvokeFunction", _function(name)), name
+    # Another account's function with the tenant's name: not this account's ARN.
+    other_account = f"arn:aws:lambda:{REGION}:999999999999:function:cronhook-dev-acme-report"
+    assert not allows(_as_tenant(policy, "acme"), "lambda:InvokeFunction", other_account)
+
+
+def test_every_name_the_code_accepts_is_one_the_tenants_session_may_invoke(deployed, monkeypatch):
     from chalicelib.settings import reset_settings
     from chalicelib.workflows.remote import check_lambda_target, lambda_prefix
 
+    policy = _target_role(deployed)["policy"]
     monkeypatch.setenv("CRONHOOK_STAGE", "dev")
     reset_settings()
     try:
         for tenant in ("local", "acme", "team_7"):
             name = lambda_prefix(tenant) + "weekly-report"
-            assert check_lambda_target(name, tenant=tenant) is None
-            for form in (name, name + ":live"):
-                assert allows(deployed.policies["runner"], "lambda:InvokeFunction", _function(form))
-        # A name the code refuses for a tenant is one IAM also refuses, where it can tell
-        # (the stage); another tenant's name in the same stage is refused by the code.
-        assert check_lambda_target("cronhook-dev-acme-report", tenant="local") is not None
-        assert check_lambda_target("cronhook-workflow-report", tenant="local") is not None
+            arn = _function(name)
+            for form, resource in ((name, _function(name)), (arn + ":live", arn + ":live")):
+                assert check_lambda_target(form, tenant=tenant) is None
+                assert allows(_as_tenant(policy, tenant), "lambda:InvokeFunction", resource)
+            # What the code refuses for another tenant, that tenant's session cannot reach.
+            for other in ("local", "acme", "team_7"):
+                if other != tenant:
+                    assert check_lambda_target(name, tenant=other) is not None
+                    assert not allows(
+                        _as_tenant(policy, other), "lambda:InvokeFunction", _function(name)
+                    )
     finally:
         reset_settings()
-    # cronhook's own functions, whatever Chalice names them: never a target.
-    for function in ("cronhook-dev", *(f"cronhook-dev-{f}" for f in deployed.policies)):
-        if "-" not in function.removeprefix("cronhook-dev-"):
-            assert not allows(
-                deployed.policies["runner"], "lambda:InvokeFunction", _function(function)
-            )
