@@ -140,7 +140,14 @@ def _assume(tenant: str, *, now_s: float) -> _Session:
 def _tenant_client(tenant: str) -> Any:
     """A Lambda client under ``tenant``'s session of the target-invoke role (cached)."""
     settings = get_settings()
-    key = (tenant, settings.target_role_arn, settings.endpoint_url, settings.lambda_endpoint_url)
+    key = (
+        tenant,
+        settings.target_role_arn,
+        settings.region,
+        settings.endpoint_url,
+        settings.lambda_endpoint_url,
+        settings.runner_timeout_s,
+    )
     now_s = _clock()
     with _lock:
         found = _sessions.get(key)
