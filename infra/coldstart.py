@@ -9,7 +9,10 @@ the tables made, and reports
   authorizer and the heartbeat load none of ``HEAVY`` they do not need);
 - ``import_ms``: the time spent importing (``python -X importtime``: the sum of the
   top-level imports from ``import app`` to the end of the first call; network time to
-  moto is not counted).
+  moto is not counted);
+- ``chains``: for each of ``HEAVY`` that was loaded, the import chain that first pulled it
+  in, outermost first (``["chalicelib.services.heartbeat", "chalicelib.domain.spec",
+  "pydantic"]``): what to make lazy, or move, to keep it out.
 
 ``python -m infra.coldstart [--runs 5]`` prints the medians (docs/benchmarks.md).
 """
@@ -25,12 +28,13 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["FUNCTIONS", "HEAVY", "probe", "measure", "MotoServer"]
+__all__ = ["FUNCTIONS", "HEAVY", "probe", "measure", "import_chains", "MotoServer"]
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
-FUNCTIONS = ("authorizer", "heartbeat", "runner", "api")
+FUNCTIONS = ("authorizer", "heartbeat", "runner", "api", "ingest")
 # Modules a function should load only if its path needs them.
 HEAVY = {
     "pydantic": "request validation (trigger specs)",
@@ -79,6 +83,18 @@ event = {"resource": "/v1/triggers", "path": "/v1/triggers", "httpMethod": "GET"
                                            "role": "admin", "principalId": "root"}}}
 answer = app.app(event, Context())
 assert answer["statusCode"] == 200, answer
+""",
+    # An EventBridge rule's message for a trigger that is gone: the consumer reads the
+    # trigger and drops the message (a real first call; no trigger needs to exist).
+    "ingest": """
+body = json.dumps({"trigger_id": "trg_coldstart", "event": {"id": "e1", "detail": {}}})
+record = {"messageId": "m1", "receiptHandle": "r1", "body": body,
+          "attributes": {"ApproximateReceiveCount": "1"}, "messageAttributes": {},
+          "md5OfBody": "", "eventSource": "aws:sqs",
+          "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:cronhook-coldstart-ingest",
+          "awsRegion": "us-east-1"}
+answer = app.ingest({"Records": [record]}, Context())
+assert answer == {"batchItemFailures": []}, answer
 """,
 }
 
@@ -212,7 +228,40 @@ def probe(function: str, moto: MotoServer, *, project_dir: Path = PROJECT_DIR) -
             if match and not match.group(3):  # a top-level import: its cumulative time
                 total_us += int(match.group(2))
     modules = json.loads(answer.stdout.strip().splitlines()[-1])
-    return {"modules": modules, "import_ms": total_us / 1000}
+    return {
+        "modules": modules,
+        "import_ms": total_us / 1000,
+        "chains": import_chains(answer.stderr.splitlines(), HEAVY),
+    }
+
+
+def import_chains(lines: list[str], names: Iterable[str]) -> dict[str, list[str]]:
+    """For each of ``names`` imported, the chain of imports that first loaded it, outermost first.
+
+    ``-X importtime`` prints a module when its import ends, indented two spaces per level
+    of nesting: its importer is the first line after it that is indented less. A module
+    loaded by ``importlib.import_module`` is not printed (only the ``import`` statement is
+    timed), so a chain skips it: its imports show under the nearest ``import`` above.
+    """
+    parsed = [(len(m.group(3)) // 2, m.group(4)) for m in map(_LINE.match, lines) if m]
+    chains: dict[str, list[str]] = {}
+    for wanted in names:
+        # The package itself if it was imported, else its first submodule to be.
+        exact = [i for i, (_, name) in enumerate(parsed) if name == wanted]
+        inside = [i for i, (_, name) in enumerate(parsed) if name.startswith(wanted + ".")]
+        if not exact and not inside:
+            continue
+        first = (exact or inside)[0]
+        depth, name = parsed[first]
+        chain = [name]
+        for later_depth, later in parsed[first + 1 :]:
+            if depth == 0:
+                break
+            if later_depth < depth:
+                chain.append(later)
+                depth = later_depth
+        chains[wanted] = chain[::-1]
+    return chains
 
 
 def measure(
@@ -231,11 +280,13 @@ def measure(
         for function in functions:
             times: dict[str, list[float]] = {label: [] for label in trees}
             modules: dict[str, list[str]] = {}
+            chains: dict[str, dict[str, list[str]]] = {}
             for _ in range(runs):
                 for label, tree in trees.items():
                     found = probe(function, moto, project_dir=tree)
                     times[label].append(found["import_ms"])
                     modules[label] = found["modules"]
+                    chains[label] = found["chains"]
             for label in trees:
                 key = function if len(trees) == 1 else f"{function}/{label}"
                 out[key] = {
@@ -243,6 +294,7 @@ def measure(
                     "import_ms_runs": [round(t, 1) for t in times[label]],
                     "heavy": sorted(h for h in HEAVY if h in modules[label]),
                     "modules": len(modules[label]),
+                    "chains": chains[label],
                 }
     return out
 
@@ -269,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{function:16} {found['import_ms_median']:8.0f} ms (median of {args.runs}), "
             f"{found['modules']} modules, heavy: {', '.join(found['heavy']) or '-'}"
         )
+        for heavy, chain in found["chains"].items():
+            print(f"{'':16} {heavy}: {' -> '.join(chain)}")
     return 0
 
 
