@@ -1,0 +1,63 @@
+"""Many fires at once: the next N after an instant, and the fires inside a window."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.schedule.dst import DstMark
+from chalicelib.domain.schedule.fires import next_fire_after, next_fire_marked
+from chalicelib.domain.schedule.model import ScheduleSpec
+
+__all__ = ["MAX_PREVIEW", "preview", "preview_marked", "fires_between"]
+
+MAX_PREVIEW = 100
+
+
+def _check_count(count: int) -> None:
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_PREVIEW:
+        raise ValidationError(f"count must be between 1 and {MAX_PREVIEW}", field="count")
+
+
+def preview_marked(
+    spec: ScheduleSpec, *, start: datetime, count: int
+) -> tuple[list[datetime], list[DstMark]]:
+    """The next `count` fires strictly after `start` (fewer if the schedule ends before
+    year 10000), and the DST marks of those fires and of the fires missing between them."""
+    _check_count(count)
+    fires: list[datetime] = []
+    marks: list[DstMark] = []
+    after = start
+    while len(fires) < count:
+        fire, found = next_fire_marked(spec, after)
+        if fire is None:
+            break
+        fires.append(fire)
+        marks.extend(found)
+        after = fire
+    return fires, marks
+
+
+def preview(spec: ScheduleSpec, *, start: datetime, count: int) -> list[datetime]:
+    """The next `count` fires strictly after `start` (fewer if the schedule ends)."""
+    return preview_marked(spec, start=start, count=count)[0]
+
+
+def fires_between(
+    spec: ScheduleSpec, start: datetime, end: datetime, *, limit: int
+) -> list[datetime]:
+    """The fires at or after `start` and before `end` (aware UTC), in order, at most `limit`.
+
+    The window is half-open, so consecutive windows never share a slot. A caller that must
+    refuse a window with more than N slots asks for ``limit=N + 1`` and counts.
+    """
+    if start.utcoffset() is None or end.utcoffset() is None:
+        raise ValueError("start and end must be aware datetimes")
+    fires: list[datetime] = []
+    after: datetime | None = start - timedelta(microseconds=1)
+    while len(fires) < limit and after is not None:
+        after = next_fire_after(spec, after)
+        if after is None or after >= end:
+            break
+        fires.append(after)
+    return fires
