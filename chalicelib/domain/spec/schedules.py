@@ -1,0 +1,131 @@
+"""A schedule as a client sends it (on a trigger, or to preview), and its domain form."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.schedule import (
+    ScheduleSpec,
+    canonical_timezone,
+    is_pasted_expression,
+    translate_pasted,
+)
+from chalicelib.domain.spec.base import Strict, in_utc
+
+__all__ = ["DstIn", "ScheduleIn", "PreviewIn", "schedule_spec_from"]
+
+
+class DstIn(Strict):
+    skipped: Literal["shift", "skip"] = "shift"
+    repeated: Literal["once", "both"] = "once"
+
+
+def _cronhook_form(model: ScheduleIn | PreviewIn, prefix: str) -> None:
+    """Put a schedule in cronhook's own form, in place; a problem names ``prefix + field``.
+
+    1. The timezone takes its IANA spelling ("utc" is "UTC"); an empty one is refused.
+    2. An EventBridge Scheduler expression pasted as ``cron`` (``cron(...)``, ``rate(...)``,
+       ``at(...)``) becomes the cron, ``interval_s`` or ``at`` it means: the trigger comes
+       back in cronhook's form.
+    3. An interval takes neither a timezone nor a DST policy: refused, not ignored.
+
+    Fields are written through ``__dict__`` so that only a translated cadence changes what
+    counts as sent (a PATCH merges the fields sent).
+    """
+    values = model.__dict__
+    sent = model.__pydantic_fields_set__
+    values["timezone"] = canonical_timezone(model.timezone, field=f"{prefix}timezone")
+    if model.cron is not None and is_pasted_expression(model.cron):
+        pasted = translate_pasted(model.cron, timezone=model.timezone, field=f"{prefix}cron")
+        if model.interval_s is not None or model.at is not None:
+            raise ValidationError(
+                "give one of cron, interval_s or at, not an EventBridge expression and another",
+                field=f"{prefix}cron",
+            )
+        values["cron"], values["interval_s"], values["at"] = (
+            pasted.cron,
+            pasted.interval_s,
+            pasted.at,
+        )
+        if pasted.cron is None:
+            sent.discard("cron")
+            sent.add("interval_s" if pasted.interval_s is not None else "at")
+    if model.interval_s is not None:
+        if model.timezone != "UTC":
+            raise ValidationError(
+                "an interval counts seconds, not wall-clock time: leave timezone out",
+                field=f"{prefix}timezone",
+            )
+        if model.dst is not None:
+            raise ValidationError(
+                "an interval has no DST policy (DST changes no interval): leave dst out",
+                field=f"{prefix}dst",
+            )
+
+
+class ScheduleIn(Strict):
+    cron: str | None = Field(default=None, max_length=200)
+    timezone: str = Field(default="UTC", max_length=64)
+    interval_s: int | None = Field(default=None, ge=1, le=366 * 86400)
+    at: datetime | None = None
+    dst: DstIn | None = None
+
+    @field_validator("at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return in_utc(value, "schedule.at")
+
+    @model_validator(mode="after")
+    def _own_form(self) -> ScheduleIn:
+        _cronhook_form(self, "schedule.")
+        return self
+
+
+class PreviewIn(Strict):
+    """The body of ``POST /v1/schedules/preview``."""
+
+    cron: str | None = Field(default=None, max_length=200)
+    timezone: str = Field(default="UTC", max_length=64)
+    dst: DstIn | None = None
+    interval_s: int | None = Field(default=None, ge=1, le=366 * 86400)
+    at: datetime | None = None
+    from_: datetime | None = Field(default=None, alias="from")
+    count: int = Field(default=10, ge=1, le=100)
+
+    model_config = ConfigDict(populate_by_name=True)  # merged with Strict's (strict too)
+
+    @field_validator("at")
+    @classmethod
+    def _aware_at(cls, value: datetime | None) -> datetime | None:
+        return in_utc(value, "at")
+
+    @field_validator("from_")
+    @classmethod
+    def _aware_from(cls, value: datetime | None) -> datetime | None:
+        return in_utc(value, "from")
+
+    @model_validator(mode="after")
+    def _own_form(self) -> PreviewIn:
+        _cronhook_form(self, "")
+        return self
+
+
+def schedule_spec_from(schedule: ScheduleIn, *, anchor_at: datetime) -> ScheduleSpec:
+    """The domain schedule for a validated ``schedule`` object."""
+    dst = schedule.dst or DstIn()
+    # Slots are stored in epoch milliseconds: anchor on a whole millisecond so the slots
+    # computed now and those recomputed from the stored encoding are the same instants.
+    anchor_at = anchor_at.replace(microsecond=anchor_at.microsecond // 1000 * 1000)
+    return ScheduleSpec(
+        cron=schedule.cron,
+        timezone=schedule.timezone or "UTC",
+        interval_s=schedule.interval_s,
+        at=schedule.at,
+        dst_skipped=dst.skipped,
+        dst_repeated=dst.repeated,
+        anchor_at=anchor_at if schedule.interval_s else None,
+    )
