@@ -180,7 +180,7 @@ def json_body(request: Any, *, required: bool = True) -> Any:
         raise BadRequest(f"malformed JSON: {exc}") from None
     except RecursionError:  # nested deeper than json can parse: a 422 naming the field
         # Imported here: the spec module loads pydantic, which the authorizer never needs.
-        from chalicelib.domain.spec import too_deep_error
+        from chalicelib.domain.limits import too_deep_error
 
         raise too_deep_error(raw) from None
 

@@ -34,9 +34,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from chalicelib.domain import schedule
+from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.domain.settle import Limits, disable_reason_after_run
-from chalicelib.domain.spec import decode_schedule
 from chalicelib.observability import logger, record_metric
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo

@@ -36,6 +36,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.domain import schedule
+from chalicelib.domain.codec import decode_schedule
+from chalicelib.domain.limits import MAX_STATE_BYTES
 from chalicelib.domain.settle import (
     Limits,
     clip_text,
@@ -43,7 +45,6 @@ from chalicelib.domain.settle import (
     lateness_ms,
     result_problem,
 )
-from chalicelib.domain.spec import MAX_STATE_BYTES, decode_schedule
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.pipeline import Refusal, RunContext
 from chalicelib.services.runs import new_run_record

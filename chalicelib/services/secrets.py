@@ -26,7 +26,7 @@ from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvi
 from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 from botocore.exceptions import ClientError
 
-from chalicelib.domain.spec import secret_path_problem
+from chalicelib.domain.limits import secret_path_problem
 from chalicelib.settings import get_settings
 from chalicelib.store.aws import client
 
