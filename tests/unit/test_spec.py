@@ -7,15 +7,12 @@ from datetime import UTC, datetime
 import pytest
 
 from chalicelib.domain.errors import PayloadTooLarge, ValidationError
-from chalicelib.domain.schedule import ScheduleSpec
 from chalicelib.domain.spec import (
     KeyIn,
     PreviewIn,
     RotateSecretIn,
     TriggerIn,
     TriggerPatch,
-    decode_schedule,
-    encode_schedule,
     parse_model,
 )
 
@@ -57,23 +54,6 @@ def test_state_over_64_kb_is_too_large():
     with pytest.raises(PayloadTooLarge) as caught:
         parse_model(TriggerIn, {"workflow": "echo", "state": {"blob": "x" * 70_000}})
     assert caught.value.field == "state"
-
-
-@pytest.mark.parametrize(
-    "spec",
-    [
-        ScheduleSpec(
-            cron="0 8 * * 1", timezone="Europe/Berlin", dst_skipped="skip", dst_repeated="both"
-        ),
-        ScheduleSpec(
-            interval_s=900, anchor_at=datetime(2026, 11, 30, 12, 0, 0, 123000, tzinfo=UTC)
-        ),
-        ScheduleSpec(at=datetime(2026, 12, 1, 9, 0, tzinfo=UTC)),
-    ],
-)
-def test_the_compact_schedule_encoding_round_trips(spec):
-    assert decode_schedule(encode_schedule(spec)) == spec
-    assert len(encode_schedule(spec)) < 120
 
 
 # -- strict JSON types: a boolean is never a number, a string never a number (and back) --

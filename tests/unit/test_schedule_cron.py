@@ -1,5 +1,5 @@
-"""Cron syntax beyond Debian's: the Vixie day rule, L, LW, NW, NL, N#K and ?, and the
-EventBridge Scheduler forms pasted whole. Pinned to UTC unless a zone is named."""
+"""Cron syntax beyond Debian's: the Vixie day rule, L, LW, NW, NL, N#K and ?; and any text a
+client may send is a schedule or a ValidationError. Pinned to UTC unless a zone is named."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from hypothesis import strategies as st
 
 from chalicelib.domain.errors import ValidationError
 from chalicelib.domain.schedule import (
-    PastedSchedule,
     ScheduleSpec,
-    canonical_timezone,
     describe,
     preview,
     translate_pasted,
@@ -145,106 +143,6 @@ def test_a_start_with_a_step_runs_to_the_end_of_the_field():
 )
 def test_describe_says_and_or_or_as_the_day_rule_decides(cron, words):
     assert describe(ScheduleSpec(cron=cron)) == words
-
-
-# --- EventBridge Scheduler expressions --------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "timezone", "expected"),
-    [
-        ("cron(0 8 ? * MON-FRI *)", "UTC", PastedSchedule(cron="0 8 * * MON-FRI")),
-        # EventBridge numbers weekdays 1-7 from Sunday; cron 0-6.
-        ("cron(0 8 ? * 2-6 *)", "UTC", PastedSchedule(cron="0 8 * * 1-5")),
-        ("cron(15 10 ? * 6L *)", "UTC", PastedSchedule(cron="15 10 * * 5L")),
-        ("cron(0 9 ? * 2#1 *)", "UTC", PastedSchedule(cron="0 9 * * 1#1")),
-        ("cron(0 9 ? * 1,7 *)", "UTC", PastedSchedule(cron="0 9 * * 0,6")),
-        ("cron(0 9 ? * 2/2 *)", "UTC", PastedSchedule(cron="0 9 * * 1/2")),
-        ("cron(0 9 ? * L *)", "UTC", PastedSchedule(cron="0 9 * * 6")),
-        ("cron(0/15 * * * ? *)", "UTC", PastedSchedule(cron="0/15 * * * *")),
-        ("cron(0 18 L * ? *)", "UTC", PastedSchedule(cron="0 18 L * *")),
-        ("cron(0 18 15W * ? *)", "UTC", PastedSchedule(cron="0 18 15W * *")),
-        ("CRON( 0 8 ? * MON-FRI * )", "UTC", PastedSchedule(cron="0 8 * * MON-FRI")),
-        ("rate(5 minutes)", "UTC", PastedSchedule(interval_s=300)),
-        ("rate(1 minute)", "UTC", PastedSchedule(interval_s=60)),
-        ("rate(2 hours)", "UTC", PastedSchedule(interval_s=7200)),
-        ("rate(1 day)", "UTC", PastedSchedule(interval_s=86400)),
-        (
-            "at(2027-01-01T09:00:00)",
-            "Europe/Berlin",
-            PastedSchedule(at=datetime(2027, 1, 1, 8, tzinfo=UTC)),
-        ),
-        (
-            "at(2027-07-01T09:00:00)",
-            "America/New_York",
-            PastedSchedule(at=datetime(2027, 7, 1, 13, tzinfo=UTC)),
-        ),
-    ],
-)
-def test_eventbridge_expressions_become_cronhook_schedules(text, timezone, expected):
-    assert translate_pasted(text, timezone=timezone) == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        (
-            "cron(0 8 ? * MON-FRI 2027)",
-            "the year field '2027' is not supported: cronhook runs a cron every year, "
-            "so give '*' (and end the trigger with limits.expires_at)",
-        ),
-        (
-            "cron(0 8 * * ?)",
-            "cron(...) takes 6 fields (minutes hours day-of-month month day-of-week year), got 5",
-        ),
-        ("cron(0 8 ? * 0 *)", "'0' is not a valid EventBridge day-of-week (1-7, Sunday is 1)"),
-        ("cron(0 8 ? * 8 *)", "'8' is not a valid EventBridge day-of-week (1-7, Sunday is 1)"),
-        (
-            "rate(5 weeks)",
-            "'rate(5 weeks)' is not valid: use rate(N minutes|hours|days) with N a positive number",
-        ),
-        (
-            "rate(0 minutes)",
-            "'rate(0 minutes)' is not valid: use rate(N minutes|hours|days) with N a positive number",
-        ),
-        ("at(2027-01-01)", "'at(2027-01-01)' is not valid: use at(YYYY-MM-DDThh:mm:ss)"),
-        ("rate(367 days)", "'rate(367 days)' is longer than 366 days"),
-        ("at(0001-01-01T00:30:00)", "'at(0001-01-01T00:30:00)' is outside years 1-9999 in UTC"),
-        (
-            "at(2026-03-29T02:30:00)",
-            "'at(2026-03-29T02:30:00)' never happens in Europe/Berlin: the clock jumps over it",
-        ),
-    ],
-)
-def test_eventbridge_parts_cronhook_cannot_honour_are_refused_naming_schedule_cron(text, message):
-    with pytest.raises(ValidationError) as raised:
-        translate_pasted(text, timezone="Europe/Berlin")
-    assert (raised.value.field, raised.value.message) == ("schedule.cron", message)
-
-
-# --- zone names -------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("given", "canonical"),
-    [
-        ("UTC", "UTC"),
-        ("utc", "UTC"),
-        ("europe/berlin", "Europe/Berlin"),
-        ("AMERICA/NEW_YORK", "America/New_York"),
-        ("est", "EST"),
-        ("australia/lord_howe", "Australia/Lord_Howe"),
-    ],
-)
-def test_zone_names_are_accepted_in_any_case_and_given_their_iana_spelling(given, canonical):
-    assert canonical_timezone(given) == canonical
-
-
-@pytest.mark.parametrize("given", ["", "Mars/Olympus_Mons", "Europe/Berlin ", "Berlin"])
-def test_unknown_or_empty_zone_names_are_refused_naming_schedule_timezone(given):
-    with pytest.raises(ValidationError) as raised:
-        canonical_timezone(given)
-    assert raised.value.field == "schedule.timezone"
 
 
 # --- anything a client may send -------------------------------------------------------------

@@ -1,18 +1,60 @@
-"""The slots of a window (``fires_between``), as backfill enumerates them."""
+"""Many fires at once: ``preview`` (the next N) and ``fires_between`` (a window, as backfill
+enumerates it)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from chalicelib.domain.schedule import ScheduleSpec, fires_between
+from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.schedule import ScheduleSpec, fires_between, preview
 
+NOW = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)  # a Wednesday
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def iso(instants: list[datetime]) -> list[str]:
     return [instant.isoformat() for instant in instants]
+
+
+# --- preview --------------------------------------------------------------------------------
+
+
+def test_preview_lists_the_next_fires_in_order():
+    spec = ScheduleSpec(cron="0 */6 * * *")
+    assert iso(preview(spec, start=NOW, count=3)) == [
+        "2026-06-10T18:00:00+00:00",
+        "2026-06-11T00:00:00+00:00",
+        "2026-06-11T06:00:00+00:00",
+    ]
+
+
+@pytest.mark.parametrize("count", [1, 37, 100])
+def test_preview_gives_exactly_count_fires_strictly_increasing(count):
+    fires = preview(ScheduleSpec(cron="*/5 * * * *"), start=NOW, count=count)
+    assert len(fires) == count
+    assert fires[0] > NOW
+    assert all(earlier < later for earlier, later in zip(fires, fires[1:], strict=False))
+
+
+def test_preview_of_a_one_time_schedule_stops_after_it():
+    spec = ScheduleSpec(at=NOW + timedelta(days=1))
+    assert preview(spec, start=NOW, count=5) == [NOW + timedelta(days=1)]
+    assert preview(spec, start=NOW + timedelta(days=2), count=5) == []
+
+
+@pytest.mark.parametrize("count", [0, -1, 101, True, 2.0])
+def test_preview_count_out_of_range_is_a_validation_error(count):
+    with pytest.raises(ValidationError) as raised:
+        preview(ScheduleSpec(cron="0 8 * * *"), start=NOW, count=count)
+    assert (raised.value.field, raised.value.message) == (
+        "count",
+        "count must be between 1 and 100",
+    )
+
+
+# --- fires_between ----------------------------------------------------------------------
 
 
 def test_window_is_half_open_a_slot_at_start_counts_and_one_at_end_does_not():
