@@ -17,6 +17,7 @@ from chalicelib.domain.schedule import (
     translate_pasted,
     validate_schedule,
 )
+from chalicelib.domain.schedule.cron import parse_cron
 
 START = datetime(2026, 1, 1, tzinfo=UTC)  # a Thursday
 
@@ -174,3 +175,50 @@ def test_any_cron_text_is_a_schedule_or_a_validation_error_never_a_crash(text, z
         return
     preview(spec, start=datetime(9999, 12, 30, tzinfo=UTC), count=3)
     preview(spec, start=datetime(1, 1, 1, tzinfo=UTC), count=3)
+
+
+# --- how a parsed cron is classified --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cron", "expression", "fixed_time", "day_and"),
+    [
+        ("@daily", "0 0 * * *", True, True),
+        ("@HOURLY", "0 * * * *", False, True),  # "*" in the hour: a wildcard job
+        ("*/5 * * * *", "*/5 * * * *", False, True),
+        ("30 2 * * *", "30 2 * * *", True, True),
+        ("0 9 * * 1", "0 9 * * 1", True, True),  # the day of month starts with "*": and
+        ("0 9 1 * 1", "0 9 1 * 1", True, False),  # both days restricted: or
+        ("0 9 ? * 1", "0 9 ? * 1", True, True),  # "?" is "*"
+        ("  0  9  *  *  1 ", "0 9 * * 1", True, True),
+    ],
+)
+def test_a_parsed_cron_knows_its_form_and_its_dst_and_day_rules(
+    cron, expression, fixed_time, day_and
+):
+    parsed = parse_cron(cron)
+    assert (parsed.expression, parsed.fixed_time, parsed.day_and) == (
+        expression,
+        fixed_time,
+        day_and,
+    )
+
+
+@pytest.mark.parametrize(
+    ("cron", "minutes", "hours", "months", "weekdays"),
+    [
+        ("0,30 8-10 * jan-mar mon-fri", (0, 30), (8, 9, 10), {1, 2, 3}, {1, 2, 3, 4, 5}),
+        ("*/20 */8 * */6 7", (0, 20, 40), (0, 8, 16), {1, 7}, {0}),  # 7 is Sunday, 0
+        ("5/20 22/1 * 11/1 0,7", (5, 25, 45), (22, 23), {11, 12}, {0}),  # "a/step": to the end
+    ],
+)
+def test_a_parsed_cron_expands_its_fields(cron, minutes, hours, months, weekdays):
+    parsed = parse_cron(cron)
+    assert parsed.minutes == minutes
+    assert parsed.hours == hours
+    assert parsed.months == months
+    assert parsed.weekdays == weekdays
+
+
+def test_a_cron_is_parsed_once_and_then_served_from_the_cache():
+    assert parse_cron("17 4 * * *") is parse_cron("17 4 * * *")
