@@ -12,7 +12,7 @@ Intentional differences, excluded here and tested in ``test_schedule_dst.py``:
   (run a skipped fixed-time job right after the jump, a repeated one once); so only the
   defaults, shift and once, are compared.
 - "NW" (the weekday nearest day N, Quartz's): cronsim does not have it; see
-  ``test_schedule_syntax.py``.
+  ``test_schedule_cron.py``.
 - A wildcard expression (minute or hour starting with "*") in a zone whose clock moves by
   30 minutes (Australia/Lord_Howe): cronsim steps such jobs an hour at a time in UTC and
   lands on the half hour, so it misses wall times that exist ("* 3 * * *" starts at 03:30
