@@ -5,8 +5,8 @@ first call imports what its path needs (``wiring.ready()``, the services). This 
 function's real first call in a fresh interpreter, against a moto server of its own with
 the tables made, and reports
 
-- ``modules``: every module loaded by then (``tests/infra/test_coldstart.py`` checks the
-  authorizer and the heartbeat load none of ``HEAVY`` they do not need);
+- ``modules``: every module loaded by then (``tests/infra/test_coldstart.py`` checks that
+  the authorizer, the heartbeat and the runner load none of ``HEAVY`` they do not need);
 - ``import_ms``: the time spent importing (``python -X importtime``: the sum of the
   top-level imports from ``import app`` to the end of the first call; network time to
   moto is not counted);
