@@ -10,6 +10,9 @@ the tables made, and reports
 - ``import_ms``: the time spent importing (``python -X importtime``: the sum of the
   top-level imports from ``import app`` to the end of the first call; network time to
   moto is not counted);
+- ``cpu_ms``: the CPU time the process spent over the same span, imports and the call
+  itself (``time.process_time``): on a busy machine the wall-clock import time swells with
+  the waits for a core, this far less;
 - ``chains``: for each of ``HEAVY`` that was loaded, the import chain that first pulled it
   in, outermost first (``["chalicelib.services.heartbeat", "chalicelib.domain.spec",
   "pydantic"]``): what to make lazy, or move, to keep it out.
@@ -99,7 +102,7 @@ assert answer == {"batchItemFailures": []}, answer
 }
 
 _PROBE = """
-import json, sys
+import json, sys, time
 ROOT_KEY = {root!r}
 class Context:
     function_name = "cronhook-coldstart-{function}"
@@ -111,10 +114,12 @@ class Context:
     def get_remaining_time_in_millis(self):
         return 300_000
 sys.stderr.write({begin!r} + "\\n"); sys.stderr.flush()
+cpu_at_begin = time.process_time()
 import app
 {call}
+cpu_s = time.process_time() - cpu_at_begin
 sys.stderr.write({end!r} + "\\n"); sys.stderr.flush()
-print(json.dumps(sorted(sys.modules)))
+print(json.dumps({{"modules": sorted(sys.modules), "cpu_ms": cpu_s * 1000}}))
 """
 
 _LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| ( *)(\S+)")
@@ -227,10 +232,11 @@ def probe(function: str, moto: MotoServer, *, project_dir: Path = PROJECT_DIR) -
             match = _LINE.match(line)
             if match and not match.group(3):  # a top-level import: its cumulative time
                 total_us += int(match.group(2))
-    modules = json.loads(answer.stdout.strip().splitlines()[-1])
+    found = json.loads(answer.stdout.strip().splitlines()[-1])
     return {
-        "modules": modules,
+        "modules": found["modules"],
         "import_ms": total_us / 1000,
+        "cpu_ms": found["cpu_ms"],
         "chains": import_chains(answer.stderr.splitlines(), HEAVY),
     }
 
@@ -279,12 +285,14 @@ def measure(
     with MotoServer() as moto:
         for function in functions:
             times: dict[str, list[float]] = {label: [] for label in trees}
+            cpu: dict[str, list[float]] = {label: [] for label in trees}
             modules: dict[str, list[str]] = {}
             chains: dict[str, dict[str, list[str]]] = {}
             for _ in range(runs):
                 for label, tree in trees.items():
                     found = probe(function, moto, project_dir=tree)
                     times[label].append(found["import_ms"])
+                    cpu[label].append(found["cpu_ms"])
                     modules[label] = found["modules"]
                     chains[label] = found["chains"]
             for label in trees:
@@ -292,6 +300,7 @@ def measure(
                 out[key] = {
                     "import_ms_median": round(statistics.median(times[label]), 1),
                     "import_ms_runs": [round(t, 1) for t in times[label]],
+                    "cpu_ms_median": round(statistics.median(cpu[label]), 1),
                     "heavy": sorted(h for h in HEAVY if h in modules[label]),
                     "modules": len(modules[label]),
                     "chains": chains[label],
@@ -318,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for function, found in result.items():
         print(
-            f"{function:16} {found['import_ms_median']:8.0f} ms (median of {args.runs}), "
+            f"{function:16} {found['import_ms_median']:8.0f} ms importing, "
+            f"{found['cpu_ms_median']:6.0f} ms CPU (medians of {args.runs}), "
             f"{found['modules']} modules, heavy: {', '.join(found['heavy']) or '-'}"
         )
         for heavy, chain in found["chains"].items():
