@@ -43,6 +43,7 @@ HEAVY = {
     "pydantic": "request validation (trigger specs)",
     "jsonschema": "state and payload contracts",
     "aws_lambda_powertools.utilities.batch": "the runner's partial batch responses",
+    "cron_descriptor": "a schedule in words (domain.schedule.words)",
 }
 BEGIN, END = "--coldstart-begin--", "--coldstart-end--"
 ROOT_KEY = "chr_coldstart_root_key_for_the_probe_only"

@@ -71,6 +71,13 @@ def test_the_runner_does_not_load_jsonschema(loaded):
 
 
 @pytest.mark.parametrize("function", ["heartbeat", "runner"])
+def test_the_fire_path_does_not_load_the_words_for_a_schedule(loaded, function):
+    # cron_descriptor says a cadence in words for people; no fire needs it.
+    assert "cron_descriptor" not in _heavy(loaded[function])
+    assert "chalicelib.domain.schedule.words" in loaded[function]  # its module is there
+
+
+@pytest.mark.parametrize("function", ["heartbeat", "runner"])
 def test_the_fire_path_loads_pydantic_only_through_the_plugin_loader(probed, function):
     """Neither path needs the request models: pydantic may come in only by ``plugins``.
 
@@ -102,7 +109,7 @@ def test_the_fire_path_modules_import_neither_pydantic_nor_jsonschema():
     )
     modules = set(json.loads(answer.stdout.strip().splitlines()[-1]))
     assert set(FIRE_PATH) <= modules  # the imports did run
-    assert _heavy(modules) & {"pydantic", "jsonschema"} == set()
+    assert _heavy(modules) & {"pydantic", "jsonschema", "cron_descriptor"} == set()
     assert "chalicelib.domain.spec" not in modules
 
 
