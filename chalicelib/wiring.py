@@ -15,7 +15,7 @@ from chalice import AuthResponse, Response
 
 from chalicelib.domain.errors import BadRequest, CronhookError, Unauthorized, UnsupportedMediaType
 from chalicelib.gateway import AuthorizerRefused
-from chalicelib.observability import ID_KEYS, logger, record_metric, traced
+from chalicelib.observability import ID_KEYS, logger, traced
 from chalicelib.services.auth import Principal, authenticate, require
 from chalicelib.settings import Settings, get_settings
 
@@ -35,19 +35,18 @@ __all__ = [
 ]
 
 _ready_for: Settings | None = None
-_plugins_for: Settings | None = None
 _ready_lock = threading.Lock()
 
 
 def ready(*, plugins: bool = True) -> Settings:
-    """Point the models at this environment's tables and load the services (once per settings).
+    """Point the models at this environment's tables (once per settings).
 
-    ``plugins=False`` (the authorizer) skips the services that register hooks and guards:
-    they import pydantic, jsonschema and the rest of the app, which a key check never needs.
+    Nothing registers itself any more (the run path is built in ``chalicelib.assembly``);
+    ``plugins`` is kept for the callers that still pass it (the authorizer: ``False``).
     """
-    global _ready_for, _plugins_for
+    global _ready_for
     settings = get_settings()
-    if _ready_for is settings and (not plugins or _plugins_for is settings):
+    if _ready_for is settings:
         return settings
     with _ready_lock:
         if _ready_for is not settings:
@@ -55,10 +54,6 @@ def ready(*, plugins: bool = True) -> Settings:
 
             configure_models(settings)
             _ready_for = settings
-        if plugins and _plugins_for is not settings:
-            import chalicelib.services.plugins  # noqa: F401  (registers hooks and guards)
-
-            _plugins_for = settings
     return settings
 
 
@@ -242,13 +237,14 @@ def is_finite(value: float) -> bool:
 def heartbeat_once(now: datetime | None = None) -> Any:
     """One heartbeat tick (the switch and the clock are read here)."""
     ready()
-    from chalicelib.services import heartbeat, switch
+    from chalicelib import assembly
+    from chalicelib.services import switch
 
     now = now or now_utc()
     if not switch.triggers_enabled(now=now):
         logger.info("triggers are switched off; heartbeat does nothing")
         return None
-    report = heartbeat.tick(now=now)
+    report = assembly.tick(now=now)
     _note_tick(now=now)
     return report
 
@@ -263,63 +259,15 @@ def _note_tick(*, now: datetime) -> None:
         logger.warning("the heartbeat's tick time could not be recorded", exc_info=True)
 
 
-class NotStarted(Exception):
-    """A fire message handed back to the queue un-started: a batch item failure, not a run."""
-
-
-# A message handed back becomes visible again at once (ChangeMessageVisibility), for
-# another invocation to run with its full time: waiting out the queue's own visibility
-# timeout (settings.queue_visibility_s, counted from the receive) would eat into the
-# claim's lease, and the claim could be reaped as lost.
-HAND_BACK_VISIBILITY_S = 0
-
-
-def handle_sqs_batch(event: dict, context: Any = None, *, runner: Any = None) -> dict:
-    """Run a batch of fire messages with partial batch failures (powertools' batch utility).
-
-    The messages run one after another. Before starting any but the first, the time left
-    in the invocation (``context``; no context, no limit) must be at least
-    ``runner.start_margin_ms()``; a message with less is handed back un-started (see
-    ``_hand_back``) and the messages after it too, as the clock only runs down.
-    """
+@traced
+def handle_sqs_batch(
+    event: dict, context: Any = None, *, runner: Any = None, concurrency: int | None = None
+) -> dict:
+    """The runner's Lambda: a batch of fire messages, run concurrently (``fire_batch``)."""
     ready()
-    from aws_lambda_powertools.utilities.batch import (
-        BatchProcessor,
-        EventType,
-        process_partial_response,
-    )
+    from chalicelib import fire_batch
 
-    from chalicelib.services.runner import Runner, start_margin_ms, time_left_ms
-    from chalicelib.store.sqs import FireMessage
-
-    runner = runner or Runner()
-    margin_ms = start_margin_ms()
-    attempted = 0  # messages this invocation went on to run (started, dropped or failed)
-
-    @traced
-    def record_handler(record: Any) -> str:
-        nonlocal attempted
-        message = FireMessage.parse(record.body)
-        # Every log line of this run carries its ids (context keys: thread-safe).
-        ids = {"trigger_id": message.trigger_id, "run_id": message.run_id}
-        if message.event_id:
-            ids["event_id"] = message.event_id
-        logger.thread_safe_append_keys(**ids)
-        try:
-            left_ms = time_left_ms(context) if attempted else None
-            if left_ms is not None and left_ms < margin_ms:
-                return _hand_back(record, message, left_ms=left_ms, margin_ms=margin_ms)
-            attempted += 1
-            status = runner.handle(message)
-            logger.info("fire handled", extra={"status": status, "surface": message.surface})
-            return status
-        finally:
-            logger.thread_safe_remove_keys(list(ids))
-
-    processor = BatchProcessor(event_type=EventType.SQS)
-    return process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
-    )
+    return fire_batch.run_batch(event, context, runner=runner, concurrency=concurrency)
 
 
 def handle_ingest_batch(event: dict) -> dict:
@@ -328,69 +276,3 @@ def handle_ingest_batch(event: dict) -> dict:
     from chalicelib.sources.ingest import handle_batch
 
     return handle_batch(event, now=now_utc())
-
-
-def _hand_back(record: Any, message: Any, *, left_ms: int, margin_ms: int) -> str:
-    """Give a message back to the queue without starting it (too little time left).
-
-    Nothing of the run is touched: no start fence, no claim, no run recorded or counted;
-    the claim (taken by the heartbeat or the ingress) stays as it was, un-started, and
-    the message's next delivery starts it as if it were the first. Usually the message is
-    made visible again at once and reported as a batch item failure. One received
-    ``RESEND_FROM_RECEIVE`` times already is sent again as a fresh message and this one
-    acknowledged instead (a receive count that only grows would dead-letter it).
-    """
-    from chalicelib.services.runner import RESEND_FROM_RECEIVE
-    from chalicelib.store.sqs import send_fires
-
-    receives = _receive_count(record)
-    how = "visibility"
-    if receives >= RESEND_FROM_RECEIVE and not send_fires([message]):
-        how = "resent"
-    elif not _visible_again(record):
-        how = "visibility_timeout"  # comes back when the queue's visibility timeout ends
-    record_metric("RunsHandedBack", surface=message.surface)
-    logger.warning(
-        "too little time left in this invocation to start the fire: handed back to the "
-        "queue, not started",
-        extra={
-            "surface": message.surface,
-            "time_left_ms": left_ms,
-            "margin_ms": margin_ms,
-            "receive_count": receives,
-            "how": how,
-        },
-    )
-    if how == "resent":
-        return "handed_back"
-    raise NotStarted(f"handed back un-started: {left_ms} ms left, {margin_ms} ms needed")
-
-
-def _receive_count(record: Any) -> int:
-    try:
-        return int(record.attributes.approximate_receive_count)
-    except (AttributeError, KeyError, TypeError, ValueError):
-        return 1
-
-
-def _visible_again(record: Any) -> bool:
-    """Make a received message visible again now; False if that could not be done."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    from chalicelib.store.aws import client
-
-    queue_url = get_settings().queue_url
-    if not queue_url:
-        return False
-    try:
-        client("sqs").change_message_visibility(
-            QueueUrl=queue_url,
-            ReceiptHandle=record.receipt_handle,
-            VisibilityTimeout=HAND_BACK_VISIBILITY_S,
-        )
-    except (BotoCoreError, ClientError) as exc:
-        logger.warning(
-            "could not make a handed-back message visible again", extra={"error": str(exc)}
-        )
-        return False
-    return True

@@ -250,7 +250,8 @@ class LocalStack:
 
     def _recover_claims(self) -> None:
         """After a restart the queue is empty: release unstarted claims, reap started ones."""
-        from chalicelib.services.heartbeat import reap_expired, refresh_due
+        from chalicelib.assembly import reap_expired
+        from chalicelib.services.heartbeat import refresh_due
         from chalicelib.settings import get_settings
         from chalicelib.store import dynamo
         from chalicelib.store.models import TriggerModel

@@ -4,8 +4,8 @@ Entries are keyed ``(tenant, sk)`` with ``sk = <at_ms:013d>#<suffix>``, so a ten
 reads newest first with one Query. Details never hold a secret: values under names
 that look like secrets are replaced before anything is written.
 
-The trigger use cases call ``record`` directly; loading this module adds a
-runner finish hook that records the disables the runner makes on its own (failures,
+The trigger use cases call ``record`` directly; ``AuditPolicy`` (in the run pipeline,
+``chalicelib.assembly``) records the disables the runner makes on its own (failures,
 max_runs, expired, creator_gone...), with the actor ``system``.
 """
 
@@ -20,10 +20,10 @@ from typing import Any
 from pynamodb.exceptions import PutError
 
 from chalicelib.domain.errors import ValidationError
-from chalicelib.services import runner
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
+from chalicelib.services.pipeline import RunContext, RunPolicy
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import dynamo
 from chalicelib.store.models import AuditModel
@@ -156,7 +156,7 @@ def list_audit(principal: Principal, params: dict) -> dict:
     return {"items": items, "next_cursor": encode_cursor(last_key)}
 
 
-def _after_run(ctx: runner.RunContext) -> None:
+def _after_run(ctx: RunContext) -> None:
     """Record a disable the runner made, once (the sk is derived from the disabling write)."""
     if ctx.item.status != "active":
         return
@@ -186,5 +186,10 @@ def _after_run(ctx: runner.RunContext) -> None:
     )
 
 
-if _after_run not in runner.finish_hooks:
-    runner.finish_hooks.append(_after_run)
+class AuditPolicy(RunPolicy):
+    """``after_settle``: record a disable the run made (``_after_run``)."""
+
+    name = "audit"
+
+    def after_settle(self, ctx: RunContext) -> None:
+        _after_run(ctx)

@@ -62,10 +62,11 @@ from chalicelib.domain.errors import (
 from chalicelib.domain.settle import retry_delay_s
 from chalicelib.domain.spec import EventIn, RotateSecretIn, parse_model
 from chalicelib.observability import logger, record_metric
-from chalicelib.services import audit, deliveries, heartbeat, runner, runs, switch
+from chalicelib.services import audit, deliveries, runs, switch
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
+from chalicelib.services.pipeline import RunContext, RunPolicy
 from chalicelib.services.runs import iso_ms
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, kms, s3
@@ -999,7 +1000,7 @@ def _payload_of(raw: bytes) -> Any:
     return parsed if parsed is not None else text
 
 
-def _fire_extras(ctx: runner.RunContext) -> dict:
+def _fire_extras(ctx: RunContext) -> dict:
     """The whole body as the payload (parsed if JSON), and the clipped headers."""
     event = ctx.event
     if event is None or ctx.message.surface != "event":
@@ -1098,7 +1099,7 @@ def _settle_event(
     return status
 
 
-def _on_finish(ctx: runner.RunContext) -> None:
+def _on_finish(ctx: RunContext) -> None:
     """After a run of an event trigger settled: record the attempt, retry or finish, pull the next."""
     if ctx.item.kind != "event":
         return
@@ -1512,15 +1513,20 @@ def _check_body_kept(event: EventModel, *, now_ms: int) -> None:
     )
 
 
-def _register() -> None:
-    if _fire_extras not in runner.fire_extras:
-        runner.fire_extras.append(_fire_extras)
-    if _on_finish not in runner.finish_hooks:
-        runner.finish_hooks.append(_on_finish)
-    if _on_lost not in runs.lost_hooks:
-        runs.lost_hooks.append(_on_lost)
-    if sweep not in heartbeat.sweep_hooks:
-        heartbeat.sweep_hooks.append(sweep)
+class EventRunPolicy(RunPolicy):
+    """An event trigger's part in a run: the event as the payload, its bookkeeping after
+    the settle (and the pull of the next event), a lost attempt retried or failed."""
+
+    name = "events"
+
+    def fire_fields(self, ctx: RunContext) -> dict:
+        return _fire_extras(ctx)
+
+    def after_settle(self, ctx: RunContext) -> None:
+        _on_finish(ctx)
+
+    def after_lost(self, *, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+        _on_lost(item=item, run_id=run_id, entry=entry, now=now)
 
 
-_register()
+EVENT_RUNS = EventRunPolicy()

@@ -1,11 +1,11 @@
 """Runs a person asks for: fire now with a payload, and backfills of past slots.
 
-Registered when this module loads (``services/plugins.py``):
+Its part in a run is ``OnDemandPolicy``, listed in ``chalicelib.assembly``:
 
-- **fire payload** (fire extra + finish and lost hooks): ``POST /v1/triggers/{id}/fire
+- **fire payload** (fire field, after settle, after lost): ``POST /v1/triggers/{id}/fire
   {"payload": ...}`` keeps the payload in an item of its own (the queue message carries
   ids only); the runner hands it to the workflow and it is deleted once the run settles.
-- **backfill** (finish and lost hooks): ``POST /v1/triggers/{id}/backfill`` runs the
+- **backfill** (after settle, after lost): ``POST /v1/triggers/{id}/backfill`` runs the
   slots of a past window, oldest first, each with the run id the slot has on the
   schedule (``ids.schedule_run_id``): a slot that already ran (on schedule or by an
   earlier backfill) is not run again, and a workflow that dedupes outside actions on
@@ -21,7 +21,7 @@ How a backfill runs within the trigger's limits:
    busy or paused refuses the claim; the slot goes back to the front and waits.
 3. Every settle of a run of that trigger (a backfill run or any other) calls
    ``dispatch_backfill`` again, and so does an enable: the backfill goes on as capacity
-   frees up. The runner's guards apply to each run as to any: serialize_key, budget,
+   frees up. The run policies apply to each run as to any: serialize_key, budget,
    the switch.
 """
 
@@ -29,28 +29,31 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
-
 from chalicelib.domain import schedule
+from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.errors import Conflict, ServiceUnavailable, ValidationError
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.domain.spec import BackfillIn, decode_schedule, parse_model
 from chalicelib.observability import logger, record_metric
-from chalicelib.services import audit, runner, runs
+from chalicelib.services import audit, switch
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
+from chalicelib.services.pipeline import RunContext, RunPolicy
 from chalicelib.services.runs import iso_ms
 from chalicelib.settings import get_settings
+from chalicelib.store import backfill as store
 from chalicelib.store import dynamo
-from chalicelib.store.models import RunModel, StateModel, TriggerModel
+from chalicelib.store.backfill import delete_fire_payload, save_fire_payload
+from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = [
     "MAX_BACKFILL_SLOTS",
     "ESTIMATE_FROM_RUNS",
+    "OnDemandPolicy",
     "slots_between",
     "backfill",
     "dispatch_backfill",
@@ -65,44 +68,11 @@ ESTIMATE_FROM_RUNS = 20
 POP_ATTEMPTS = 8
 
 
-def _ms(at: datetime) -> int:
-    return int(round(at.timestamp() * 1000))
-
-
-def _dt(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC)
-
-
-# -- fire with a payload ------------------------------------------------------------------
-
-
-def _fire_payload_key(run_id: str) -> str:
-    # In the states table; run ids start with their trigger id, so it sorts beside it.
-    return f"{run_id}#payload"
-
-
-def save_fire_payload(run_id: str, payload: Any) -> None:
-    """Keep a manual run's payload until the run settles."""
-    text = json.dumps({"p": payload}, separators=(",", ":"))
-    StateModel(_fire_payload_key(run_id), state=text, version=0).save()
-
-
-def delete_fire_payload(run_id: str) -> None:
-    """Forget a manual run's payload (no-op if it had none)."""
-    try:
-        StateModel(_fire_payload_key(run_id)).delete()
-    except DoesNotExist:
-        pass
-
-
-def _fire_extras(ctx: runner.RunContext) -> dict:
+def _fire_extras(ctx: RunContext) -> dict:
     if ctx.message.surface != "manual":
         return {}
-    try:
-        stored = StateModel.get(_fire_payload_key(ctx.message.run_id), consistent_read=True)
-    except DoesNotExist:
-        return {}  # fired without a body: the trigger's own payload
-    return {"payload": json.loads(stored.state).get("p")}
+    found, payload = store.read_fire_payload(ctx.message.run_id)
+    return {"payload": payload} if found else {}  # fired without a body: the trigger's own
 
 
 # -- backfill -----------------------------------------------------------------------------
@@ -120,54 +90,9 @@ def slots_between(
     return schedule.fires_between(spec, start, end + timedelta(milliseconds=1), limit=limit + 1)
 
 
-def _pending_key(trigger_id: str) -> str:
-    return f"{trigger_id}#backfill"
-
-
-def _read_pending(trigger_id: str) -> tuple[list[int], int]:
-    try:
-        stored = StateModel.get(_pending_key(trigger_id), consistent_read=True)
-    except DoesNotExist:
-        return [], 0
-    return [int(x) for x in json.loads(stored.state or "[]")], int(stored.version)
-
-
-def _write_pending(trigger_id: str, slots: list[int], *, expected_version: int) -> bool:
-    item = StateModel(
-        _pending_key(trigger_id),
-        state=json.dumps(slots, separators=(",", ":")),
-        version=expected_version + 1,
-    )
-    condition = (
-        StateModel.trigger_id.does_not_exist()
-        if expected_version == 0
-        else StateModel.version == expected_version
-    )
-    try:
-        item.save(condition=condition)
-    except PutError as exc:
-        if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
-            return False
-        raise
-    return True
-
-
-def _set_left(trigger_id: str, left: int) -> None:
-    t = TriggerModel
-    action = t.backfill_left.set(left) if left else t.backfill_left.remove()
-    try:
-        TriggerModel(trigger_id).update(actions=[action], condition=t.id.exists())
-    except UpdateError as exc:
-        if getattr(exc, "cause_response_code", None) != "ConditionalCheckFailedException":
-            raise  # else the trigger was deleted meanwhile
-
-
 def drop_backfill(trigger_id: str) -> None:
     """Forget a trigger's pending backfill (its trigger is being deleted)."""
-    try:
-        StateModel(_pending_key(trigger_id)).delete()
-    except DoesNotExist:
-        pass
+    store.drop_pending(trigger_id)
 
 
 def _already_ran(item: TriggerModel, run_ids: list[str]) -> set[str]:
@@ -176,22 +101,13 @@ def _already_ran(item: TriggerModel, run_ids: list[str]) -> set[str]:
     A ``skipped`` record does not count: the slot never ran its workflow (the switch was
     off, or an overlap skipped it), which is exactly what a backfill is for.
     """
-    done = set(dynamo.in_flight_of(item))
-    keys = [(item.id, run_id) for run_id in run_ids]
-    for start in range(0, len(keys), 100):
-        for run in RunModel.batch_get(keys[start : start + 100]):
-            if run.status != "skipped":
-                done.add(run.run_id)
+    done = set(dynamo.in_flight_of(item)) | store.ran_run_ids(item.id, run_ids)
     return done & set(run_ids)
 
 
 def _estimate_usd(item: TriggerModel, slots: int) -> tuple[float, int]:
     """The mean cost of the trigger's latest finished runs, times ``slots``."""
-    costs = [
-        float(run.cost_usd or 0)
-        for run in RunModel.query(item.id, scan_index_forward=False, limit=ESTIMATE_FROM_RUNS * 3)
-        if run.status in ("succeeded", "failed") and run.finished_at is not None
-    ][:ESTIMATE_FROM_RUNS]
+    costs = store.recent_costs(item.id, limit=ESTIMATE_FROM_RUNS)
     if not costs:
         return 0.0, 0
     mean = sum(costs) / len(costs)
@@ -211,35 +127,11 @@ def backfill(principal: Principal, trigger_id: str, body: Any, *, now: datetime)
     """
     data = parse_model(BackfillIn, body)
     item = load_owned(principal, trigger_id)
-    if item.kind == "event" or not item.sched:
-        raise ValidationError(
-            "an event trigger has no schedule slots to backfill; replay its events instead",
-            field=None,
-        )
-    from chalicelib.services import switch
-
-    if not data.dry_run and not switch.triggers_enabled(now=now):
-        raise ServiceUnavailable("triggers are switched off (triggers_enabled); nothing fires")
-    if data.to <= data.from_:
-        raise ValidationError("to must be after from", field="to")
-    if data.to > now:
-        raise ValidationError(
-            "to must not be in the future (a backfill runs past slots)", field="to"
-        )
-    spec = decode_schedule(item.sched)
-    found = slots_between(spec, start=data.from_, end=data.to, limit=MAX_BACKFILL_SLOTS)
-    if len(found) > MAX_BACKFILL_SLOTS:
-        raise ValidationError(
-            f"the window holds more than {MAX_BACKFILL_SLOTS:,} slots; narrow from/to",
-            field="to",
-        )
-    slot_ms = [_ms(slot) for slot in found]
-    if item.status == "active" and item.next_fire_at is not None:
-        # The heartbeat fires these itself; both firing one would run it twice.
-        slot_ms = [ms for ms in slot_ms if ms < int(item.next_fire_at)]
-    ids = {ms: schedule_run_id(item.id, ms) for ms in slot_ms}
+    _check_window(item, data, now=now)
+    slot_ms = _slots_to_consider(item, data)
+    ids = {slot: schedule_run_id(item.id, slot) for slot in slot_ms}
     ran = _already_ran(item, list(ids.values()))
-    todo = [ms for ms in slot_ms if ids[ms] not in ran]
+    todo = [slot for slot in slot_ms if ids[slot] not in ran]
     if data.dry_run:
         estimate, basis = _estimate_usd(item, len(todo))
         return {
@@ -258,54 +150,75 @@ def backfill(principal: Principal, trigger_id: str, body: Any, *, now: datetime)
             tenant=item.tenant,
             trigger_id=item.id,
             now=now,
-            detail={
-                "from": iso_ms(_ms(data.from_)),
-                "to": iso_ms(_ms(data.to)),
-                "slots": len(todo),
-            },
+            detail={"from": iso_ms(ms(data.from_)), "to": iso_ms(ms(data.to)), "slots": len(todo)},
         )
         record_metric("BackfillSlots", len(todo))
         dispatch_backfill(item.id, now=now)
-    return {"slots": len(todo), "run_ids": [ids[ms] for ms in todo]}
+    return {"slots": len(todo), "run_ids": [ids[slot] for slot in todo]}
+
+
+def _check_window(item: TriggerModel, data: BackfillIn, *, now: datetime) -> None:
+    """Step 1's checks that need no slots: a schedule, the switch, a past window."""
+    if item.kind == "event" or not item.sched:
+        raise ValidationError(
+            "an event trigger has no schedule slots to backfill; replay its events instead",
+            field=None,
+        )
+    if not data.dry_run and not switch.triggers_enabled(now=now):
+        raise ServiceUnavailable("triggers are switched off (triggers_enabled); nothing fires")
+    if data.to <= data.from_:
+        raise ValidationError("to must be after from", field="to")
+    if data.to > now:
+        raise ValidationError(
+            "to must not be in the future (a backfill runs past slots)", field="to"
+        )
+
+
+def _slots_to_consider(item: TriggerModel, data: BackfillIn) -> list[int]:
+    """The window's slots (epoch ms), those the heartbeat fires itself left out."""
+    spec = decode_schedule(item.sched or "")
+    found = slots_between(spec, start=data.from_, end=data.to, limit=MAX_BACKFILL_SLOTS)
+    if len(found) > MAX_BACKFILL_SLOTS:
+        raise ValidationError(
+            f"the window holds more than {MAX_BACKFILL_SLOTS:,} slots; narrow from/to",
+            field="to",
+        )
+    slot_ms = [ms(slot) for slot in found]
+    if item.status == "active" and item.next_fire_at is not None:
+        # The heartbeat fires these itself; both firing one would run it twice.
+        slot_ms = [slot for slot in slot_ms if slot < int(item.next_fire_at)]
+    return slot_ms
 
 
 def _start(item: TriggerModel, todo: list[int]) -> None:
-    t = TriggerModel
-    try:
-        # One backfill at a time: the marker is set only if none is pending.
-        item.update(
-            actions=[t.backfill_left.set(len(todo))],
-            condition=t.backfill_left.does_not_exist() | (t.backfill_left == 0),
+    # One backfill at a time: the marker is set only if none is pending.
+    if not store.mark_started(item, len(todo)):
+        fresh = dynamo.get_trigger(item.id)
+        left = int(fresh.backfill_left or 0) if fresh is not None else 0
+        raise Conflict(
+            f"a backfill of this trigger is still running ({left} slot(s) left); "
+            "wait for it to finish"
         )
-    except UpdateError as exc:
-        if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
-            fresh = dynamo.get_trigger(item.id)
-            left = int(fresh.backfill_left or 0) if fresh is not None else 0
-            raise Conflict(
-                f"a backfill of this trigger is still running ({left} slot(s) left); "
-                "wait for it to finish"
-            ) from None
-        raise
-    _, version = _read_pending(item.id)
-    if not _write_pending(item.id, todo, expected_version=version):
+    _, version = store.read_pending(item.id)
+    if not store.write_pending(item.id, todo, expected_version=version):
         raise Conflict("a backfill of this trigger started at the same time; try again")
 
 
 def _pop(trigger_id: str) -> tuple[int | None, int]:
     """The oldest pending slot, removed from the item; ``(None, 0)`` when none is left."""
     for _attempt in range(POP_ATTEMPTS):
-        slots, version = _read_pending(trigger_id)
+        slots, version = store.read_pending(trigger_id)
         if not slots:
             return None, 0
-        if _write_pending(trigger_id, slots[1:], expected_version=version):
+        if store.write_pending(trigger_id, slots[1:], expected_version=version):
             return slots[0], len(slots) - 1
     return None, -1  # others are popping: they carry on
 
 
 def _push_back(trigger_id: str, slot: int) -> None:
     for _attempt in range(POP_ATTEMPTS):
-        slots, version = _read_pending(trigger_id)
-        if _write_pending(trigger_id, sorted({slot, *slots}), expected_version=version):
+        slots, version = store.read_pending(trigger_id)
+        if store.write_pending(trigger_id, sorted({slot, *slots}), expected_version=version):
             return
     logger.warning(
         "backfill slot could not be put back; it can be backfilled again",
@@ -321,11 +234,11 @@ def dispatch_backfill(trigger_id: str, *, now: datetime) -> int:
         slot, left = _pop(trigger_id)
         if slot is None:
             if left == 0:
-                _set_left(trigger_id, 0)
+                store.set_left(trigger_id, 0)
             return started
         item = dynamo.get_trigger(trigger_id)
         if item is None:
-            drop_backfill(trigger_id)
+            store.drop_pending(trigger_id)
             return started
         capacity = int(json.loads(item.spec or "{}").get("concurrency") or 1)
         run_id = schedule_run_id(trigger_id, slot)
@@ -334,7 +247,7 @@ def dispatch_backfill(trigger_id: str, *, now: datetime) -> int:
             trigger_id,
             run_id=run_id,
             surface="backfill",
-            lease_ms=_ms(now) + settings.lease_s * 1000,
+            lease_ms=ms(now) + settings.lease_s * 1000,
             capacity=capacity,
             shard=shard,
             slot_ms=slot,
@@ -350,11 +263,11 @@ def dispatch_backfill(trigger_id: str, *, now: datetime) -> int:
             dynamo.release_claim(trigger_id, run_id=run_id, slot_ms=None, shard=shard)
             _push_back(trigger_id, slot)
             raise ServiceUnavailable("the backfill could not be queued; try again")
-        _set_left(trigger_id, left)
+        store.set_left(trigger_id, left)
         started += 1
 
 
-def _on_finish(ctx: runner.RunContext) -> None:
+def _on_finish(ctx: RunContext) -> None:
     if ctx.message.surface == "manual" and not ctx.deferred:
         delete_fire_payload(ctx.message.run_id)
     if ctx.deferred:
@@ -371,13 +284,17 @@ def _on_lost(*, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> N
         dispatch_backfill(item.id, now=now)
 
 
-def _register() -> None:
-    if _fire_extras not in runner.fire_extras:
-        runner.fire_extras.append(_fire_extras)
-    if _on_finish not in runner.finish_hooks:
-        runner.finish_hooks.append(_on_finish)
-    if _on_lost not in runs.lost_hooks:
-        runs.lost_hooks.append(_on_lost)
+class OnDemandPolicy(RunPolicy):
+    """``fire_fields``: a manual run's payload; ``after_settle`` / ``after_lost``: forget
+    the payload, and go on with the trigger's backfill."""
 
+    name = "ondemand"
 
-_register()
+    def fire_fields(self, ctx: RunContext) -> dict:
+        return _fire_extras(ctx)
+
+    def after_settle(self, ctx: RunContext) -> None:
+        _on_finish(ctx)
+
+    def after_lost(self, *, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+        _on_lost(item=item, run_id=run_id, entry=entry, now=now)

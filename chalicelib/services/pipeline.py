@@ -5,6 +5,14 @@ class does nothing). The runner calls them through ``Pipeline``, which keeps the
 was given: the list is built once, where the runner is built (``chalicelib.assembly``),
 with the ordering rule written beside it.
 
+**Order.** Before the workflow (``check``, ``fire_fields``, ``redact``, ``redact_state``)
+the policies run in list order; after it (``after_settle``, ``after_lost``) in reverse,
+as nested ``with`` blocks unwind: a policy that acquires something before the run (a
+serialize lease, then a budget hold) gives it back after the run in the opposite order,
+and a policy listed first sees the trigger after every later one has finished with it.
+Two policies never give the same fire field (``fire_fields`` raises): their order there
+cannot matter.
+
 Hooks, in the order a run meets them:
 
 - ``check(ctx)``: after the start fence, before the workflow. The first policy that
@@ -121,7 +129,13 @@ class Pipeline:
     def fire_fields(self, ctx: RunContext) -> dict:
         fields: dict = {}
         for policy in self.policies:
-            fields.update(policy.fire_fields(ctx))
+            given = policy.fire_fields(ctx)
+            clash = set(given) & set(fields)
+            if clash:
+                raise ValueError(
+                    f"{policy.name} gives fire field(s) already given: {sorted(clash)}"
+                )
+            fields.update(given)
         return fields
 
     def redact(self, ctx: RunContext, text: str) -> str:
@@ -135,7 +149,7 @@ class Pipeline:
         return state
 
     def after_settle(self, ctx: RunContext) -> None:
-        failures = [f for p in self.policies if (f := self._after_settle_one(p, ctx))]
+        failures = [f for p in reversed(self.policies) if (f := self._after_settle_one(p, ctx))]
         if failures:
             record_metric("FinishHookFailed", surface=ctx.message.surface)
             raise AfterSettleFailed("; ".join(failures))
@@ -161,5 +175,17 @@ class Pipeline:
         return None
 
     def after_lost(self, *, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
-        for policy in self.policies:
-            policy.after_lost(item=item, run_id=run_id, entry=entry, now=now)
+        """Every policy's ``after_lost``, in reverse order; one that raises does not stop the
+        others, and the first error is raised once they all ran (the sweep retries)."""
+        first: Exception | None = None
+        for policy in reversed(self.policies):
+            try:
+                policy.after_lost(item=item, run_id=run_id, entry=entry, now=now)
+            except Exception as exc:
+                logger.exception(
+                    "after-lost hook failed",
+                    extra={"policy": policy.name, "trigger_id": item.id, "run_id": run_id},
+                )
+                first = first or exc
+        if first is not None:
+            raise first

@@ -10,11 +10,7 @@ from chalicelib.settings import get_settings
 from chalicelib.store.models import RunModel, TriggerModel
 from chalicelib.workflows.remote import display_target
 
-__all__ = ["new_run_record", "run_view", "iso_ms", "lost_hooks"]
-
-# Called as hook(item=, run_id=, entry=, now=) after a run is reaped as lost
-# (the event service uses it to retry or fail the event).
-lost_hooks: list = []
+__all__ = ["new_run_record", "run_view", "iso_ms"]
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

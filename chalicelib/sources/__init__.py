@@ -19,6 +19,7 @@ from datetime import datetime
 
 from chalicelib.domain.spec import DELIVERED_SOURCES, EventIn, validate_source_fields
 from chalicelib.services import events
+from chalicelib.sources import wiring
 from chalicelib.store.models import TriggerModel
 
 __all__ = ["prepare", "on_delete"]
@@ -30,8 +31,6 @@ def prepare(item: TriggerModel, event_in: EventIn, *, now: datetime) -> dict:
     if event_in.source not in DELIVERED_SOURCES:
         return events.prepare(item, event_in, now=now)
     events.validate_event(event_in)
-    from chalicelib.sources import wiring
-
     wiring.provision(item.id, event_in)
     return {}
 
@@ -47,6 +46,4 @@ def on_delete(item: TriggerModel) -> None:
     """Remove the AWS wiring of a deleted trigger (nothing for webhooks)."""
     if item.kind != "event":
         return
-    from chalicelib.sources import wiring
-
     wiring.unprovision(item)

@@ -1,0 +1,96 @@
+"""The run path's decision rules, as pure functions: overlap, due, statuses, attempts.
+
+Each was written out at several call sites (the runner's claim, the settle, the reaper,
+the event service); here it is stated once, with its units, and tested with a table
+(``tests/unit/test_rules.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "DEFAULT_MAX_ATTEMPTS",
+    "UNCOUNTED_STATUSES",
+    "Overlap",
+    "capacity_of",
+    "overlap_decision",
+    "due_at",
+    "run_succeeded",
+    "max_attempts_of",
+    "event_will_retry",
+    "surface_of_entry",
+]
+
+# An event is tried this many times unless its trigger says otherwise (``event.max_attempts``).
+DEFAULT_MAX_ATTEMPTS = 3
+
+# A run that ended with one of these never ran its workflow: neither a success nor a
+# failure of the trigger (not counted toward ``limits.max_failures``).
+UNCOUNTED_STATUSES = frozenset({"refused", "budget_exceeded", "skipped"})
+
+_SURFACES = {"s": "schedule", "e": "event", "m": "manual", "b": "backfill"}
+
+
+class Overlap(StrEnum):
+    """What a claim that lost to the trigger's running runs does next."""
+
+    RETRY = "retry"  # the run it saw settled meanwhile: claim again
+    SKIP = "skip"  # ``overlap: skip``: record the slot skipped and move past it
+    BUFFER = "buffer"  # ``buffer_one`` / ``allow`` at capacity: the settle sends it again
+
+
+def capacity_of(policy: Mapping[str, Any]) -> int:
+    """How many runs of a schedule may execute at once: ``n`` under ``overlap: allow``, else 1."""
+    return int(policy.get("n", 1)) if policy.get("o") == "allow" else 1
+
+
+def overlap_decision(policy: Mapping[str, Any], *, running: int) -> Overlap:
+    """A due slot found the trigger busy: what happens to it, with ``running`` runs executing.
+
+    The overlap policy is applied when the fire is due: a slot is ``skipped`` only if a
+    previous run is executing at that moment (``running`` at capacity).
+    """
+    if running < capacity_of(policy):
+        return Overlap.RETRY
+    if policy.get("o", "skip") == "skip":
+        return Overlap.SKIP
+    return Overlap.BUFFER
+
+
+def due_at(leases_ms: Iterable[int], *, next_slot_ms: int | None) -> int | None:
+    """The trigger's key in the due index: its earliest lease or next slot, whichever is first.
+
+    The heartbeat looks at a row when it is due: to send its next slot, or to reap a run
+    whose lease ran out. ``next_slot_ms`` is None for a trigger that is not active (or has
+    no next slot); with neither a lease nor a slot the row leaves the index (None).
+    """
+    candidates = list(leases_ms)
+    if next_slot_ms is not None:
+        candidates.append(int(next_slot_ms))
+    return min(candidates) if candidates else None
+
+
+def run_succeeded(status: str) -> bool | None:
+    """What a run's status counts for: True, False (a failure), or None (never ran)."""
+    if status in UNCOUNTED_STATUSES:
+        return None
+    return status == "succeeded"
+
+
+def max_attempts_of(spec: Mapping[str, Any] | None) -> int:
+    """An event trigger's ``event.max_attempts`` (``DEFAULT_MAX_ATTEMPTS`` when unset or 0)."""
+    event = (spec or {}).get("event") or {}
+    return int(event.get("max_attempts") or DEFAULT_MAX_ATTEMPTS)
+
+
+def event_will_retry(attempt: int | None, *, max_attempts: int) -> bool:
+    """Whether an event attempt that fails (or is lost) is followed by another one."""
+    return int(attempt or 1) < max_attempts
+
+
+def surface_of_entry(entry: Mapping[str, Any]) -> str:
+    """The surface of an ``in_flight`` entry (its ``k``: s, e, m, b); schedule if unknown."""
+    return _SURFACES.get(str(entry.get("k", "s")), "schedule")

@@ -1,0 +1,127 @@
+"""budget: ``limits.max_usd`` per ``budget_period``.
+
+Before the run an estimate is reserved on the period's ledger item (``store/ledger.py``)
+with one conditional write; no room means ``budget_exceeded`` and the trigger disabled
+(reason ``budget``). After the run the reservation is swapped for the ``cost_usd`` it
+reported; once the period's spend reaches ``max_usd`` the trigger is disabled (reason
+``budget``). A lost run is charged its reservation.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from chalicelib.domain import budget
+from chalicelib.domain.epoch_ms import ms
+from chalicelib.observability import logger, record_metric
+from chalicelib.services.pipeline import Refusal, RunContext, RunPolicy
+from chalicelib.store import dynamo, ledger
+from chalicelib.store.models import TriggerModel
+
+__all__ = ["LEDGER_RETENTION_S", "BudgetPolicy", "budget_guard"]
+
+# Ledger items outlive their period by this much (for looking back), then expire.
+LEDGER_RETENTION_S = 90 * 86400
+
+
+def _budget_of(spec: dict) -> tuple[float, str] | None:
+    limits = spec.get("limits") or {}
+    max_usd = limits.get("max_usd")
+    if max_usd is None:
+        return None
+    return float(max_usd), str(limits.get("budget_period") or "month")
+
+
+def _period(item: TriggerModel, spec: dict, period: str, *, at: datetime) -> budget.Period:
+    tz = budget.budget_timezone(item.kind, spec.get("schedule"))
+    return budget.period_of(period, at=at, timezone=tz)
+
+
+def budget_guard(ctx: RunContext) -> Refusal | None:
+    """Reserve an estimate of this run's cost, or refuse it (``budget_exceeded``)."""
+    found = _budget_of(ctx.spec)
+    if found is None:
+        return None
+    max_usd, period_name = found
+    period = _period(ctx.item, ctx.spec, period_name, at=ctx.now)
+    expires = (
+        int(period.ends_at.timestamp()) + LEDGER_RETENTION_S if period.ends_at is not None else None
+    )
+    held = ledger.reserve(
+        ctx.item.id, period.key, run_id=ctx.message.run_id, max_usd=max_usd, expires=expires
+    )
+    if held.ok:
+        ctx.notes["budget"] = (period.key, held.estimate_usd, max_usd)
+        return None
+    record_metric("BudgetRefusals")
+    return Refusal(
+        "budget_exceeded",
+        f"budget of ${max_usd:g} per {period_name} is used up (spent ${held.spent_usd:g}, "
+        f"reserved ${held.reserved_usd:g}, this run needs about ${held.estimate_usd:g})",
+        reason="budget",
+    )
+
+
+def _budget_finish(ctx: RunContext) -> None:
+    hold = ctx.notes.get("budget")
+    if hold is None:
+        return
+    period, estimate, max_usd = hold
+    result = ctx.result
+    actual = budget.usd(result.cost_usd) if result is not None else 0.0
+    totals = ledger.reconcile(
+        ctx.item.id,
+        period,
+        run_id=ctx.message.run_id,
+        estimate=estimate,
+        actual_usd=actual,
+        record_cost=result is not None,
+    )
+    if totals is None or not budget.budget_used_up(totals.spent_usd, max_usd):
+        return
+    # This run crossed the budget: it stands, and the trigger stops here.
+    finished = ctx.finished_at or ctx.now
+    if dynamo.disable_trigger(ctx.item.id, reason="budget", now_ms=ms(finished)) is not None:
+        record_metric("Disables", reason="budget")
+        logger.warning(
+            "trigger disabled: budget used up",
+            extra={"trigger_id": ctx.item.id, "run_id": ctx.message.run_id, "period": period},
+        )
+
+
+def _budget_lost(*, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+    """A reaped run may have spent its estimate: charge it, and release the hold."""
+    try:
+        spec = json.loads(item.spec or "{}")
+    except ValueError:
+        return
+    if _budget_of(spec) is None:
+        return
+    for period, holds in ledger.recent_holds(item.id):
+        if run_id in holds:
+            estimate = float(holds[run_id])
+            ledger.reconcile(
+                item.id,
+                period,
+                run_id=run_id,
+                estimate=estimate,
+                actual_usd=estimate,
+                record_cost=False,
+            )
+
+
+class BudgetPolicy(RunPolicy):
+    """``check``: reserve; ``after_settle``: reconcile; ``after_lost``: charge the hold."""
+
+    name = "budget"
+
+    def check(self, ctx: RunContext) -> Refusal | None:
+        return budget_guard(ctx)
+
+    def after_settle(self, ctx: RunContext) -> None:
+        _budget_finish(ctx)
+
+    def after_lost(self, *, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+        _budget_lost(item=item, run_id=run_id, entry=entry, now=now)

@@ -1,0 +1,159 @@
+"""Reaping: a run whose lease ran out is recorded ``lost`` and its claim cleared.
+
+The reaper is fenced on the run id and its lease, so a run that settles meanwhile wins.
+After each reap the pipeline's ``after_lost`` hooks run (the event is retried or failed,
+a budget hold charged, a backfill goes on).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from chalicelib.domain.epoch_ms import ms, opt_dt
+from chalicelib.domain.rules import (
+    due_at,
+    event_will_retry,
+    max_attempts_of,
+    surface_of_entry,
+)
+from chalicelib.domain.settle import Limits, disable_reason_after_run
+from chalicelib.observability import logger, record_metric
+from chalicelib.services.pipeline import Pipeline
+from chalicelib.services.runs import new_run_record
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo
+from chalicelib.store.models import EventModel, TriggerModel
+
+__all__ = ["LOST_ERROR", "reap_expired", "record_terminal", "refresh_due"]
+
+LOST_ERROR = "lost: the run did not settle before its lease expired (runner crashed or timed out)"
+
+
+def record_terminal(
+    item: TriggerModel,
+    run_id: str,
+    slot_ms: int | None,
+    status: str,
+    error: str,
+    now: datetime,
+    *,
+    only_new: bool = False,
+) -> None:
+    """Record a scheduled slot that ended without running (``skipped``)."""
+    run = new_run_record(item, run_id=run_id, surface="schedule", scheduled_ms=slot_ms, now=now)
+    run.status = status
+    run.error = error
+    run.finished_at = ms(now)
+    if dynamo.put_run(run, only_new=only_new):
+        record_metric("Runs", status=status)
+
+
+def reap_expired(
+    item: TriggerModel, *, now: datetime, pipeline: Pipeline, reap_all: bool = False
+) -> int:
+    """Reap every run of ``item`` whose lease has expired; each is recorded ``lost``.
+
+    ``reap_all`` also reaps live leases: only for a restart of the local stack, where
+    every run of the old process is known to be dead.
+    """
+    now_ms = ms(now)
+    reaped = 0
+    for run_id, entry in dynamo.in_flight_of(item).items():
+        lease = dynamo.entry_lease(entry)
+        if lease > now_ms and not reap_all:
+            continue
+        if _reap_one(item, run_id, entry, lease=lease, now=now, pipeline=pipeline):
+            reaped += 1
+    return reaped
+
+
+def _reap_one(
+    item: TriggerModel, run_id: str, entry: dict, *, lease: int, now: datetime, pipeline: Pipeline
+) -> bool:
+    now_ms = ms(now)
+    last_run = {"id": run_id, "status": "lost", "finished_at": now_ms, "error": LOST_ERROR}
+    slot = entry.get("t")
+    # Record first, then reap: a reap whose record failed to write would be a lost run
+    # that no record shows. If the reap is then fenced out (the run started after
+    # all), the run's own record replaces this one when it settles.
+    _record_lost(
+        item, run_id, surface_of_entry(entry), int(slot) if slot is not None else None, now
+    )
+    # A lost event attempt that will be retried is not (yet) a failure of the trigger,
+    # as for a failed one (settle.will_retry): only an event's last attempt counts.
+    # A run that never started (a claim still waiting) is not a failure of its workflow.
+    counts = not _event_will_retry(item, entry) and int(entry.get("s", 1)) == 1
+    if not dynamo.reap_run(
+        item.id, run_id=run_id, lease_ms=lease, last_run=last_run, failure_counts=counts
+    ):
+        return False
+    pipeline.after_lost(item=item, run_id=run_id, entry=entry, now=now)
+    logger.warning(
+        "lease expired; run reaped as lost", extra={"trigger_id": item.id, "run_id": run_id}
+    )
+    fresh = dynamo.get_trigger(item.id) if counts else None
+    if fresh is not None and fresh.status == "active":
+        _disable_after_lost(fresh, now=now)
+    return True
+
+
+def _disable_after_lost(fresh: TriggerModel, *, now: datetime) -> None:
+    limits = json.loads(fresh.spec).get("limits") or {}
+    reason = disable_reason_after_run(
+        kind=fresh.kind,
+        succeeded=False,
+        consecutive_failures=int(fresh.consecutive_failures),
+        run_count=int(fresh.run_count),
+        limits=Limits(max_failures=int(limits.get("max_failures") or 5)),
+        next_fire_at=opt_dt(int(fresh.next_fire_at) if fresh.next_fire_at is not None else None),
+        now=now,
+    )
+    # Every rule, not only failures: an ``at`` trigger whose only run was lost is
+    # over (it has no next slot) and must not stay active, never to fire again.
+    if reason is not None:
+        dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now))
+        record_metric("Disables", reason=reason)
+
+
+def _event_will_retry(item: TriggerModel, entry: object) -> bool:
+    """Whether a reaped run is an event attempt that another attempt will follow."""
+    if not isinstance(entry, dict) or entry.get("k") != "e" or not entry.get("e"):
+        return False
+    try:
+        event = EventModel.get(str(entry["e"]), consistent_read=True)
+    except Exception:  # unknown: count it, as any lost run
+        return False
+    max_attempts = max_attempts_of(json.loads(item.spec or "{}"))
+    return event.status == "running" and event_will_retry(event.attempt, max_attempts=max_attempts)
+
+
+def _record_lost(
+    item: TriggerModel, run_id: str, surface: str, slot_ms: int | None, now: datetime
+) -> None:
+    existing = dynamo.get_run(item.id, run_id)
+    run = existing or new_run_record(
+        item, run_id=run_id, surface=surface, scheduled_ms=slot_ms, now=now
+    )
+    run.status = "lost"
+    run.error = LOST_ERROR
+    run.finished_at = ms(now)
+    dynamo.put_run(run)
+    record_metric("Runs", status="lost")
+
+
+def refresh_due(item: TriggerModel | None, *, now: datetime) -> None:
+    """Re-key ``item`` in the due index: its earliest lease or, if active, its next slot."""
+    if item is None:
+        return
+    leases = [dynamo.entry_lease(e) for e in dynamo.in_flight_of(item).values()]
+    active = item.status == "active" and item.next_fire_at is not None
+    wanted = due_at(leases, next_slot_ms=int(item.next_fire_at) if active else None)
+    current = int(item.due_at) if item.due_at is not None else None
+    if wanted != current:
+        dynamo.set_due(
+            item.id,
+            expected_due_at=current,
+            due_at=wanted,
+            shard=dynamo.shard_of(item.id, get_settings().due_shards),
+        )

@@ -1,0 +1,200 @@
+"""The heartbeat: once a minute, find due, enqueue, reap. It claims nothing.
+
+1. For each shard of the due index, read the rows with ``due_at <= now + lookahead``,
+   page after page until the tick's deadline (``TICK_BUDGET_S``). The cost of a tick
+   grows with what is due, never with what is registered, and nothing caps a shard at
+   a fixed number of rows: what a tick does not reach is handed over to the next one
+   through the cursor (step 3).
+2. Each row's slots in ``(cursor, now + lookahead]`` are sent (ten per batch) with
+   ``DelaySeconds`` rounded *down*, so the message lands up to a second early and the
+   runner waits out the fraction: a fire starts on its second. No write per fire: the
+   runner's claim is the fence (``dynamo.claim_slot_and_start``), taken when the fire
+   is due, so overlap and busy are decided then, and a duplicate message never runs.
+3. The shard's cursor (one item per shard) moves to the horizon before the sends, fenced
+   on the value read, so two ticks never enqueue the same window twice. A send that
+   fails moves it back to just before the first slot not sent: nothing is dropped.
+4. A row whose slot is at or before the cursor was sent already. If that slot is
+   ``OVERDUE_S`` past, its message was lost (a restart of the local stack, the dead-
+   letter queue): it is sent again, after 1, 2, 4... times ``OVERDUE_S``; the claim's
+   fence drops any spare. A fire that waited in a backlog runs late, with its lateness
+   recorded: it is neither lost nor a failure.
+5. A row that is due only because of a lease (a run that never settled) is reaped,
+   fenced on the run id and its lease, and recorded ``lost``.
+
+Whoever else sets a slot at or before the cursor (a create, an edit, an enable, a
+workflow's ``next_fire_at``) sends its message itself: ``enqueue_if_sent_window``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+
+from chalicelib.domain.epoch_ms import ms
+from chalicelib.observability import logger, record_metric
+from chalicelib.services.heartbeat.reaper import reap_expired, refresh_due
+from chalicelib.services.heartbeat.report import TickReport
+from chalicelib.services.heartbeat.send import send
+from chalicelib.services.heartbeat.slots import fire_message, slots_of
+from chalicelib.services.pipeline import Pipeline
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo
+from chalicelib.store.sqs import FireMessage
+
+__all__ = ["TICK_BUDGET_S", "Sweep", "tick"]
+
+# A tick stops reading due rows after this long (the heartbeat Lambda's timeout is 60 s)
+# and hands what it did not reach to the next tick through the cursor.
+TICK_BUDGET_S = 40.0
+
+# An extra pass run by each tick after the sends (the pending-event sweep): it takes
+# ``now=`` and ``report=`` (chalicelib.assembly.build_sweeps lists them).
+Sweep = Callable[..., None]
+
+
+def _rows(
+    shard: str, *, until_ms: int, after_ms: int | None, deadline: float
+) -> Iterator[dynamo.DueRow | None]:
+    """The due rows of a shard, earliest first; None once the deadline has passed."""
+    for row in dynamo.iter_due(shard, until_ms=until_ms, after_ms=after_ms):
+        if time.perf_counter() > deadline:
+            yield None
+            return
+        yield row
+
+
+def tick(*, now: datetime, pipeline: Pipeline, sweeps: Sequence[Sweep]) -> TickReport:
+    """One heartbeat at ``now``: every shard, then every sweep; reaped runs go to ``pipeline``."""
+    started = time.perf_counter()
+    deadline = started + TICK_BUDGET_S
+    settings = get_settings()
+    now_ms = ms(now)
+    report = TickReport(now_ms=now_ms, started=started)
+    horizon_ms = now_ms + settings.lookahead_s * 1000
+    # One failed AWS call costs only its own shard or row, never the whole tick.
+    for shard_no in range(settings.due_shards):
+        window = _Window(str(shard_no), now=now, horizon_ms=horizon_ms, report=report)
+        try:
+            window.run(deadline=deadline, pipeline=pipeline)
+        except Exception:
+            report.errors += 1
+            logger.exception("due shard failed; it is read again next tick")
+    for sweep in sweeps:
+        try:
+            sweep(now=now, report=report)
+        except Exception:
+            report.errors += 1
+            logger.exception("heartbeat sweep failed; the next tick sweeps again")
+    report.duration_ms = (time.perf_counter() - started) * 1000
+    _record(report)
+    return report
+
+
+def _record(report: TickReport) -> None:
+    record_metric("HeartbeatDuration", report.duration_ms, unit="Milliseconds")
+    record_metric("DueCount", report.due)
+    record_metric("Fires", report.enqueued, surface="schedule")
+    if report.overdue:
+        record_metric("FiresResent", report.overdue)
+    if report.reaped:
+        record_metric("LeasesReaped", report.reaped)
+    if report.errors:
+        record_metric("HeartbeatErrors", report.errors)
+    logger.info(
+        "heartbeat",
+        extra={k: v for k, v in report.__dict__.items() if k not in ("run_ids", "started")},
+    )
+
+
+class _Window:
+    """One shard's window ``(cursor, horizon]``: read, enqueue, move the cursor (steps 1-5)."""
+
+    def __init__(self, shard: str, *, now: datetime, horizon_ms: int, report: TickReport):
+        self.shard, self.now, self.horizon_ms, self.report = shard, now, horizon_ms, report
+        self.now_ms = ms(now)
+        self.cursor: int | None = None
+        self.computed: list[FireMessage] = []
+        self.lease_rows: list[dynamo.DueRow] = []
+
+    def run(self, *, deadline: float, pipeline: Pipeline) -> None:
+        self.cursor = dynamo.get_cursor(self.shard)
+        reach = self._read(deadline=deadline)
+        self._enqueue(reach)
+        self._reap(pipeline=pipeline)
+
+    def _look_at(self, row: dynamo.DueRow) -> None:
+        self.report.rows_read += 1
+        slots = slots_of(row, cursor=self.cursor, horizon_ms=self.horizon_ms, now_ms=self.now_ms)
+        self.computed.extend(
+            fire_message(row.trigger_id, s, row.sched or "", now_ms=self.now_ms) for s in slots
+        )
+        by_lease = row.next_fire_at is None or not row.sched or row.due_at < int(row.next_fire_at)
+        if by_lease and row.due_at <= self.now_ms:
+            self.lease_rows.append(row)  # due because of a lease that has run out: reap it
+
+    def _read(self, *, deadline: float) -> int | None:
+        """Steps 1-2: look at the shard's rows; how far the cursor may move."""
+        cursor = self.cursor
+        reach: int | None = self.horizon_ms if cursor is None else max(cursor, self.horizon_ms)
+        last_due: int | None = None
+        # 1. The new rows, due after the cursor: what this tick is for. A row already sent
+        #    and still waiting for its runner stays at the head of the index, so the new
+        #    rows are read by key range, never behind a backlog of old ones.
+        for row in _rows(self.shard, until_ms=self.horizon_ms, after_ms=cursor, deadline=deadline):
+            if row is None:
+                # Deadline: hand the rest over. A row not reached is due at or after the
+                # last one reached, and its slots come at or after its due_at, so every
+                # slot up to just before that instant is known: the cursor stops there.
+                self.report.handed_over += 1
+                stop = (last_due - 1) if last_due is not None else None
+                reach = cursor if stop is None else stop if cursor is None else max(cursor, stop)
+                break
+            last_due = row.due_at
+            self._look_at(row)
+        # 2. The old rows (due at or before the cursor): overdue slots, the later slots of
+        #    a schedule faster than the lookahead, expired leases. Cut by the deadline,
+        #    they are read again next tick (a slot not reached goes out as overdue).
+        if cursor is not None:
+            for row in _rows(self.shard, until_ms=cursor, after_ms=None, deadline=deadline):
+                if row is None:
+                    self.report.handed_over += 1
+                    break
+                self._look_at(row)
+        return reach
+
+    def _enqueue(self, reach: int | None) -> None:
+        """Step 3: move the cursor (fenced), then send what is new or overdue."""
+        cursor, shard, report = self.cursor, self.shard, self.report
+        if reach != cursor and not dynamo.advance_cursor(shard, expected=cursor, cursor_ms=reach):
+            # Another tick took this window first and sends it: only resend what is overdue.
+            logger.info("another tick enqueued this shard's window", extra={"shard": shard})
+            reach = cursor
+
+        def is_overdue(m: FireMessage) -> bool:
+            return cursor is not None and int(m.scheduled_ms or 0) <= cursor
+
+        def is_new(m: FireMessage) -> bool:
+            return not is_overdue(m) and reach is not None and int(m.scheduled_ms or 0) <= reach
+
+        messages = [m for m in self.computed if is_overdue(m) or is_new(m)]
+        report.overdue += sum(1 for m in messages if is_overdue(m))
+        report.due += sum(1 for m in messages if not is_overdue(m))
+        # Most urgent first: a fire due in two seconds must not wait for those due in fifty.
+        messages.sort(key=lambda m: int(m.scheduled_ms or 0))
+        send(messages, shard=shard, cursor_before=cursor, cursor_after=reach, report=report)
+
+    def _reap(self, *, pipeline: Pipeline) -> None:
+        """Step 5: reap the rows due only because of a lease that ran out."""
+        for row in self.lease_rows:
+            try:
+                item = dynamo.get_trigger(row.trigger_id)
+                if item is not None:
+                    self.report.reaped += reap_expired(item, now=self.now, pipeline=pipeline)
+                    refresh_due(dynamo.get_trigger(row.trigger_id), now=self.now)
+            except Exception:
+                self.report.errors += 1
+                logger.exception(
+                    "due row failed; it stays due for the next tick",
+                    extra={"trigger_id": row.trigger_id},
+                )

@@ -1,0 +1,124 @@
+"""Which slots a tick sends, and the message of one slot."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from chalicelib.domain import schedule
+from chalicelib.domain.codec import decode_schedule
+from chalicelib.domain.epoch_ms import dt, ms
+from chalicelib.domain.ids import schedule_run_id
+from chalicelib.observability import logger
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo
+from chalicelib.store.models import TriggerModel
+from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
+
+__all__ = [
+    "OVERDUE_S",
+    "MAX_SLOTS_PER_ROW",
+    "fire_message",
+    "overdue_again",
+    "slots_of",
+    "enqueue_if_sent_window",
+]
+
+# A slot this long past, still the trigger's next one, lost its message: send it again.
+OVERDUE_S = 120
+# At most this many slots of one trigger are sent by one tick (a schedule faster than
+# the lookahead): the rest are sent by the next tick.
+MAX_SLOTS_PER_ROW = 60
+
+
+def fire_message(trigger_id: str, slot_ms: int, sched: str, *, now_ms: int) -> FireMessage:
+    """The message of one scheduled slot, delayed to land at most a second early.
+
+    ``DelaySeconds`` is whole seconds: rounded down, the message is visible up to 1 s
+    before the slot and the runner waits out the fraction (rounded up, every fire would
+    start 0-1 s late).
+    """
+    try:
+        # The tenant rides in the due row's schedule (``tn``): the message's MessageGroupId.
+        tenant = json.loads(sched or "{}").get("tn")
+    except (ValueError, AttributeError):
+        tenant = None
+    return FireMessage(
+        run_id=schedule_run_id(trigger_id, slot_ms),
+        trigger_id=trigger_id,
+        surface="schedule",
+        scheduled_ms=slot_ms,
+        sched=sched,
+        delay_s=max(0, min(MAX_DELAY_S, (slot_ms - now_ms) // 1000)),
+        tenant=tenant if isinstance(tenant, str) else None,
+    )
+
+
+def overdue_again(age_ms: int, *, period_ms: int) -> bool:
+    """Whether a slot ``age_ms`` past is sent again by this tick: once its age crosses
+    1, 2, 4, 8... times ``OVERDUE_S`` (so a backlog is not flooded with spares)."""
+    step = OVERDUE_S * 1000
+    if age_ms < step:
+        return False
+    mark = step
+    while mark * 2 <= age_ms:
+        mark *= 2
+    return age_ms - period_ms < mark
+
+
+def slots_of(row: dynamo.DueRow, *, cursor: int | None, horizon_ms: int, now_ms: int) -> list[int]:
+    """The slots of ``row`` this tick sends: new ones in ``(cursor, horizon]``, or an overdue one."""
+    if row.next_fire_at is None or not row.sched:
+        return []
+    first = int(row.next_fire_at)
+    out: list[int] = []
+    if cursor is not None and first <= cursor:
+        # After a gap (no tick ran while the window passed: downtime, a restart) every
+        # overdue slot goes out at once; in steady state only at its backoff marks.
+        gap = cursor < now_ms
+        age_ms = now_ms - first
+        if age_ms >= OVERDUE_S * 1000 and (
+            gap or overdue_again(age_ms, period_ms=get_settings().heartbeat_s * 1000)
+        ):
+            out.append(first)
+    if first <= horizon_ms and (cursor is None or first > cursor):
+        out.append(first)
+    # The slots after it, up to the horizon (a schedule faster than the lookahead). Only
+    # future ones: after downtime the late first slot's claim moves past now (a trigger
+    # fires once), so a missed slot's message could only be dropped.
+    spec = decode_schedule(row.sched)
+    following = schedule.next_fire_after(spec, dt(max(first, now_ms)))
+    while following is not None and len(out) < MAX_SLOTS_PER_ROW:
+        slot = ms(following)
+        if slot > horizon_ms:
+            break
+        if cursor is None or slot > cursor:
+            out.append(slot)
+        following = schedule.next_fire_after(spec, following)
+    return out
+
+
+def enqueue_if_sent_window(item: TriggerModel, *, now: datetime) -> bool:
+    """Send the message of ``item``'s next slot if the heartbeat's cursor is already past it.
+
+    Called by whoever sets a slot (create, edit, enable, a workflow's ``next_fire_at``):
+    a slot inside a window the heartbeat has already enqueued would otherwise wait for
+    the overdue pass. A slot after the cursor is the heartbeat's (a spare message sent
+    by both is dropped by the claim's fence). False if nothing was sent.
+    """
+    if item.status != "active" or item.next_fire_at is None or not item.sched:
+        return False
+    settings = get_settings()
+    shard = dynamo.shard_of(item.id, settings.due_shards)
+    cursor = dynamo.get_cursor(shard)
+    slot = int(item.next_fire_at)
+    if cursor is None or slot > cursor:
+        return False
+    message = fire_message(item.id, slot, item.sched, now_ms=ms(now))
+    if send_fires([message]):
+        logger.warning(
+            "a slot inside the enqueued window could not be sent; the overdue pass will",
+            extra={"trigger_id": item.id},
+        )
+        return False
+    return True

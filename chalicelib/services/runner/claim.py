@@ -1,0 +1,150 @@
+"""The runner's first write for a scheduled slot: claim it and start it, in one update.
+
+Overlap and busy are decided here, when the fire is due (``rules.overlap_decision``):
+with a run executing now, ``overlap: skip`` records the slot ``skipped`` and moves past
+it; any other policy leaves it due, and the settle of that run sends it again
+(``settle.pull_slot``). A duplicate message, or one for a slot the trigger has moved
+past, is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from chalicelib.domain import schedule
+from chalicelib.domain.codec import decode_schedule
+from chalicelib.domain.epoch_ms import dt, ms
+from chalicelib.domain.rules import Overlap, capacity_of, due_at, overlap_decision
+from chalicelib.observability import logger, record_metric
+from chalicelib.services.heartbeat.reaper import reap_expired, record_terminal, refresh_due
+from chalicelib.services.pipeline import Pipeline
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo
+from chalicelib.store.models import TriggerModel
+from chalicelib.store.sqs import FireMessage
+
+__all__ = ["claim_slot", "dropped", "CLAIM_ATTEMPTS"]
+
+CLAIM_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class _Again:
+    """Claim again, with this stored schedule (edited meanwhile, or the same)."""
+
+    sched: str
+
+
+@dataclass(frozen=True)
+class _Slot:
+    message: FireMessage
+    slot_ms: int
+    next_slot_ms: int | None
+    shard: str
+    lease_ms: int
+
+
+def dropped(message: FireMessage, why: str) -> str:
+    """Count and log a message the claim will not run; its status is ``dropped``."""
+    record_metric("RunsDropped", surface=message.surface)
+    logger.info(
+        "fire dropped at the claim",
+        extra={"trigger_id": message.trigger_id, "run_id": message.run_id, "why": why},
+    )
+    return "dropped"
+
+
+def claim_slot(
+    message: FireMessage, *, lease_ms: int, now: datetime, pipeline: Pipeline
+) -> TriggerModel | str:
+    """Claim and start a scheduled slot (one write): the trigger item, or what happened."""
+    slot_ms = int(message.scheduled_ms or 0)
+    shard = dynamo.shard_of(message.trigger_id, get_settings().due_shards)
+    sched = message.sched or "{}"
+    for _attempt in range(CLAIM_ATTEMPTS):
+        policy = json.loads(sched)
+        following = schedule.next_fire_after(decode_schedule(sched), max(now, dt(slot_ms)))
+        slot = _Slot(message, slot_ms, ms(following) if following else None, shard, lease_ms)
+        outcome, item = dynamo.claim_slot_and_start(
+            message.trigger_id,
+            slot_ms=slot_ms,
+            sched=sched,
+            next_slot_ms=slot.next_slot_ms,
+            run_id=message.run_id,
+            lease_ms=lease_ms,
+            capacity=capacity_of(policy),
+            shard=shard,
+        )
+        if outcome == dynamo.ClaimResult.CLAIMED and item is not None:
+            return item
+        seen = _not_claimed(slot, sched=sched, policy=policy, now=now, pipeline=pipeline)
+        if not isinstance(seen, _Again):
+            return seen
+        sched = seen.sched
+    return dropped(message, "claim kept losing races")
+
+
+def _not_claimed(
+    slot: _Slot, *, sched: str, policy: dict, now: datetime, pipeline: Pipeline
+) -> TriggerModel | str | _Again:
+    """Why the claim failed, read from the trigger, and what to do about it."""
+    message = slot.message
+    item = dynamo.get_trigger(message.trigger_id)
+    if item is None:
+        return dropped(message, "trigger deleted")
+    entry = dynamo.in_flight_of(item).get(message.run_id)
+    if isinstance(entry, dict):
+        if int(entry.get("s", 0)) == 0:  # claimed and waiting (deferred): start it
+            started = dynamo.start_run(item.id, run_id=message.run_id, lease_ms=slot.lease_ms)
+            return started if started is not None else dropped(message, "raced")
+        return dropped(message, "duplicate delivery")
+    if item.next_fire_at is None or int(item.next_fire_at) != slot.slot_ms:
+        return dropped(message, "slot already run or moved")
+    if item.sched != sched:
+        if not item.sched:
+            return dropped(message, "no longer a schedule")
+        return _Again(item.sched)  # edited, same slot: claim it with what is stored now
+    if item.status != "active":
+        refresh_due(item, now=now)  # out of the due index: nothing to send again
+        return dropped(message, "trigger disabled")
+    if reap_expired(item, now=now, pipeline=pipeline):
+        return _Again(sched)
+    in_flight = dynamo.in_flight_of(item)
+    decision = overlap_decision(policy, running=len(in_flight))
+    if decision is Overlap.RETRY:
+        return _Again(sched)  # the run we saw settled meanwhile: claim again
+    if decision is Overlap.SKIP:
+        return _skip(
+            item, slot, leases=[dynamo.entry_lease(e) for e in in_flight.values()], now=now
+        )
+    record_metric("RunsBuffered")
+    return "buffered"  # buffer_one / allow at capacity: the settle sends it again
+
+
+def _skip(item: TriggerModel, slot: _Slot, *, leases: list[int], now: datetime) -> str:
+    """``overlap: skip`` with a run executing: record the slot skipped, then move past it.
+
+    Record first: if the record cannot be written the slot stays due and its message
+    comes back, so a skip never goes unrecorded. Only created, never overwritten.
+    """
+    record_terminal(
+        item,
+        slot.message.run_id,
+        slot.slot_ms,
+        "skipped",
+        "previous run still in flight (overlap: skip)",
+        now,
+        only_new=True,
+    )
+    dynamo.advance_slot(
+        item.id,
+        slot_ms=slot.slot_ms,
+        next_slot_ms=slot.next_slot_ms,
+        due_at=due_at(leases, next_slot_ms=slot.next_slot_ms),
+        shard=slot.shard,
+    )
+    # The next slot follows the schedule: the heartbeat has sent (or will send) its
+    # message, as it sends every slot up to its horizon.
+    return "skipped"

@@ -1,0 +1,206 @@
+"""The runner: start fence, check, run the workflow, settle — always settle.
+
+1. **Start.** The first write accepts the run only if ``in_flight[run_id]`` is still
+   ours and not started (a scheduled slot is claimed and started in that one write,
+   ``claim.claim_slot``). SQS delivers at least once: a duplicate, or a message for a
+   reaped claim, is acknowledged and dropped (and counted), never run.
+2. **Check.** What can change between fires is checked again: trigger active, workflow
+   still exists, and every policy's ``check`` (``services/pipeline.py``: the switch,
+   the creator, serialize_key, budget). A refusal disables the trigger with a reason;
+   it is not retried.
+3. **Run.** The workflow gets payload, state, secrets, fire id and scheduled time (the
+   policies' ``fire_fields``).
+4. **Settle** (in ``finally``, ``settle.settle``), then the policies' ``after_settle``.
+
+A policy may instead ask the run to **wait** (``Refusal(defer=True)``, e.g. its
+serialize_key is held): nothing is recorded or counted (``defer.defer``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from chalicelib.domain.epoch_ms import ms, opt_dt
+from chalicelib.domain.settle import lateness_ms
+from chalicelib.observability import logger, record_metric
+from chalicelib.services import events
+from chalicelib.services.pipeline import Pipeline, Refusal, RunContext
+from chalicelib.services.runner.claim import claim_slot
+from chalicelib.services.runner.defer import defer
+from chalicelib.services.runner.settle import Outcome, check_result, settle
+from chalicelib.services.runs import new_run_record
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo
+from chalicelib.store.models import RunModel, TriggerModel
+from chalicelib.store.sqs import FireMessage
+from chalicelib.workflows import (
+    DestructiveRefused,
+    Fire,
+    Policy,
+    WorkflowFailed,
+    is_known_target,
+)
+from chalicelib.workflows.targets import invoke
+
+__all__ = ["Runner"]
+
+
+def utcnow() -> datetime:
+    """The real clock (the runner's default)."""
+    return datetime.now(UTC)
+
+
+class Runner:
+    """Runs fire messages through ``pipeline``. ``clock`` is read at the claim, when the
+    workflow starts and when it ends."""
+
+    def __init__(
+        self,
+        *,
+        pipeline: Pipeline,
+        clock: Callable[[], datetime] = utcnow,
+        sleep: Callable[[float], None] | None = None,
+    ):
+        self.pipeline = pipeline
+        self.clock = clock
+        # Waiting out a message's early fraction needs a real clock: a test's clock
+        # moves by hand, so by default only the real one sleeps.
+        self.sleep = sleep if sleep is not None or clock is not utcnow else time.sleep
+
+    def handle(self, message: FireMessage) -> str:
+        """Run one message; returns the run's status, or ``dropped`` / ``buffered``."""
+        if message.surface == "schedule" and message.scheduled_ms is not None:
+            self._wait_for_slot(int(message.scheduled_ms))
+        now = self.clock()
+        lease_ms = ms(now) + (get_settings().runner_timeout_s + 60) * 1000
+        event = None
+        if message.surface == "event":
+            started = events.start_event_run(message, lease_ms=lease_ms, now=now)
+            if started is None:
+                record_metric("RunsDropped", surface="event")
+                return "dropped"
+            item, event = started
+            # The event start may have swapped in the head of the trigger's queue.
+            message = events.started_message(message, event)
+        elif message.surface == "schedule" and message.sched is not None:
+            outcome = claim_slot(message, lease_ms=lease_ms, now=now, pipeline=self.pipeline)
+            if isinstance(outcome, str):
+                return outcome
+            item = outcome
+        else:
+            found = dynamo.start_run(message.trigger_id, run_id=message.run_id, lease_ms=lease_ms)
+            if found is None:
+                record_metric("RunsDropped", surface=message.surface)
+                logger.info(
+                    "duplicate or reaped fire dropped at the start fence",
+                    extra={"trigger_id": message.trigger_id, "run_id": message.run_id},
+                )
+                return "dropped"
+            item = found
+        ctx = RunContext(
+            item=item, spec=dynamo.load_spec(item), message=message, now=now, event=event
+        )
+        return self._run(ctx)
+
+    def _wait_for_slot(self, slot_ms: int) -> None:
+        """A message lands up to a second before its slot (DelaySeconds rounded down):
+        wait out the fraction, so the fire starts on its second."""
+        if self.sleep is None:
+            return
+        early_ms = slot_ms - ms(self.clock())
+        if 0 < early_ms <= 1000:
+            self.sleep(early_ms / 1000)
+
+    def _run(self, ctx: RunContext) -> str:
+        run = new_run_record(
+            ctx.item,
+            run_id=ctx.message.run_id,
+            surface=ctx.message.surface,
+            scheduled_ms=ctx.message.scheduled_ms,
+            now=ctx.now,
+            event_id=ctx.message.event_id,
+        )
+        if ctx.event is not None:
+            run.attempt = int(ctx.event.attempt or 1)
+        outcome = Outcome()
+        try:
+            refusal = self._check(ctx)
+            if refusal is not None:
+                outcome.status, outcome.error = refusal.status, refusal.message
+                outcome.disable_reason = refusal.reason
+                outcome.deferred, outcome.defer_s = refusal.defer, refusal.delay_s
+            else:
+                self._execute(ctx, run, outcome)
+        except WorkflowFailed as exc:
+            outcome.error, outcome.state_out = str(exc) or "WorkflowFailed", exc.state
+        except DestructiveRefused as exc:
+            outcome.status, outcome.error, outcome.disable_reason = "refused", str(exc), "refused"
+        except Exception as exc:  # the workflow's own failure: recorded, never propagated
+            outcome.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            ctx.status = outcome.status
+            ctx.deferred = outcome.deferred
+            if outcome.deferred:
+                status = defer(
+                    ctx, delay_s=outcome.defer_s, now=self.clock(), pipeline=self.pipeline
+                )
+            else:
+                status = settle(ctx, run, outcome, pipeline=self.pipeline, clock=self.clock)
+        return status
+
+    def _check(self, ctx: RunContext) -> Refusal | None:
+        item = ctx.item
+        if item.status != "active":
+            return Refusal("skipped", f"trigger is disabled ({item.disabled_reason or 'manual'})")
+        if not is_known_target(item.workflow):
+            return Refusal(
+                "refused", f"workflow {item.workflow!r} is not registered", "workflow_missing"
+            )
+        return self.pipeline.check(ctx)
+
+    def _execute(self, ctx: RunContext, run: RunModel, outcome: Outcome) -> None:
+        """Build the fire, run the workflow, and note its result in ``outcome``."""
+        item, message = ctx.item, ctx.message
+        state, outcome.state_version = dynamo.get_state(item.id)
+        fire = _fire_of(
+            ctx, item, state=state, attempt=int(run.attempt or 1), pipeline=self.pipeline
+        )
+        ctx.fire = fire
+        # started_at is when the workflow starts: after the start fence and every
+        # check (a serialize_key wait included), not when the message arrived.
+        started_at = self.clock()
+        run.started_at = ms(started_at)
+        if message.surface == "schedule":
+            run.lateness_ms = lateness_ms(opt_dt(message.scheduled_ms), started_at)
+        try:
+            answered = invoke(item.workflow, fire)
+        finally:
+            ctx.finished_at = self.clock()  # when the workflow ended, before settle
+        problem = check_result(answered)
+        if problem is not None:
+            raise WorkflowFailed(problem)
+        outcome.result = answered
+        ctx.result = answered
+        outcome.state_out = answered.state
+        outcome.status = "succeeded"
+
+
+def _fire_of(
+    ctx: RunContext, item: TriggerModel, *, state: dict, attempt: int, pipeline: Pipeline
+) -> Fire:
+    message = ctx.message
+    extras = pipeline.fire_fields(ctx)
+    return Fire(
+        trigger_id=item.id,
+        fire_id=message.run_id,
+        scheduled_for=opt_dt(message.scheduled_ms),
+        surface=message.surface,
+        payload=extras.pop("payload", ctx.spec.get("payload")),
+        state=state,
+        attempt=attempt,
+        event_id=message.event_id,
+        policy=Policy(allow_destructive=bool(ctx.spec.get("allow_destructive"))),
+        **extras,
+    )

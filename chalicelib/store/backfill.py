@@ -1,0 +1,146 @@
+"""The items of runs a person asks for: a manual run's payload, a backfill's pending slots.
+
+Both live in the states table beside the trigger's state (run ids and ``{id}#backfill``
+start with the trigger id, so they sort beside it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+
+from chalicelib.store.models import RunModel, StateModel, TriggerModel
+
+__all__ = [
+    "save_fire_payload",
+    "read_fire_payload",
+    "delete_fire_payload",
+    "read_pending",
+    "write_pending",
+    "drop_pending",
+    "set_left",
+    "mark_started",
+    "ran_run_ids",
+    "recent_costs",
+]
+
+
+def _condition_failed(exc: Exception) -> bool:
+    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
+
+
+def _payload_key(run_id: str) -> str:
+    return f"{run_id}#payload"
+
+
+def _pending_key(trigger_id: str) -> str:
+    return f"{trigger_id}#backfill"
+
+
+def save_fire_payload(run_id: str, payload: Any) -> None:
+    """Keep a manual run's payload until the run settles."""
+    text = json.dumps({"p": payload}, separators=(",", ":"))
+    StateModel(_payload_key(run_id), state=text, version=0).save()
+
+
+def read_fire_payload(run_id: str) -> tuple[bool, Any]:
+    """``(True, payload)`` for a run fired with a body, ``(False, None)`` without one."""
+    try:
+        stored = StateModel.get(_payload_key(run_id), consistent_read=True)
+    except DoesNotExist:
+        return False, None
+    return True, json.loads(stored.state).get("p")
+
+
+def delete_fire_payload(run_id: str) -> None:
+    """Forget a manual run's payload (no-op if it had none)."""
+    try:
+        StateModel(_payload_key(run_id)).delete()
+    except DoesNotExist:
+        pass
+
+
+def read_pending(trigger_id: str) -> tuple[list[int], int]:
+    """A backfill's pending slots (epoch ms, oldest first) and the item's version (0: none)."""
+    try:
+        stored = StateModel.get(_pending_key(trigger_id), consistent_read=True)
+    except DoesNotExist:
+        return [], 0
+    return [int(x) for x in json.loads(stored.state or "[]")], int(stored.version)
+
+
+def write_pending(trigger_id: str, slots: list[int], *, expected_version: int) -> bool:
+    """Replace the pending slots if the item is still at ``expected_version``; False if not."""
+    item = StateModel(
+        _pending_key(trigger_id),
+        state=json.dumps(slots, separators=(",", ":")),
+        version=expected_version + 1,
+    )
+    condition = (
+        StateModel.trigger_id.does_not_exist()
+        if expected_version == 0
+        else StateModel.version == expected_version
+    )
+    try:
+        item.save(condition=condition)
+    except PutError as exc:
+        if _condition_failed(exc):
+            return False
+        raise
+    return True
+
+
+def drop_pending(trigger_id: str) -> None:
+    """Forget a trigger's pending backfill."""
+    try:
+        StateModel(_pending_key(trigger_id)).delete()
+    except DoesNotExist:
+        pass
+
+
+def set_left(trigger_id: str, left: int) -> None:
+    """The trigger's ``backfill_left`` (removed at 0); nothing if the trigger is gone."""
+    t = TriggerModel
+    action = t.backfill_left.set(left) if left else t.backfill_left.remove()
+    try:
+        TriggerModel(trigger_id).update(actions=[action], condition=t.id.exists())
+    except UpdateError as exc:
+        if not _condition_failed(exc):
+            raise  # else the trigger was deleted meanwhile
+
+
+def mark_started(item: TriggerModel, slots: int) -> bool:
+    """Set ``backfill_left`` only if no backfill is pending (one at a time); False if one is."""
+    t = TriggerModel
+    try:
+        item.update(
+            actions=[t.backfill_left.set(slots)],
+            condition=t.backfill_left.does_not_exist() | (t.backfill_left == 0),
+        )
+    except UpdateError as exc:
+        if _condition_failed(exc):
+            return False
+        raise
+    return True
+
+
+def ran_run_ids(trigger_id: str, run_ids: list[str]) -> set[str]:
+    """The run ids among ``run_ids`` with a record that is not ``skipped``."""
+    keys = [(trigger_id, run_id) for run_id in run_ids]
+    done: set[str] = set()
+    for start in range(0, len(keys), 100):
+        for run in RunModel.batch_get(keys[start : start + 100]):
+            if run.status != "skipped":
+                done.add(run.run_id)
+    return done
+
+
+def recent_costs(trigger_id: str, *, limit: int) -> list[float]:
+    """The cost of the trigger's latest ``limit`` finished (succeeded or failed) runs."""
+    return [
+        float(run.cost_usd or 0)
+        for run in RunModel.query(trigger_id, scan_index_forward=False, limit=limit * 3)
+        if run.status in ("succeeded", "failed") and run.finished_at is not None
+    ][:limit]
