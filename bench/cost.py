@@ -89,17 +89,15 @@ def price(calls: list[Call]) -> dict:
 def _one_run(
     env: MotoEnv, *, triggers: int, ticks: int, workflow: str, batch_size: int, state: bool
 ) -> dict:
-    from chalicelib import wiring
-    from chalicelib.services import heartbeat
+    from chalicelib import assembly, wiring
     from chalicelib.services import triggers as trigger_service
     from chalicelib.services.auth import Principal
-    from chalicelib.services.runner import Runner
 
     env.fresh()
     register_bench_workflows()
     clock = Clock(T0)
     root = Principal("root", "local", "admin")
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     runner_durations: list[float] = []
     heartbeat_durations: list[float] = []
     fires = 0
@@ -122,7 +120,7 @@ def _one_run(
                 trigger_service.create_trigger(root, body, now=clock())
             # A warm Lambda: clients built, first calls made.
             clock.advance(60)
-            heartbeat.tick(now=clock())
+            assembly.tick(now=clock())
             env.poll_batches(run_batch, batch_size=batch_size, now=clock())
         fires = 0
         runner_durations.clear()
@@ -130,7 +128,7 @@ def _one_run(
         for _ in range(ticks):
             clock.advance(60)
             started = time.perf_counter()
-            report = heartbeat.tick(now=clock())
+            report = assembly.tick(now=clock())
             heartbeat_durations.append(time.perf_counter() - started)
             # Each tick sends the slots due by now + 60 s: one per trigger (the warm-up
             # tick sent this minute's already).

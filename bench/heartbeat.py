@@ -92,7 +92,7 @@ def _record(report, calls, due_count, ratios, tick_ms, claims_per_s, reads, dues
 
 def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int = 7) -> dict:
     """Register ``registered`` triggers (1 % due), run ``repeats`` ticks; medians."""
-    from chalicelib.services import heartbeat
+    from chalicelib import assembly
     from chalicelib.settings import get_settings
 
     env.fresh()
@@ -126,7 +126,7 @@ def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int
         _warm_clients()
         for _ in range(repeats):
             mark = log.mark()
-            report = heartbeat.tick(now=NOW)
+            report = assembly.tick(now=NOW)
             calls = [c for c in log.since(mark) if c.service == "dynamodb"]
             _record(report, calls, due_count, ratios, tick_ms, claims_per_s, reads, dues)
             # Put the due triggers (and the cursors) back as they were, for the next repeat.
@@ -165,6 +165,7 @@ def measure_enqueue(env: MotoEnv, *, due: int, latency_ms: float, repeats: int) 
     a share of one query page and of one SendMessageBatch.
     """
     from bench.hooks import hooked
+    from chalicelib import assembly
     from chalicelib.services import heartbeat
     from chalicelib.settings import get_settings
 
@@ -194,7 +195,7 @@ def measure_enqueue(env: MotoEnv, *, due: int, latency_ms: float, repeats: int) 
         enqueued, late, ticks, first_tick = 0, 0, 0, 0
         with hooked(delayed):
             while enqueued < due and ticks < 20:
-                report = heartbeat.tick(now=NOW)
+                report = assembly.tick(now=NOW)
                 enqueued += report.enqueued
                 late += report.sent_late
                 ticks += 1

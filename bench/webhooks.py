@@ -72,12 +72,11 @@ def _inprocess_pass(
     env: MotoEnv, *, triggers: int, rounds: int, count: bool, batch_size: int = 10
 ) -> dict:
     import app as app_module
-    from chalicelib import wiring
+    from chalicelib import assembly, wiring
     from chalicelib.local.gateway import contract_client as Client
     from chalicelib.local.stack import _lambda_record
     from chalicelib.services import triggers as trigger_service
     from chalicelib.services.auth import Principal
-    from chalicelib.services.runner import Runner
 
     env.fresh()
     root = Principal("root", "local", "admin")
@@ -87,7 +86,7 @@ def _inprocess_pass(
             root, {"workflow": "echo", "event": {"source": "webhook"}}, now=wiring.now_utc()
         )
         hooks.append((_token(view["webhook"]["url"]), view["webhook"]["secret"]))
-    runner = Runner()
+    runner = assembly.build_runner()
     handler_s: list[float] = []
     runner_s: list[float] = []
     accepted = 0

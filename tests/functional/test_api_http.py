@@ -7,10 +7,9 @@ import json
 import pytest
 
 import app as app_module
-from chalicelib import openapi
+from chalicelib import assembly, openapi
 from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import triggers
-from chalicelib.services.runner import Runner
 from tests.functional.api_client import Api
 
 
@@ -140,7 +139,7 @@ def test_trigger_list_pages_newest_first_with_filters_and_loses_nothing(api):
 def test_runs_list_newest_first_filtered_by_status_surface_and_trigger(aws, api):
     ok = api.create_trigger()
     bad = api.create_trigger({"workflow": "fail", "schedule": {"cron": "0 8 * * 1"}})
-    runner = Runner()
+    runner = assembly.build_runner()
     run_ids = []
     for trigger in (ok, bad, ok):
         run_ids.append(api.call("POST", f"/v1/triggers/{trigger['id']}/fire").body["run_id"])

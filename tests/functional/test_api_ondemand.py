@@ -8,11 +8,11 @@ from datetime import timedelta
 import pytest
 
 import app as app_module
+from chalicelib import assembly
 from chalicelib.domain.errors import Conflict, ValidationError
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import ondemand, triggers
-from chalicelib.services.runner import Runner
 from chalicelib.store import dynamo
 from chalicelib.workflows import Result, workflow
 from tests.conftest import T0
@@ -46,10 +46,10 @@ def test_fire_with_a_payload_runs_with_that_payload_and_without_one_with_the_tri
     created = api.create_trigger({**HOURLY, "payload": {"from": "trigger"}})
     given = api.call("POST", f"/v1/triggers/{created['id']}/fire", {"payload": {"n": [1, 2]}})
     assert given.status == 202, given.body
-    api.aws.drain(Runner())
+    api.aws.drain(assembly.build_runner())
     plain = api.call("POST", f"/v1/triggers/{created['id']}/fire")
     assert plain.status == 202, plain.body
-    api.aws.drain(Runner())
+    api.aws.drain(assembly.build_runner())
 
     first = api.call("GET", f"/v1/runs/{given.body['run_id']}").body
     second = api.call("GET", f"/v1/runs/{plain.body['run_id']}").body
@@ -64,7 +64,7 @@ def test_a_fire_payload_is_forgotten_once_its_run_settles(aws, root, clock):
     from chalicelib.store.models import StateModel
 
     assert StateModel.count(key) == 1
-    aws.drain(Runner(clock=clock))
+    aws.drain(assembly.build_runner(clock=clock))
     assert StateModel.count(key) == 0
 
 
@@ -98,7 +98,7 @@ def test_a_nan_or_infinite_cost_fails_the_run_clearly_and_every_cleanup_runs(
         },
         now=clock(),
     )["id"]
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     fired = triggers.fire_now(root, trigger_id, now=clock(), body={"payload": cost})
     assert aws.drain(runner) == ["failed"]
     run = triggers.get_run_view(root, fired["run_id"])
@@ -260,7 +260,7 @@ def test_a_dry_run_counts_the_slots_and_estimates_from_recent_runs(aws, root, cl
     )["id"]
     for _ in range(2):
         triggers.fire_now(root, trigger_id, now=clock())
-        aws.drain(Runner(clock=clock))
+        aws.drain(assembly.build_runner(clock=clock))
     answer = ondemand.backfill(root, trigger_id, {**WINDOW, "dry_run": True}, now=clock())
     assert answer["slots"] == 6
     assert (answer["first"], answer["last"]) == (
@@ -282,7 +282,7 @@ def test_backfill_runs_every_slot_in_order_with_the_slots_own_fire_id(aws, root,
     # Concurrency 1: one slot at a time, each settle starts the next.
     live = [r for r in _runs(root, trigger_id) if r["status"] in ("queued", "running")]
     assert [r["id"] for r in live] == answer["run_ids"][:1]
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"] * 6
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"] * 6
 
     runs = [r for r in _runs(root, trigger_id, surface="backfill")]
     assert sorted(r["id"] for r in runs) == answer["run_ids"]
@@ -298,12 +298,12 @@ def test_a_slot_that_already_ran_is_not_run_again(aws, root, clock):
     ondemand.backfill(
         root, trigger_id, {"from": WINDOW["from"], "to": "2026-11-01T02:00:00Z"}, now=clock()
     )
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"] * 3
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"] * 3
     dry = ondemand.backfill(root, trigger_id, {**WINDOW, "dry_run": True}, now=clock())
     assert (dry["slots"], dry["already_ran"], dry["first"]) == (3, 3, "2026-11-01T03:00:00.000Z")
     again = ondemand.backfill(root, trigger_id, WINDOW, now=clock())
     assert again["slots"] == 3
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"] * 3
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"] * 3
     assert len(_runs(root, trigger_id, surface="backfill")) == 6
     assert ondemand.backfill(root, trigger_id, WINDOW, now=clock()) == {"slots": 0, "run_ids": []}
 
@@ -327,7 +327,7 @@ def test_backfill_keeps_to_the_triggers_concurrency(aws, root, clock):
     item = dynamo.get_trigger(trigger_id)
     assert len(dynamo.in_flight_of(item)) == 2
     assert item.backfill_left == 4
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"] * 6
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"] * 6
 
 
 def test_a_paused_trigger_holds_its_backfill_and_resuming_carries_on(aws, root, clock):
@@ -335,10 +335,10 @@ def test_a_paused_trigger_holds_its_backfill_and_resuming_carries_on(aws, root, 
     ondemand.backfill(root, trigger_id, WINDOW, now=clock())
     triggers.set_enabled(root, trigger_id, enabled=False, now=clock(), body={"note": "hold"})
     # The run already queued is skipped (the trigger is paused); nothing else starts.
-    assert aws.drain(Runner(clock=clock)) == ["skipped"]
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["skipped"]
     assert dynamo.get_trigger(trigger_id).backfill_left == 5
     triggers.set_enabled(root, trigger_id, enabled=True, now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"] * 5
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"] * 5
     dry = ondemand.backfill(root, trigger_id, {**WINDOW, "dry_run": True}, now=clock())
     # The skipped slot never ran its workflow: it is still there to backfill.
     assert (dry["slots"], dry["first"]) == (1, "2026-11-01T00:00:00.000Z")
@@ -355,7 +355,7 @@ def test_backfill_stays_within_the_budget(aws, root, clock):
         now=clock(),
     )["id"]
     ondemand.backfill(root, trigger_id, WINDOW, now=clock())
-    statuses = aws.drain(Runner(clock=clock))
+    statuses = aws.drain(assembly.build_runner(clock=clock))
     assert statuses.count("succeeded") <= 3
     spent = sum(r["cost_usd"] for r in _runs(root, trigger_id))
     assert spent <= 3.0
@@ -374,7 +374,7 @@ def test_deleting_a_trigger_drops_its_pending_backfill(aws, root, clock):
     trigger_id = triggers.create_trigger(root, HOURLY, now=clock())["id"]
     ondemand.backfill(root, trigger_id, WINDOW, now=clock())
     triggers.delete_trigger(root, trigger_id, now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["dropped"]
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["dropped"]
     from chalicelib.store.models import StateModel
 
     assert StateModel.count(f"{trigger_id}#backfill") == 0
@@ -407,7 +407,7 @@ def test_backfill_through_the_api_answers_202_and_a_dry_run_200(api):
     real = api.call("POST", path, WINDOW)
     assert real.status == 202, real.body
     assert len(real.body["run_ids"]) == 6
-    api.aws.drain(Runner())
+    api.aws.drain(assembly.build_runner())
     runs = api.call("GET", f"/v1/runs?surface=backfill&trigger_id={created['id']}").body
     assert len(runs["items"]) == 6
     too_many = api.call(
@@ -452,7 +452,7 @@ def test_a_backfill_waits_for_the_switch_instead_of_skipping_its_slots(
     switch_reset.set_override(None)
     ondemand.backfill(root, trigger_id, WINDOW, now=clock())
     switch_reset.set_override(False)  # switched off mid-backfill: the queued slot waits
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     messages = aws.receive()
     from chalicelib.store.sqs import FireMessage
 
@@ -464,7 +464,6 @@ def test_a_backfill_waits_for_the_switch_instead_of_skipping_its_slots(
 
 
 def test_a_lost_backfill_run_is_recorded_as_backfill_and_the_next_slot_still_runs(aws, root, clock):
-    from chalicelib.services import heartbeat
     from chalicelib.settings import get_settings
 
     trigger_id = triggers.create_trigger(root, HOURLY, now=clock())["id"]
@@ -475,8 +474,8 @@ def test_a_lost_backfill_run_is_recorded_as_backfill_and_the_next_slot_still_run
     # The reaper looks when the trigger is next due (13:00), well after the lease ran out:
     # the runner claiming that slot finds the dead claim and reaps it first.
     clock.advance(max(get_settings().lease_s + 120, 3700))
-    heartbeat.tick(now=clock())
-    statuses = aws.drain(Runner(clock=clock))
+    assembly.tick(now=clock())
+    statuses = aws.drain(assembly.build_runner(clock=clock))
     lost = triggers.get_run_view(root, answer["run_ids"][0])
     assert (lost["status"], lost["surface"]) == ("lost", "backfill")
     assert "succeeded" in statuses

@@ -10,9 +10,9 @@ from datetime import timedelta
 
 import pytest
 
+from chalicelib import assembly
 from chalicelib.domain.errors import Conflict, ValidationError
-from chalicelib.services import heartbeat, triggers
-from chalicelib.services.runner import Runner
+from chalicelib.services import triggers
 from chalicelib.store import dynamo
 from chalicelib.store.models import RunModel
 from tests.conftest import T0
@@ -67,9 +67,9 @@ def test_cron_to_interval_counts_from_now_when_nothing_fired_yet(aws, root, cloc
 
 def test_new_interval_counts_from_the_last_slot_that_fired(aws, root, clock):
     trigger = create(root, clock, schedule={"interval_s": 3600})
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     clock.advance(3600)  # 13:00: the first slot
-    assert heartbeat.tick(now=clock()).due == 1
+    assert assembly.tick(now=clock()).due == 1
     assert aws.drain(runner) == ["succeeded"]
     clock.advance(600)  # 13:10
     edited = patch(root, trigger, {"schedule": {"interval_s": 7200}}, clock)
@@ -143,9 +143,9 @@ def test_state_edit_is_written_with_the_trigger(aws, root, clock):
     trigger = create(root, clock, schedule={"interval_s": 3600})
     edited = patch(root, trigger, {"state": {"count": 41}}, clock)
     assert edited["state"] == {"count": 41}
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     clock.advance(3600)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     assert aws.drain(runner) == ["succeeded"]
     assert triggers.get_trigger_view(root, trigger["id"])["state"] == {"count": 42}
 
@@ -267,9 +267,9 @@ def test_cron_edit_after_a_slot_was_enqueued_early_never_fires_that_slot_twice(a
     # minute at 12:04:40: the new schedule also has 12:05. Nothing was claimed yet, so
     # 12:05 stays the next slot; its queued message runs it once, under the new schedule.
     trigger = create(root, clock, schedule={"cron": "*/5 * * * *"})
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     clock.advance(4 * 60 + 30)
-    assert heartbeat.tick(now=clock()).due == 1
+    assert assembly.tick(now=clock()).due == 1
     clock.advance(10)
     edited = patch(root, trigger, {"schedule": {"cron": "* * * * *"}}, clock)
     assert edited["next_fire_at"] == "2026-11-30T12:05:00.000Z"
@@ -277,7 +277,7 @@ def test_cron_edit_after_a_slot_was_enqueued_early_never_fires_that_slot_twice(a
     assert aws.drain(runner) == ["succeeded"]
     for _ in range(3):
         clock.advance(60)
-        heartbeat.tick(now=clock())
+        assembly.tick(now=clock())
         aws.drain(runner)
     # A re-fired slot would reuse its run id (one record), so count executions too.
     view = triggers.get_trigger_view(root, trigger["id"])
@@ -297,9 +297,9 @@ def test_claim_between_the_patch_read_and_its_write_is_fenced_and_retried(
     # computes its slot after the one that ran. The version was not touched by the claim.
     trigger = create(root, clock, schedule={"cron": "*/5 * * * *"})
     clock.advance(4 * 60 + 30)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     clock.advance(30)  # 12:05:00
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     real_load = triggers.load_owned
     reads = []
 
@@ -316,7 +316,7 @@ def test_claim_between_the_patch_read_and_its_write_is_fenced_and_retried(
     assert len(reads) == 2  # one lost race, one retry
     assert edited["next_fire_at"] == "2026-11-30T12:06:00.000Z"
     clock.advance(60)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     aws.drain(runner)
     slots = scheduled_runs(trigger["id"])
     assert len(slots) == 2
@@ -327,11 +327,11 @@ def test_claim_between_the_patch_read_and_its_write_is_fenced_and_retried(
 def test_a_patch_written_after_its_slot_was_enqueued_fences_that_message_out(aws, root, clock):
     trigger = create(root, clock, schedule={"cron": "*/5 * * * *"})
     clock.advance(4 * 60 + 30)
-    assert heartbeat.tick(now=clock()).due == 1  # 12:05 is enqueued
+    assert assembly.tick(now=clock()).due == 1  # 12:05 is enqueued
     patch(root, trigger, {"schedule": {"cron": "0 9 * * *"}}, clock)
     clock.advance(30)
     # The 12:05 message finds the trigger moved on: dropped by the claim's fence.
-    assert aws.drain(Runner(clock=clock)) == ["dropped"]
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["dropped"]
     item = dynamo.get_trigger(trigger["id"])
     assert dynamo.in_flight_of(item) == {}
     assert scheduled_runs(trigger["id"]) == []

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import pytest
 
 import app as app_module
+from chalicelib import assembly
 from chalicelib.local.gateway import contract_client as Client
-from chalicelib.services.runner import Runner
 from tests.functional.api_client import Api
 
 CALLERS = ("none", "bad", "viewer", "operator", "admin", "other")
@@ -67,7 +67,7 @@ def send_webhook(api: Api, token: str, payload: dict) -> dict:
 def _event(api: Api) -> dict:
     ctx = _event_trigger(api)
     sent = send_webhook(api, ctx["token"], {"n": 1})
-    api.aws.drain(Runner())
+    api.aws.drain(assembly.build_runner())
     return {**ctx, "event_id": sent["event_id"]}
 
 
@@ -75,7 +75,7 @@ def _run(api: Api) -> dict:
     ctx = _trigger(api)
     fired = api.call("POST", f"/v1/triggers/{ctx['trigger_id']}/fire")
     assert fired.status == 202, fired.body
-    api.aws.drain(Runner())
+    api.aws.drain(assembly.build_runner())
     return {**ctx, "run_id": fired.body["run_id"]}
 
 

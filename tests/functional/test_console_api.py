@@ -11,10 +11,9 @@ import json
 import pytest
 
 import app as app_module
-from chalicelib import wiring
+from chalicelib import assembly, wiring
 from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import deliveries, health
-from chalicelib.services.runner import Runner
 from chalicelib.store.models import TTL_ATTRIBUTES, DeliveryModel
 from tests.functional.api_client import Api
 from tests.signing import delivery_body, signed_headers
@@ -165,7 +164,7 @@ def test_health_tells_whether_the_scheduler_ticks_and_counts_queues_and_fires(ap
     assert ticked["queue_depth"] == 1  # the manual fire, not yet run
     assert ticked["fires_last_hour"] == 0  # a queued fire has no run record yet
 
-    api.aws.drain(Runner())
+    api.aws.drain(assembly.build_runner())
     api.clock.advance(2 * 60 + 1)  # two heartbeat periods (60 s) and a second: stale
     late = api.call("GET", "/v1/health").body
     assert late["stale"] is True and late["queue_depth"] == 0
@@ -226,7 +225,7 @@ def test_a_budget_shows_the_newest_period_spent(api):
         "reserved_usd": 0.0,
     }
     assert api.call("POST", f"/v1/triggers/{trigger['id']}/fire").status == 202
-    api.aws.drain(Runner(clock=api.clock))
+    api.aws.drain(assembly.build_runner(clock=api.clock))
     budget = api.call("GET", f"/v1/triggers/{trigger['id']}").body["budget"]
     assert budget["period"] == "month:2026-11" and budget["reserved_usd"] == 0.0
     assert "budget" not in api.create_trigger()  # no cap, no ledger read

@@ -14,9 +14,10 @@ import json
 
 import pytest
 
+from chalicelib import assembly
 from chalicelib.domain.errors import Conflict
-from chalicelib.services import events, heartbeat, runner, triggers
-from chalicelib.services.runner import Runner
+from chalicelib.services import events, triggers
+from chalicelib.services.pipeline import AfterSettleFailed, Pipeline
 from chalicelib.store import dynamo, kms
 from chalicelib.store.models import EventModel, RunModel
 from chalicelib.store.sqs import FireMessage
@@ -72,15 +73,16 @@ def event_of(answer: dict) -> EventModel:
     return EventModel.get(answer["event_id"], consistent_read=True)
 
 
-def without_event_hook(monkeypatch, how: str):
-    """Cut the runner after it settled the trigger: the event's finish hook never records."""
+def without_event_hook(monkeypatch, how: str, runner_):
+    """Cut ``runner_`` after it settled the trigger: the event's finish hook never records."""
     if how == "process dies":
 
-        def die(ctx):
-            raise Crash()
+        class Dies(events.EventRunPolicy):
+            def after_settle(self, ctx):
+                raise Crash()
 
-        hooks = [die if h is events._on_finish else h for h in runner.finish_hooks]
-        monkeypatch.setattr(runner, "finish_hooks", hooks)
+        policies = tuple(Dies() if p is events.EVENT_RUNS else p for p in assembly.POLICIES)
+        monkeypatch.setattr(runner_, "pipeline", Pipeline(policies))
     else:  # "hook fails": the runner retries it, then fails the message (not swallowed)
 
         def unavailable(*args, **kwargs):
@@ -89,7 +91,7 @@ def without_event_hook(monkeypatch, how: str):
         monkeypatch.setattr(events, "_settle_event", unavailable)
 
 
-def run_all(aws, runner_: Runner) -> list[str]:
+def run_all(aws, runner_) -> list[str]:
     """Like ``aws.drain``, but a Crash leaves the message (a dead runner never deletes it)."""
     statuses = []
     for _ in range(20):
@@ -102,7 +104,7 @@ def run_all(aws, runner_: Runner) -> list[str]:
                 statuses.append(runner_.handle(FireMessage.parse(m["Body"])))
             except Crash:
                 statuses.append("crashed")
-            except runner.FinishHookFailed:
+            except AfterSettleFailed:
                 # The message would come back and finish the bookkeeping; here it is
                 # deleted, as if it had been dead-lettered: the sweep is the last resort.
                 statuses.append("hook failed")
@@ -121,9 +123,9 @@ def test_a_succeeded_run_whose_event_was_not_recorded_ends_succeeded_once(
 ):
     created = make_trigger(root, clock)
     answer = deliver(created, clock, 1)
-    run_ = Runner(clock=clock)
+    run_ = assembly.build_runner(clock=clock)
     with monkeypatch.context() as m:
-        without_event_hook(m, how)
+        without_event_hook(m, how, run_)
         assert run_all(aws, run_) == ["crashed" if how == "process dies" else "hook failed"]
     stuck = event_of(answer)
     assert (stuck.status, stuck.attempt) == ("running", 1)
@@ -133,12 +135,12 @@ def test_a_succeeded_run_whose_event_was_not_recorded_ends_succeeded_once(
 
     # Not while the run's lease (plus the grace) could still cover a live run.
     past(clock, int(stuck.lease_ms), events.SWEEP_GRACE_S - 1)
-    report = heartbeat.tick(now=clock())
+    report = assembly.tick(now=clock())
     assert (report.events_recovered, report.events_dispatched) == (0, 0)
     assert event_of(answer).status == "running"
 
     clock.advance(2)
-    report = heartbeat.tick(now=clock())
+    report = assembly.tick(now=clock())
     assert (report.events_recovered, report.events_dispatched) == (1, 0)
     event = event_of(answer)
     assert (event.status, event.attempt) == ("succeeded", 1)
@@ -150,7 +152,7 @@ def test_a_succeeded_run_whose_event_was_not_recorded_ends_succeeded_once(
     assert run_all(aws, run_) == []
     assert ran == [1]
     clock.advance(60)
-    assert heartbeat.tick(now=clock()).events_recovered == 0
+    assert assembly.tick(now=clock()).events_recovered == 0
     late = events._settle_event(
         answer["event_id"],
         run_id=answer["run_id"],
@@ -176,14 +178,14 @@ def test_a_failed_attempt_whose_event_was_not_recorded_is_retried(
 ):
     created = make_trigger(root, clock, workflow="flaky", max_attempts=3)
     answer = deliver(created, clock, 5)
-    run_ = Runner(clock=clock)
+    run_ = assembly.build_runner(clock=clock)
     with monkeypatch.context() as m:
-        without_event_hook(m, "process dies")
+        without_event_hook(m, "process dies", run_)
         assert run_all(aws, run_) == ["crashed"]
     stuck = event_of(answer)
     assert stuck.status == "running"
     past(clock, int(stuck.lease_ms), events.SWEEP_GRACE_S + 1)
-    assert heartbeat.tick(now=clock()).events_recovered == 1
+    assert assembly.tick(now=clock()).events_recovered == 1
     event = event_of(answer)
     assert (event.status, event.attempt) == ("pending", 1)
     assert event.retry_at == int(clock().timestamp() * 1000) + 2000
@@ -193,7 +195,7 @@ def test_a_failed_attempt_whose_event_was_not_recorded_is_retried(
     event = event_of(answer)
     assert (event.status, event.attempt) == ("succeeded", 2)
     assert ran == [5, 5]  # the failed attempt and its one retry
-    assert heartbeat.tick(now=clock()).events_recovered == 0
+    assert assembly.tick(now=clock()).events_recovered == 0
 
 
 def test_a_run_settled_but_never_recorded_is_recorded_from_the_triggers_last_run(
@@ -201,7 +203,7 @@ def test_a_run_settled_but_never_recorded_is_recorded_from_the_triggers_last_run
 ):
     created = make_trigger(root, clock)
     answer = deliver(created, clock, 2)
-    run_ = Runner(clock=clock)
+    run_ = assembly.build_runner(clock=clock)
 
     def die(run, **kwargs):
         raise Crash()
@@ -214,7 +216,7 @@ def test_a_run_settled_but_never_recorded_is_recorded_from_the_triggers_last_run
     assert item.last_run["id"] == answer["run_id"] and dynamo.in_flight_of(item) == {}
     stuck = event_of(answer)
     past(clock, int(stuck.lease_ms), events.SWEEP_GRACE_S + 1)
-    assert heartbeat.tick(now=clock()).events_recovered == 1
+    assert assembly.tick(now=clock()).events_recovered == 1
     assert event_of(answer).status == "succeeded"
     assert ran == [2]
     run = triggers.get_run_view(root, answer["run_id"])
@@ -228,7 +230,7 @@ def test_a_run_that_left_no_trace_is_a_lost_attempt(
 ):
     created = make_trigger(root, clock, max_attempts=max_attempts)
     answer = deliver(created, clock, 3)
-    run_ = Runner(clock=clock)
+    run_ = assembly.build_runner(clock=clock)
 
     def die(run, **kwargs):
         raise Crash()
@@ -245,7 +247,7 @@ def test_a_run_that_left_no_trace_is_a_lost_attempt(
 
     stuck = event_of(answer)
     past(clock, int(stuck.lease_ms), events.SWEEP_GRACE_S + 1)
-    assert heartbeat.tick(now=clock()).events_recovered == 1
+    assert assembly.tick(now=clock()).events_recovered == 1
     run = triggers.get_run_view(root, answer["run_id"])
     assert run["status"] == "lost" and run["error"].startswith("lost:")
     clock.advance(2)
@@ -267,16 +269,16 @@ def test_a_live_run_is_left_to_its_lease_and_a_reaped_one_is_retried_once(aws, c
     )
     # A long run: its row is overdue for the sweep, but its run is in flight.
     clock.advance(300)
-    report = heartbeat.tick(now=clock())
+    report = assembly.tick(now=clock())
     assert (report.events_recovered, report.events_dispatched, report.reaped) == (0, 0, 0)
     assert event_of(answer).status == "running"
     # Its lease expires: the reaper (not the sweep) counts the lost attempt, once.
     past(clock, lease_ms, events.SWEEP_GRACE_S + 1)
-    report = heartbeat.tick(now=clock())
+    report = assembly.tick(now=clock())
     assert (report.reaped, report.events_recovered) == (1, 0)
     assert (event_of(answer).status, event_of(answer).attempt) == ("pending", 1)
     clock.advance(2)
-    assert run_all(aws, Runner(clock=clock)) == ["succeeded"]
+    assert run_all(aws, assembly.build_runner(clock=clock)) == ["succeeded"]
     assert ran == [4]
     assert event_of(answer).status == "succeeded"
 
@@ -284,7 +286,7 @@ def test_a_live_run_is_left_to_its_lease_and_a_reaped_one_is_retried_once(aws, c
 def test_a_lost_retry_message_is_resent_even_while_another_event_runs(aws, clock, root, ran):
     created = make_trigger(root, clock, workflow="flaky", max_attempts=3)
     first = deliver(created, clock, 1)
-    run_ = Runner(clock=clock)
+    run_ = assembly.build_runner(clock=clock)
     aws.purge_delays()
     (message,) = aws.receive()
     assert run_.handle(FireMessage.parse(message["Body"])) == "failed"
@@ -305,11 +307,11 @@ def test_a_lost_retry_message_is_resent_even_while_another_event_runs(aws, clock
 
     # The first event's retry is overdue: its message again, though the trigger is busy.
     clock.advance(2 + events.SWEEP_GRACE_S)
-    assert heartbeat.tick(now=clock()).events_dispatched == 1
+    assert assembly.tick(now=clock()).events_dispatched == 1
     assert run_all(aws, run_) == ["dropped"]  # full: back in the queue, pulled in its turn
     event = event_of(first)
     assert (event.status, event.pending_trigger) == ("pending", created["id"])
     assert event_of(second).status == "running"
     # Waiting in the queue behind a live run is not lost: nothing more is sent.
     clock.advance(60)
-    assert heartbeat.tick(now=clock()).events_dispatched == 0
+    assert assembly.tick(now=clock()).events_dispatched == 0

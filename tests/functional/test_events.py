@@ -11,9 +11,9 @@ from datetime import timedelta
 import pytest
 from botocore.exceptions import ClientError
 
+from chalicelib import assembly
 from chalicelib.domain.errors import Conflict, NotFound, ValidationError
-from chalicelib.services import events, heartbeat, triggers
-from chalicelib.services.runner import Runner
+from chalicelib.services import events, triggers
 from chalicelib.store import dynamo, kms
 from chalicelib.store.aws import client
 from chalicelib.store.models import EventModel
@@ -66,7 +66,7 @@ def test_events_of_a_full_trigger_wait_and_run_one_after_another_in_arrival_orde
 ):
     order: list[int] = []
     nested: list[str] = []
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
 
     def run(fire: Fire) -> Result:
         order.append(fire.payload["n"])
@@ -83,7 +83,7 @@ def test_events_of_a_full_trigger_wait_and_run_one_after_another_in_arrival_orde
             assert aws.receive() == []
             # Nor does the sweep resend the waiting events: they wait their turn.
             later = clock() + timedelta(seconds=events.SWEEP_GRACE_S + 30)
-            assert heartbeat.tick(now=later).events_dispatched == 0
+            assert assembly.tick(now=later).events_dispatched == 0
         return Result()
 
     monkeypatch.setitem(REGISTRY, "queue", Workflow(name="queue", func=run))
@@ -123,7 +123,7 @@ def test_a_newer_events_message_leaves_the_slot_to_the_oldest_waiting_event(
         )
         for a in reversed(answers[1:])
     ]
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     statuses = [runner.handle(m) for m in newest_first]
     assert statuses == ["succeeded", "succeeded"]
     assert record == [1, 2]
@@ -143,7 +143,7 @@ def step(aws, runner) -> list[str]:
 def test_a_failed_event_is_retried_with_backoff_then_marked_failed_and_kept(aws, clock, root):
     created = make_trigger(root, clock, workflow="fail", event={"max_attempts": 3})
     answer = deliver(created, clock, 1)[1]
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     assert step(aws, runner) == ["failed"]
     event = event_of(answer)
     assert (event.status, event.attempt) == ("pending", 1)
@@ -161,14 +161,14 @@ def test_a_failed_event_is_retried_with_backoff_then_marked_failed_and_kept(aws,
     assert step(aws, runner) == ["dropped"]
     assert event_of(answer).status == "pending"
     clock.advance(8 + events.SWEEP_GRACE_S)
-    assert heartbeat.tick(now=clock()).events_dispatched == 1
+    assert assembly.tick(now=clock()).events_dispatched == 1
     assert step(aws, runner) == ["failed"]
     event = event_of(answer)
     assert (event.status, event.attempt) == ("failed", 3)
     assert event.pending_sk is None
 
     clock.advance(3600)
-    assert heartbeat.tick(now=clock()).events_dispatched == 0
+    assert assembly.tick(now=clock()).events_dispatched == 0
     assert aws.drain(runner) == []
     (run,) = triggers.list_trigger_runs(root, created["id"], {})["items"]
     assert (run["id"], run["status"], run["attempt"]) == (answer["run_id"], "failed", 3)
@@ -192,13 +192,13 @@ def test_an_event_stored_but_not_enqueued_is_run_after_the_next_tick(aws, clock,
         sqs.meta.events.unregister("before-send.sqs.SendMessageBatch", refuse)
     assert status == 202  # stored durably: acknowledged even though the send failed
     assert event_of(answer).status == "pending"
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     assert aws.drain(runner) == []
 
     clock.advance(events.SWEEP_GRACE_S - 1)
-    assert heartbeat.tick(now=clock()).events_dispatched == 0  # not overdue yet
+    assert assembly.tick(now=clock()).events_dispatched == 0  # not overdue yet
     clock.advance(2)
-    assert heartbeat.tick(now=clock()).events_dispatched == 1
+    assert assembly.tick(now=clock()).events_dispatched == 1
     assert aws.drain(runner) == ["succeeded"]
     assert record == [7]
     (run,) = triggers.list_trigger_runs(root, created["id"], {})["items"]
@@ -218,13 +218,13 @@ def test_a_reaped_event_run_counts_as_a_failed_attempt_and_is_retried(aws, clock
     assert started is not None and event_of(answer).status == "running"
 
     clock.advance(6)
-    assert heartbeat.tick(now=clock()).reaped == 1
+    assert assembly.tick(now=clock()).reaped == 1
     event = event_of(answer)
     assert (event.status, event.attempt) == ("pending", 1)
     assert triggers.get_run_view(root, answer["run_id"])["status"] == "lost"
 
     clock.advance(2)
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert record == [3]
     event = event_of(answer)
     assert (event.status, event.attempt) == ("succeeded", 2)
@@ -237,7 +237,7 @@ def test_a_second_message_for_a_finished_event_is_dropped_and_gives_its_slot_bac
 ):
     created = make_trigger(root, clock)
     answer = deliver(created, clock, 1)[1]
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     assert aws.drain(runner) == ["succeeded"]
     duplicate = FireMessage(
         run_id=answer["run_id"],
@@ -256,7 +256,7 @@ def test_a_second_message_for_a_finished_event_is_dropped_and_gives_its_slot_bac
 def test_replay_runs_a_stored_event_again_as_a_new_run(aws, clock, root, record):
     created = make_trigger(root, clock)
     answer = deliver(created, clock, 4)[1]
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     with pytest.raises(Conflict):
         events.replay_event(root, answer["event_id"], now=clock())  # still pending
     assert aws.drain(runner) == ["succeeded"]
@@ -283,7 +283,7 @@ def test_pending_events_of_a_disabled_trigger_are_skipped_not_run(aws, clock, ro
     created = make_trigger(root, clock)
     answers = [deliver(created, clock, n)[1] for n in (1, 2, 3)]
     triggers.set_enabled(root, created["id"], enabled=False, now=clock())
-    aws.drain(Runner(clock=clock))
+    aws.drain(assembly.build_runner(clock=clock))
     assert record == []
     assert {event_of(a).status for a in answers} == {"skipped"}
     assert triggers.list_trigger_runs(root, created["id"], {})["items"] == []
@@ -330,7 +330,7 @@ def test_concurrent_runners_never_run_more_of_a_triggers_events_than_its_concurr
     total = 24
     for n in range(total):
         deliver(created, clock, n)
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     stop = threading.Event()
     sweeps: list[int] = []
     errors: list[BaseException] = []
@@ -361,7 +361,7 @@ def test_concurrent_runners_never_run_more_of_a_triggers_events_than_its_concurr
                 # Nothing ran for 5 s while events wait: the sweep restarts the queue
                 # (a tick in the future, so that no lease of a live run expires).
                 later = clock() + timedelta(seconds=events.SWEEP_GRACE_S + 1)
-                sweeps.append(heartbeat.tick(now=later).events_dispatched)
+                sweeps.append(assembly.tick(now=later).events_dispatched)
                 idle_since = time.monotonic()
     finally:
         stop.set()
@@ -377,7 +377,7 @@ def test_concurrent_runners_never_run_more_of_a_triggers_events_than_its_concurr
 def test_an_event_waiting_for_its_serialize_key_runs_when_the_key_is_handed_over(
     aws, clock, root, monkeypatch
 ):
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     ran: list[str] = []
     nested: list[str] = []
 
@@ -420,7 +420,7 @@ def test_only_an_events_last_failed_attempt_counts_toward_max_failures(aws, cloc
     created = make_trigger(
         root, clock, workflow="fail", event={"max_attempts": 2}, limits={"max_failures": 2}
     )
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
 
     def failures() -> tuple[str, int, str | None]:
         view = triggers.get_trigger_view(root, created["id"])
@@ -460,14 +460,14 @@ def test_a_reaped_attempt_that_will_be_retried_does_not_count_toward_max_failure
 
     die_after_start()  # attempt 1 is lost: retried, not counted
     clock.advance(6)
-    assert heartbeat.tick(now=clock()).reaped == 1
+    assert assembly.tick(now=clock()).reaped == 1
     assert trigger() == ("active", 0)
     assert event_of(answer).status == "pending"
 
     clock.advance(2)
     die_after_start()  # attempt 2, the last, is lost too: counted, and max_failures is 1
     clock.advance(6)
-    assert heartbeat.tick(now=clock()).reaped == 1
+    assert assembly.tick(now=clock()).reaped == 1
     assert trigger() == ("disabled", 1)
     assert event_of(answer).status == "failed"
     assert record == []

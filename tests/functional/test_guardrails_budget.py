@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from chalicelib.services import heartbeat, triggers
-from chalicelib.services.runner import RunContext, Runner
+from chalicelib import assembly
+from chalicelib.services import triggers
+from chalicelib.services.runner import RunContext
 from chalicelib.store import dynamo, ledger
 from chalicelib.store.sqs import FireMessage
 from chalicelib.workflows import Result, workflow
@@ -30,7 +31,7 @@ def _create(root, clock, **body):
 def _fire_next(aws, clock, runner):
     """The runs of the next minute (a spare message fenced out, ``dropped``, is no run)."""
     clock.advance(60)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     return [s for s in aws.drain(runner) if s != "dropped"]
 
 
@@ -50,7 +51,7 @@ def test_the_run_that_crosses_the_budget_stands_and_the_trigger_stops_after_it(a
         state={"cost_usd": 0.3},
         limits={"max_usd": 1, "budget_period": "day"},
     )
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     assert _fire_next(aws, clock, runner) == ["succeeded"]
     # The estimate is now the last cost (0.3): 0.3 spent + 0.3 <= 1, so the next run may
     # start, and it turns out to cost 0.9.
@@ -63,7 +64,7 @@ def test_the_run_that_crosses_the_budget_stands_and_the_trigger_stops_after_it(a
     totals = ledger.totals(trigger_id, "day:2026-11-30")
     assert (totals.spent_usd, totals.reserved_usd) == (1.2, 0.0)
     clock.advance(60)
-    assert heartbeat.tick(now=clock()).due == 0
+    assert assembly.tick(now=clock()).due == 0
 
 
 def test_a_run_that_cannot_reserve_is_refused_and_disables_the_trigger(aws, clock, root):
@@ -73,7 +74,7 @@ def test_a_run_that_cannot_reserve_is_refused_and_disables_the_trigger(aws, cloc
         state={"cost_usd": 0.4},
         limits={"max_usd": 1, "budget_period": "day"},
     )
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     assert _fire_next(aws, clock, runner) == ["succeeded"]  # 0.4 spent
     assert _fire_next(aws, clock, runner) == ["succeeded"]  # 0.8 spent
     # 0.8 + an estimated 0.4 would overspend: the run does not start.
@@ -109,8 +110,8 @@ def test_a_cron_trigger_budgets_by_its_own_timezone_day(aws, clock, root):
         limits={"max_usd": 10, "budget_period": "day"},
     )
     clock.advance(11.5 * 3600)
-    heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert ledger.totals(trigger_id, "day:2026-12-01").spent_usd == 0.25
     assert ledger.totals(trigger_id, "day:2026-11-30").spent_usd == 0.0
 
@@ -124,7 +125,7 @@ def test_two_concurrent_runs_cannot_overspend_together(aws, clock, root):
         concurrency=2,
         limits={"max_usd": 1, "budget_period": "total"},
     )
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     assert _fire_next(aws, clock, runner) == ["succeeded"]  # 0.5 spent; estimate now 0.5
     GATE.clear()
     # Two runs in flight at once; each alone fits (0.5 + 0.5 <= 1), both would not.
@@ -163,13 +164,13 @@ def test_two_concurrent_runs_cannot_overspend_together(aws, clock, root):
 def test_a_run_lost_with_a_reservation_is_charged_it_and_releases_it(aws, clock, root):
     trigger_id = _create(root, clock, limits={"max_usd": 1, "budget_period": "day"})
     clock.advance(60)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     [message] = aws.receive()
     fire = FireMessage.parse(message["Body"])
     # The runner starts the run and reserves, then dies before it settles.
     from chalicelib.services.guardrails import budget_guard
 
-    item = Runner(clock=clock)._claim_slot(fire, lease_ms=0, now=clock())
+    item = assembly.build_runner(clock=clock)._claim_slot(fire, lease_ms=0, now=clock())
     ctx = RunContext(
         item=item,
         spec={"limits": {"max_usd": 1, "budget_period": "day"}},
@@ -179,6 +180,6 @@ def test_a_run_lost_with_a_reservation_is_charged_it_and_releases_it(aws, clock,
     assert budget_guard(ctx) is None
     assert ledger.totals(trigger_id, "day:2026-11-30").reserved_usd == 0.01
     clock.advance(120)
-    assert heartbeat.tick(now=clock()).reaped == 1
+    assert assembly.tick(now=clock()).reaped == 1
     totals = ledger.totals(trigger_id, "day:2026-11-30")
     assert (totals.spent_usd, totals.reserved_usd) == (0.01, 0.0)

@@ -6,9 +6,9 @@ import hashlib
 
 import pytest
 
-from chalicelib.services import heartbeat, keys, secrets, triggers
+from chalicelib import assembly
+from chalicelib.services import keys, secrets, triggers
 from chalicelib.services.auth import Principal
-from chalicelib.services.runner import Runner
 from chalicelib.store.aws import client
 from chalicelib.workflows import Result, workflow
 
@@ -63,8 +63,8 @@ def _run_once(aws, clock, principal, **body):
     body.setdefault("schedule", {"interval_s": 60})
     trigger_id = triggers.create_trigger(principal, body, now=clock())["id"]
     clock.advance(60)
-    heartbeat.tick(now=clock())
-    statuses = aws.drain(Runner(clock=clock))
+    assembly.tick(now=clock())
+    statuses = aws.drain(assembly.build_runner(clock=clock))
     return trigger_id, statuses
 
 

@@ -6,9 +6,9 @@ import json
 import threading
 from datetime import timedelta
 
-from chalicelib.services import events, heartbeat, keys, triggers
+from chalicelib import assembly
+from chalicelib.services import events, keys, triggers
 from chalicelib.services.auth import Principal
-from chalicelib.services.runner import Runner
 from chalicelib.store import dynamo, kms, locks
 from chalicelib.store.sqs import FireMessage
 from chalicelib.workflows import Result, workflow
@@ -55,9 +55,9 @@ def test_triggers_sharing_a_serialize_key_never_overlap_and_the_waiter_runs_next
     ENTERED.clear()
     first = _create(root, clock, payload={"block": True})
     second = _create(root, clock)  # the same schedule: both slots are due together
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     clock.advance(60)
-    assert {r.split(".")[0] for r in heartbeat.tick(now=clock()).run_ids} == {first, second}
+    assert {r.split(".")[0] for r in assembly.tick(now=clock()).run_ids} == {first, second}
     messages = {FireMessage.parse(m["Body"]).trigger_id: m for m in aws.receive()}
     aws.delete(list(messages.values()))
     statuses: dict[str, str] = {}
@@ -105,9 +105,9 @@ def test_a_deferred_at_trigger_keeps_its_only_fire(aws, clock, root):
         lease_until_ms=_ms(at) + 10_000,
         now_ms=_ms(clock()),
     )
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     clock.advance(60)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     assert _handle_visible(aws, runner) == ["deferred"]
     view = triggers.get_trigger_view(root, trigger_id)
     assert view["status"] == "active" and view["run_count"] == 0  # waiting is not a run
@@ -128,9 +128,9 @@ def test_a_waiter_that_ends_without_its_turn_leaves_the_queue(aws, clock, root):
     assert locks.acquire(
         "local#client-7", run_id="trg_other.1s", lease_until_ms=_ms(clock()) + 600_000, now_ms=0
     )
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     clock.advance(60)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     assert _handle_visible(aws, runner) == ["deferred"]
     assert len(locks.holder("local#client-7").waiters) == 1
     triggers.set_enabled(root, trigger_id, enabled=False, now=clock())
@@ -151,8 +151,8 @@ def test_one_tenants_serialize_key_never_holds_up_another_tenant(aws, clock, roo
         "local#client-7", run_id="trg_x.1s", lease_until_ms=_ms(clock()) + 600_000, now_ms=0
     )
     clock.advance(60)
-    heartbeat.tick(now=clock())
-    runner = Runner(clock=clock)
+    assembly.tick(now=clock())
+    runner = assembly.build_runner(clock=clock)
     by_trigger = {}
     for message in aws.receive():
         fire = FireMessage.parse(message["Body"])
@@ -174,7 +174,7 @@ def test_event_runs_wait_for_the_serialize_key_too(aws, clock, root):
     headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0, delivery="d1")
     token = created["webhook"]["url"].rsplit("/", 1)[1]
     assert events.receive(token, body=body, headers=headers, now=clock())[0] == 202
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     assert _handle_visible(aws, runner) == ["deferred"]
     assert triggers.list_trigger_runs(root, created["id"], {})["items"] == []
     clock.advance(31)  # the holder's lease runs out

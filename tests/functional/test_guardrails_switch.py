@@ -7,10 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from chalicelib import wiring
+from chalicelib import assembly, wiring
 from chalicelib.domain.errors import ServiceUnavailable
 from chalicelib.services import events, switch, triggers
-from chalicelib.services.runner import Runner
 from chalicelib.settings import reset_settings
 from chalicelib.store import kms
 from chalicelib.store.aws import client
@@ -38,7 +37,7 @@ def test_off_nothing_fires_and_on_resumes_without_a_burst(aws, clock, root):
     trigger_id = triggers.create_trigger(
         root, {"workflow": "echo", "schedule": {"interval_s": 60}}, now=clock()
     )["id"]
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     clock.advance(60)
     # Queued just before the switch (this slot, and the next within the lookahead).
     assert wiring.heartbeat_once(clock()).due == 2
@@ -82,7 +81,7 @@ def test_an_event_accepted_before_the_switch_went_off_waits_for_it(aws, clock, r
     status, answer = events.receive(token, body=body, headers=headers, now=clock())
     assert status == 202
     switch.set_override(False)
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     [message] = aws.receive()
     aws.delete([message])
     assert runner.handle(FireMessage.parse(message["Body"])) == "deferred"
@@ -105,7 +104,7 @@ def test_an_at_triggers_only_fire_queued_before_the_switch_went_off_waits(aws, c
     clock.advance(60)
     assert wiring.heartbeat_once(clock()).due == 1
     switch.set_override(False)
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     [message] = aws.receive()
     aws.delete([message])
     assert runner.handle(FireMessage.parse(message["Body"])) == "deferred"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import itertools
 
+from chalicelib import assembly
 from chalicelib.services import heartbeat, triggers
-from chalicelib.services.runner import Runner
 from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage
@@ -37,7 +37,7 @@ def _queued(aws) -> list[FireMessage]:
 def test_a_tick_enqueues_every_due_slot_once_most_urgent_first_and_claims_nothing(aws, clock, root):
     created = _create_many(root, clock, 40)
     clock.advance(100)
-    report = heartbeat.tick(now=clock())
+    report = assembly.tick(now=clock())
     # Slots due by now + 60 s: the first slot of each, and a second one for the fastest.
     assert report.errors == 0
     assert {r.split(".")[0] for r in report.run_ids} == set(created)
@@ -48,7 +48,7 @@ def test_a_tick_enqueues_every_due_slot_once_most_urgent_first_and_claims_nothin
     for trigger_id in created:
         assert dynamo.in_flight_of(dynamo.get_trigger(trigger_id)) == {}
     # The next tick at the same instant finds nothing new to send.
-    again = heartbeat.tick(now=clock())
+    again = assembly.tick(now=clock())
     assert (again.due, again.enqueued) == (0, 0)
 
 
@@ -56,7 +56,7 @@ def test_concurrent_heartbeats_dispatch_each_slot_once(aws, clock, root, monkeyp
     monkeypatch.setenv("CRONHOOK_DUE_SHARDS", "1")
     reset_settings()
     ids = _create_many(root, clock, 8)
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     EXECUTIONS.clear()
     seen: list[str] = []
     for _round in range(5):
@@ -86,7 +86,7 @@ def test_a_tick_out_of_time_hands_the_rest_to_the_next_tick_and_loses_nothing(
     sent: list[str] = []
     reports = []
     for _ in range(20):
-        report = heartbeat.tick(now=clock())
+        report = assembly.tick(now=clock())
         reports.append(report)
         sent += report.run_ids
         if not report.handed_over:

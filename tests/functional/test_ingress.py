@@ -14,11 +14,11 @@ from datetime import timedelta
 import boto3
 import pytest
 
+from chalicelib import assembly
 from chalicelib.domain.spec import ROTATION_GRACE_S
 from chalicelib.services import audit as audit_log
 from chalicelib.services import events, switch, triggers
 from chalicelib.services.auth import Principal
-from chalicelib.services.runner import Runner
 from chalicelib.store import kms
 from chalicelib.store.models import AuditModel, EventModel, TriggerModel
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
@@ -137,7 +137,7 @@ def test_each_source_is_accepted_and_every_bad_signature_gets_the_same_401(
     assert status == 202, answer
     assert answer["event_id"].startswith("evt_")
     assert answer["run_id"].startswith(created["id"] + ".")
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert len(fires) == 1
     assert fires[0].payload == json.loads(body)
     assert fires[0].event_id == answer["event_id"]
@@ -166,7 +166,7 @@ def test_githubs_documented_vector_is_accepted(aws, clock, root, http, fires):
     }
     status, answer = post(http, created, GITHUB_VECTOR["body"], headers)
     assert status == 202, answer
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert fires[0].payload == "Hello, World!"  # not JSON: the workflow gets the text
 
 
@@ -200,7 +200,7 @@ def test_a_700_kb_body_goes_to_s3_encrypted_and_the_workflow_sees_it_whole(
     head = s3.head_object(Bucket=aws.bucket, Key=event.body_s3_key)
     assert head["ServerSideEncryption"] == "aws:kms"
 
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert fires[0].payload == doc
     run = triggers.get_run_view(root, answer["run_id"])
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
@@ -225,7 +225,7 @@ def test_a_duplicate_delivery_answers_200_with_the_original_ids_and_runs_once(
     other = post(http, created, body2, signed_headers("github", secret, body2, ts=0, delivery="g2"))
     assert other[0] == 202 and other[1]["event_id"] != first[1]["event_id"]
 
-    statuses = aws.drain(Runner(clock=clock))
+    statuses = aws.drain(assembly.build_runner(clock=clock))
     assert statuses.count("succeeded") == 2
     runs = triggers.list_trigger_runs(root, created["id"], {})["items"]
     assert sorted(r["id"] for r in runs) == sorted([first[1]["run_id"], other[1]["run_id"]])
@@ -414,7 +414,7 @@ def test_a_secret_appears_only_in_the_create_and_rotate_answers(
             http.post(f"/hooks/{token_of(created)}", headers=headers, body=body).body.decode()
         )
     event_id = json.loads(answers[-3])["event_id"]
-    aws.drain(Runner(clock=clock))
+    aws.drain(assembly.build_runner(clock=clock))
     call("get", f"/v1/triggers/{trigger_id}")
     call("get", "/v1/triggers")
     call("get", f"/v1/triggers/{trigger_id}/events")
@@ -514,7 +514,7 @@ def test_another_tenants_events_and_secrets_are_not_found(aws, clock, root, http
     body = b'{"type": "x"}'
     headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0, delivery="t1")
     event_id = post(http, created, body, headers)[1]["event_id"]
-    aws.drain(Runner(clock=clock))
+    aws.drain(assembly.build_runner(clock=clock))
     stranger = Principal("key_other", "other-tenant", "admin")
     with pytest.raises(NotFound):
         events.list_events(stranger, created["id"], {})
@@ -590,7 +590,7 @@ def test_a_captured_request_replayed_with_every_unsigned_header_changed_runs_onc
             200,
             {**first, "duplicate": True},
         )
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert len(fires) == 1
     assert len(stored_events()) == 1
 
@@ -605,7 +605,7 @@ def test_a_generic_request_sent_600_times_with_fresh_idempotency_keys_runs_once(
         post(http, created, body, {**headers, "Idempotency-Key": f"k{n}"})[0] for n in range(600)
     ]
     assert answers.count(202) == 1 and answers.count(200) == 599
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert len(fires) == 1
 
 
@@ -630,7 +630,7 @@ def test_a_replay_cannot_take_the_key_of_a_delivery_still_to_come(
     assert post(http, created, body, taking)[0] == 200
     status, answer = post(http, created, future_body, {**future, "Idempotency-Key": "next-2"})
     assert status == 202 and "duplicate" not in answer, answer
-    assert aws.drain(Runner(clock=clock)).count("succeeded") == 2
+    assert aws.drain(assembly.build_runner(clock=clock)).count("succeeded") == 2
     ran = sorted(json.dumps(f.payload, sort_keys=True) for f in fires)
     assert ran == sorted(json.dumps(json.loads(b), sort_keys=True) for b in (body, future_body))
 
@@ -649,7 +649,7 @@ def test_a_generic_sender_sends_identical_content_twice_by_making_the_bytes_diff
     ):
         sent.append(post(http, created, body, signed_headers("webhook", secret, body, ts=0))[0])
     assert sent == [202, 200, 202, 202]
-    assert aws.drain(Runner(clock=clock)).count("succeeded") == 3
+    assert aws.drain(assembly.build_runner(clock=clock)).count("succeeded") == 3
 
 
 def test_signed_ids_longer_than_256_characters_that_share_a_prefix_are_two_deliveries(
@@ -698,7 +698,7 @@ def test_a_full_trigger_with_its_cap_of_waiting_events_answers_429_quota_and_sto
     first = json.dumps({"type": "job", "n": 0}).encode()
     secret = created["webhook"]["secret"]
     assert post(http, created, first, signed_headers("webhook", secret, first, ts=0))[0] == 202
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"] * 4
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"] * 4
 
     statuses = [status for status, _, _ in during]
     assert statuses == [202, 202, 202, 429, 429, 200]
@@ -793,7 +793,7 @@ def test_replaying_an_event_whose_large_body_is_no_longer_kept_is_410_naming_why
         status, answer = post(http, created, body, signed_headers("webhook", secret, body, ts=0))
         assert status == 202
         ids[name] = answer["event_id"]
-    aws.drain(Runner(clock=clock))
+    aws.drain(assembly.build_runner(clock=clock))
     auth = {"Authorization": f"Bearer {ROOT_KEY}"}
 
     def replay(name: str) -> tuple[int, dict]:
@@ -801,7 +801,7 @@ def test_replaying_an_event_whose_large_body_is_no_longer_kept_is_410_naming_why
         return answer.status_code, json.loads(answer.body)
 
     assert replay("large")[0] == 202  # within the body's days: it runs again
-    aws.drain(Runner(clock=clock))
+    aws.drain(assembly.build_runner(clock=clock))
     clock.advance(8 * 86400)  # past CRONHOOK_EVENT_RETENTION_DAYS (7), inside the window
     status, answer = replay("large")
     assert status == 410 and answer["error"]["code"] == "gone"
@@ -823,7 +823,7 @@ def test_replaying_an_event_whose_body_object_vanished_is_410_not_a_failed_run(
     body = json.dumps({"type": "bulk", "blob": "x" * 150_000}).encode()
     headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0)
     event_id = post(http, created, body, headers)[1]["event_id"]
-    aws.drain(Runner(clock=clock))
+    aws.drain(assembly.build_runner(clock=clock))
     (event,) = stored_events()
     s3 = boto3.client("s3", endpoint_url=aws.endpoint, region_name="us-east-1")
     s3.delete_object(Bucket=aws.bucket, Key=event.body_s3_key)
@@ -831,4 +831,4 @@ def test_replaying_an_event_whose_body_object_vanished_is_410_not_a_failed_run(
         f"/v1/events/{event_id}/replay", headers={"Authorization": f"Bearer {ROOT_KEY}"}
     )
     assert answer.status_code == 410, answer.body
-    assert aws.drain(Runner(clock=clock)) == []
+    assert aws.drain(assembly.build_runner(clock=clock)) == []

@@ -8,11 +8,11 @@ import json
 import pytest
 
 import app as app_module
+from chalicelib import assembly
 from chalicelib.local.gateway import contract_client as Client
 from chalicelib.observability import metric_counts
-from chalicelib.services import heartbeat, triggers
+from chalicelib.services import triggers
 from chalicelib.services.auth import Principal
-from chalicelib.services.runner import Runner
 from chalicelib.store.models import AuditModel, KeyModel
 from tests.functional.api_client import Api
 
@@ -129,14 +129,14 @@ def _operator_trigger(api: Api, clock) -> tuple[dict, dict]:
 
 def test_fire_after_the_creator_key_is_deleted_disables_with_creator_gone(aws, api, clock):
     key, trigger = _operator_trigger(api, clock)
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     clock.advance(60)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     assert aws.drain(runner) == ["succeeded"]
 
     assert api.call("DELETE", f"/v1/keys/{key['id']}").status == 204
     clock.advance(60)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     assert aws.drain(runner) == ["refused"]
 
     view = api.call("GET", f"/v1/triggers/{trigger['id']}").body
@@ -151,7 +151,7 @@ def test_fire_after_the_creator_key_is_deleted_disables_with_creator_gone(aws, a
     assert audit["items"][0]["detail"]["reason"] == "creator_gone"
     # It does not retry forever: later ticks find nothing to fire.
     clock.advance(600)
-    assert heartbeat.tick(now=clock()).due == 0
+    assert assembly.tick(now=clock()).due == 0
 
 
 def test_a_creator_demoted_below_operator_is_gone_too(aws, api, clock):
@@ -159,8 +159,8 @@ def test_a_creator_demoted_below_operator_is_gone_too(aws, api, clock):
     stored = KeyModel.get(key["id"])
     stored.update(actions=[KeyModel.role.set("viewer")])
     clock.advance(60)
-    heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["refused"]
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["refused"]
     view = api.call("GET", f"/v1/triggers/{trigger['id']}").body
     assert view["disabled_reason"] == "creator_gone"
 
@@ -170,7 +170,7 @@ def test_a_manual_fire_still_runs_as_the_creator(aws, api, clock):
     api.call("DELETE", f"/v1/keys/{key['id']}")
     fired = api.call("POST", f"/v1/triggers/{trigger['id']}/fire")
     assert fired.status == 202
-    assert aws.drain(Runner(clock=clock)) == ["refused"]
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["refused"]
     view = api.call("GET", f"/v1/triggers/{trigger['id']}").body
     assert view["disabled_reason"] == "creator_gone"
 
@@ -180,6 +180,6 @@ def test_root_created_triggers_keep_running(aws, api, clock, root):
         root, {"workflow": "echo", "schedule": {"interval_s": 60}}, now=clock()
     )
     clock.advance(60)
-    heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert triggers.get_trigger_view(root, trigger["id"])["status"] == "active"

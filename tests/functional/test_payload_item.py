@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from chalicelib.services import heartbeat, triggers
-from chalicelib.services.runner import Runner
+from chalicelib import assembly
+from chalicelib.services import triggers
 from chalicelib.store import dynamo
 from chalicelib.store.aws import client
 from chalicelib.store.models import StateModel, TriggerModel
@@ -68,8 +68,8 @@ def test_a_large_payload_is_kept_out_of_the_trigger_item_and_reaches_the_workflo
     assert triggers.get_trigger_view(root, created["id"])["payload"] == BIG
 
     clock.advance(60)
-    assert heartbeat.tick(now=clock()).due == 2  # this slot, and the next (within 60 s)
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert assembly.tick(now=clock()).due == 2  # this slot, and the next (within 60 s)
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert seen == [BIG]
 
 

@@ -1,6 +1,6 @@
 """The fenced claim → start → settle protocol where it can break, on the moto server.
 
-Time is driven by hand: ``heartbeat.tick(now=...)`` and ``Runner(clock=...)``.
+Time is driven by hand: ``assembly.tick(now=...)`` and ``assembly.build_runner(clock=...)``.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from datetime import timedelta
 
 import pytest
 
-from chalicelib.services import heartbeat, triggers
-from chalicelib.services.runner import Runner
+from chalicelib import assembly
+from chalicelib.services import triggers
 from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo
 from chalicelib.store.aws import client
@@ -44,7 +44,7 @@ def ticks_at_once(count: int, *, now) -> list:
 
     def beat() -> None:
         barrier.wait()
-        reports.append(heartbeat.tick(now=now))
+        reports.append(assembly.tick(now=now))
 
     threads = [threading.Thread(target=beat) for _ in range(count)]
     for t in threads:
@@ -75,7 +75,7 @@ def test_twenty_concurrent_heartbeats_dispatch_each_due_trigger_exactly_once(
     monkeypatch.setenv("CRONHOOK_DUE_SHARDS", "1")
     reset_settings()
     ids = [_create(root, clock) for _ in range(5)]
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     EXECUTIONS.clear()
     sent_all: list[str] = []
     for round_no in range(20):
@@ -98,13 +98,13 @@ def test_twenty_concurrent_heartbeats_dispatch_each_due_trigger_exactly_once(
 def test_a_duplicate_sqs_delivery_runs_once(aws, clock, root):
     trigger_id = _create(root, clock)
     clock.advance(60)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     aws.purge_delays(clock())
     (message,) = aws.receive()
     fire = FireMessage.parse(message["Body"])
     EXECUTIONS.clear()
-    first = Runner(clock=clock).handle(fire)
-    second = Runner(clock=clock).handle(fire)
+    first = assembly.build_runner(clock=clock).handle(fire)
+    second = assembly.build_runner(clock=clock).handle(fire)
     assert (first, second) == ("succeeded", "dropped")
     assert EXECUTIONS[fire.run_id] == 1
     assert dynamo.get_state(trigger_id)[0] == {"n": 1}
@@ -129,7 +129,7 @@ def test_a_runner_that_dies_between_start_and_settle_is_reaped_and_the_trigger_f
 ):
     trigger_id = _create(root, clock)
     clock.advance(60)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     fire, message = _receive_slot(aws, trigger_id, _ms(clock()))
     lease_ms = _ms(clock() + timedelta(seconds=360))
     # The runner writes its claim (which starts the run), then its process dies.
@@ -148,14 +148,16 @@ def test_a_runner_that_dies_between_start_and_settle_is_reaped_and_the_trigger_f
 
     # While the lease is live, the next slot is skipped (overlap: skip), not run.
     clock.advance(60)
-    heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["skipped"]
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["skipped"]
 
     # Past the lease: the dead run is reaped and recorded lost, the trigger fires again
     # (a spare message of a slot sent again after the gap is dropped).
     clock.advance(360)
-    heartbeat.tick(now=clock())
-    assert [s for s in aws.drain(Runner(clock=clock)) if s != "dropped"] == ["succeeded"]
+    assembly.tick(now=clock())
+    assert [s for s in aws.drain(assembly.build_runner(clock=clock)) if s != "dropped"] == [
+        "succeeded"
+    ]
     lost = triggers.get_run_view(root, fire.run_id)
     assert lost["status"] == "lost"
     assert "lease expired" in lost["error"]
@@ -195,15 +197,15 @@ def test_one_failed_send_in_a_batch_of_ten_leaves_nine_sent_and_fires_it_next_ti
 
     monkeypatch.setattr(sqs, "send_message_batch", flaky)
     clock.advance(120)
-    report = heartbeat.tick(now=clock())
+    report = assembly.tick(now=clock())
     assert (report.due, report.enqueued, report.send_failed) == (10, 9, 1)
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     assert aws.drain(runner) == ["succeeded"] * 9
 
     # The cursor went back before the failed slot: the next tick sends it again (same
     # run id). The nine that ran have moved on to their next slot, beyond the horizon.
     clock.advance(5)
-    report = heartbeat.tick(now=clock())
+    report = assembly.tick(now=clock())
     assert report.run_ids == failed_once
     assert aws.drain(runner) == ["succeeded"]
     for trigger_id in ids:
@@ -219,10 +221,10 @@ def test_a_failed_run_never_leaks_its_claim(aws, clock, root):
         return Result(state={"not json": object()})
 
     unserialisable = _create(root, clock, workflow="bad-state")
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     for _ in range(3):
         clock.advance(60)
-        heartbeat.tick(now=clock())
+        assembly.tick(now=clock())
         assert aws.drain(runner) == ["failed", "failed"]
         for trigger_id in (failing, unserialisable):
             item = dynamo.get_trigger(trigger_id)
@@ -236,13 +238,13 @@ def test_a_failed_run_never_leaks_its_claim(aws, clock, root):
 def test_after_three_hours_down_a_fifteen_minute_interval_fires_once(aws, clock, root):
     trigger_id = _create(root, clock, schedule={"interval_s": 900})
     clock.advance(3 * 3600 + 30)
-    report = heartbeat.tick(now=clock())
+    report = assembly.tick(now=clock())
     assert report.due == 1
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     item = dynamo.get_trigger(trigger_id)
     # The next slot is the first one after now, not one of the twelve missed.
     assert int(item.next_fire_at) == int((clock().timestamp() + 870) * 1000)
-    report = heartbeat.tick(now=clock() + timedelta(seconds=1))
+    report = assembly.tick(now=clock() + timedelta(seconds=1))
     assert report.due == 0
 
 
@@ -253,7 +255,7 @@ def test_heartbeat_enqueues_within_its_lookahead_and_delays_the_message_to_the_s
     soon = _create(root, clock, schedule={"interval_s": 90})  # first slot at +90 s
     later = _create(root, clock, schedule={"interval_s": 200})  # first slot at +200 s
     clock.advance(59.6)  # soon is 30.4 s ahead: inside the 60 s look-ahead; later is not
-    report = heartbeat.tick(now=clock())
+    report = assembly.tick(now=clock())
     assert report.run_ids == [f"{soon}.{int((clock().timestamp() + 30.4) * 1000):013d}s"]
     # Rounded down: the message lands up to 1 s early and the runner waits out the
     # fraction; counted from the send, so the time the tick took before it is taken off.
@@ -269,7 +271,7 @@ def test_a_message_that_lands_early_waits_out_the_fraction_and_starts_on_its_sec
 ):
     trigger_id = _create(root, clock, schedule={"interval_s": 90})
     clock.advance(59.6)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     clock.advance(30)  # visible 0.4 s before the slot (DelaySeconds 30 rounded down)
     waited: list[float] = []
 
@@ -277,7 +279,7 @@ def test_a_message_that_lands_early_waits_out_the_fraction_and_starts_on_its_sec
         waited.append(seconds)
         clock.advance(seconds)
 
-    assert aws.drain(Runner(clock=clock, sleep=sleep)) == ["succeeded"]
+    assert aws.drain(assembly.build_runner(clock=clock, sleep=sleep)) == ["succeeded"]
     assert waited == [pytest.approx(0.4, abs=0.002)]
     (run,) = triggers.list_trigger_runs(root, trigger_id, {})["items"]
     assert run["lateness_ms"] == 0

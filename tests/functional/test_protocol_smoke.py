@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from chalicelib.services import heartbeat, triggers
-from chalicelib.services.runner import Runner
+from chalicelib import assembly
+from chalicelib.services import triggers
 
 
 def test_interval_trigger_fires_and_its_state_round_trips(aws, clock, root):
@@ -12,10 +12,10 @@ def test_interval_trigger_fires_and_its_state_round_trips(aws, clock, root):
         {"workflow": "echo", "schedule": {"interval_s": 60}, "state": {"count": 0}},
         now=clock(),
     )
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     for n in range(3):
         clock.advance(60)
-        report = heartbeat.tick(now=clock())
+        report = assembly.tick(now=clock())
         # Slots due by now + 60 s: the first tick sends two, each later one the next.
         assert report.due == (2 if n == 0 else 1)
         assert aws.drain(runner) == ["succeeded"]

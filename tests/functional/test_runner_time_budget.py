@@ -14,11 +14,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from chalicelib import wiring
+from chalicelib import assembly, wiring
 from chalicelib.local.stack import InvocationContext, _lambda_record
 from chalicelib.observability import metric_counts
-from chalicelib.services import events, heartbeat, triggers
-from chalicelib.services.runner import START_MARGIN_S, Runner, start_margin_ms
+from chalicelib.services import events, triggers
+from chalicelib.services.runner import START_MARGIN_S, start_margin_ms
 from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo
 from chalicelib.store.aws import client
@@ -97,7 +97,7 @@ def three_fires(root, clock) -> dict[str, str]:
         root, {"workflow": "slow", "event": {"source": "webhook"}}, now=clock()
     )
     clock.advance(3600)
-    assert heartbeat.tick(now=clock()).due == 1
+    assert assembly.tick(now=clock()).due == 1
     triggers.fire_now(root, manual["id"], now=clock())
     body = json.dumps({"type": "job", "n": 1}).encode()
     headers = signed_headers("webhook", hooked["webhook"]["secret"], body, ts=0, delivery="d-1")
@@ -122,7 +122,7 @@ def test_the_margin_is_thirty_seconds_or_a_quarter_of_a_shorter_timeout(aws, mon
 
 def test_a_batch_out_of_time_hands_back_the_messages_it_did_not_start(aws, clock, root, slow):
     kinds = three_fires(root, clock)
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     before = snapshot()
 
     answer, messages = poll(aws, FakeContext(clock), runner, expect=3)
@@ -168,13 +168,13 @@ def test_a_batch_out_of_time_hands_back_the_messages_it_did_not_start(aws, clock
     assert sum(metric_counts("Runs").values()) == 3
     assert sum(metric_counts("RunsHandedBack").values()) == 2
     # The heartbeat later finds nothing to reap.
-    assert heartbeat.tick(now=clock() + timedelta(hours=1)).reaped == 0
+    assert assembly.tick(now=clock() + timedelta(hours=1)).reaped == 0
 
 
 def test_the_first_message_of_an_invocation_always_starts(aws, clock, root, slow):
     three_fires(root, clock)
     context = FakeContext(clock, timeout_s=1)  # less than the margin from the start
-    answer, messages = poll(aws, context, Runner(clock=clock), expect=3)
+    answer, messages = poll(aws, context, assembly.build_runner(clock=clock), expect=3)
     assert len(slow) == 1
     assert len(answer["batchItemFailures"]) == 2
     assert context.calls == 2  # the time is read only before the second and third
@@ -182,7 +182,7 @@ def test_the_first_message_of_an_invocation_always_starts(aws, clock, root, slow
 
 def test_without_a_context_there_is_no_budget(aws, clock, root, slow):
     three_fires(root, clock)
-    answer, _ = poll(aws, None, Runner(clock=clock), expect=3)
+    answer, _ = poll(aws, None, assembly.build_runner(clock=clock), expect=3)
     assert answer["batchItemFailures"] == []
     assert len(slow) == 3
     assert not metric_counts("RunsHandedBack")
@@ -191,14 +191,14 @@ def test_without_a_context_there_is_no_budget(aws, clock, root, slow):
 def test_with_time_left_every_message_of_the_batch_runs(aws, clock, root, slow):
     three_fires(root, clock)
     context = FakeContext(clock, timeout_s=3 * SLOW_S + START_MARGIN_S)
-    answer, _ = poll(aws, context, Runner(clock=clock), expect=3)
+    answer, _ = poll(aws, context, assembly.build_runner(clock=clock), expect=3)
     assert answer["batchItemFailures"] == []
     assert len(slow) == 3
 
 
 def test_a_message_handed_back_often_is_sent_again_fresh_not_dead_lettered(aws, clock, root, slow):
     kinds = three_fires(root, clock)
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     # The first batch runs one message and hands two back (their receive count is 1).
     poll(aws, FakeContext(clock), runner, expect=3)
     # Both are received once more and come back un-run (receive count 2), as if their

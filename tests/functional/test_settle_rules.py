@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
+from chalicelib import assembly
 from chalicelib.domain.errors import ValidationError
-from chalicelib.services import heartbeat, triggers
-from chalicelib.services.runner import Runner
+from chalicelib.services import triggers
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage
 from chalicelib.workflows import Result, WorkflowFailed, workflow
@@ -31,8 +31,8 @@ def _iso(at):
 
 def _tick_and_drain(aws, clock, seconds=60):
     clock.advance(seconds)
-    heartbeat.tick(now=clock())
-    return aws.drain(Runner(clock=clock))
+    assembly.tick(now=clock())
+    return aws.drain(assembly.build_runner(clock=clock))
 
 
 def test_an_at_trigger_runs_once_then_is_done(aws, clock, root):
@@ -42,7 +42,7 @@ def test_an_at_trigger_runs_once_then_is_done(aws, clock, root):
     )
     assert _tick_and_drain(aws, clock, 60) == []  # enqueued, due in 30 s
     clock.advance(30)
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     view = triggers.get_trigger_view(root, created["id"])
     assert (view["status"], view["disabled_reason"], view["run_count"]) == (
         "disabled",
@@ -118,7 +118,7 @@ def test_a_returned_next_fire_at_in_the_past_is_clamped_to_one_second_ahead(aws,
         root, {"workflow": "self-schedule", "schedule": {"interval_s": 3600}}, now=clock()
     )
     clock.advance(3600)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     assert _handle_one(aws, clock) == "succeeded"
     item = dynamo.get_trigger(created["id"])
     clamped = int((clock() + timedelta(seconds=1)).timestamp() * 1000)
@@ -134,7 +134,7 @@ def _handle_one(aws, clock) -> str:
     aws.purge_delays(clock())
     (message,) = aws.receive(max_messages=1)
     aws.delete([message])
-    return Runner(clock=clock).handle(FireMessage.parse(message["Body"]))
+    return assembly.build_runner(clock=clock).handle(FireMessage.parse(message["Body"]))
 
 
 def test_echo_schedules_itself_when_its_state_asks(aws, clock, root):
@@ -163,8 +163,8 @@ def _running_minutes(aws, clock, minutes: int, statuses: list) -> None:
     """While the current run executes: ``minutes`` ticks, each followed by a drain."""
     for _ in range(minutes):
         clock.advance(60)
-        heartbeat.tick(now=clock())
-        statuses.extend(aws.drain(Runner(clock=clock)))
+        assembly.tick(now=clock())
+        statuses.extend(aws.drain(assembly.build_runner(clock=clock)))
 
 
 def test_overlap_buffer_one_waits_for_the_running_fire_and_then_fires_once(aws, clock, root):
@@ -219,10 +219,10 @@ def test_a_slot_is_skipped_only_if_a_run_is_executing_when_it_comes_due(aws, clo
     clock.advance(0.4)
     statuses = []
     for _ in range(11):
-        heartbeat.tick(now=clock())  # slot S (at :59.6) is still queued when this ticks
+        assembly.tick(now=clock())  # slot S (at :59.6) is still queued when this ticks
         clock.advance(60)
-        heartbeat.tick(now=clock())
-        statuses += aws.drain(Runner(clock=clock))
+        assembly.tick(now=clock())
+        statuses += aws.drain(assembly.build_runner(clock=clock))
     runs = triggers.list_trigger_runs(root, created["id"], {"limit": "50"})["items"]
     assert [r["status"] for r in runs] == ["succeeded"] * len(runs)
     assert len(runs) >= 11

@@ -23,9 +23,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from chalicelib import assembly
 from chalicelib.domain.errors import ValidationError
-from chalicelib.services import audit, heartbeat, triggers
-from chalicelib.services.runner import Runner
+from chalicelib.services import audit, triggers
 from chalicelib.settings import reset_settings
 from chalicelib.store import kms
 from chalicelib.workflows import remote
@@ -217,8 +217,8 @@ def allow_private(aws, monkeypatch) -> Iterator[None]:
 
 def _fire(aws, clock) -> list[str]:
     clock.advance(60)
-    heartbeat.tick(now=clock())
-    return aws.drain(Runner(clock=clock))
+    assembly.tick(now=clock())
+    return aws.drain(assembly.build_runner(clock=clock))
 
 
 def _last_error(root, trigger_id: str) -> str | None:

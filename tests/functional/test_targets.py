@@ -20,10 +20,10 @@ from urllib.parse import unquote
 import pytest
 import standardwebhooks
 
+from chalicelib import assembly
 from chalicelib.domain.errors import ValidationError
-from chalicelib.services import heartbeat, keys, triggers
+from chalicelib.services import keys, triggers
 from chalicelib.services.auth import Principal
-from chalicelib.services.runner import Runner
 from chalicelib.settings import get_settings, reset_settings
 from chalicelib.store import dynamo, kms
 from chalicelib.workflows import remote
@@ -77,8 +77,8 @@ def _fire_once(aws, clock, root, **body) -> tuple[str, list[str]]:
     body.setdefault("schedule", {"interval_s": 60})
     trigger_id = triggers.create_trigger(root, body, now=clock())["id"]
     clock.advance(60)
-    heartbeat.tick(now=clock())
-    return trigger_id, aws.drain(Runner(clock=clock))
+    assembly.tick(now=clock())
+    return trigger_id, aws.drain(assembly.build_runner(clock=clock))
 
 
 def _last_run(root, trigger_id) -> dict:
@@ -250,8 +250,8 @@ def test_a_trigger_holding_another_tenants_function_fails_its_run_and_calls_noth
     item = dynamo.get_trigger(trigger_id)
     item.update(actions=[type(item).workflow.set("lambda:cronhook-test-acme-ok-fn")])
     clock.advance(60)
-    heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["failed"]
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["failed"]
     error = _last_run(root, trigger_id)["error"]
     assert error.startswith("lambda target refused: a lambda target of tenant 'local' must be")
     assert sts_calls == [] and lambda_api.requests == []
@@ -338,8 +338,8 @@ def _create_http(root, clock, server: LocalServer, path: str, **body) -> dict:
 
 def _fire_next(aws, clock) -> list[str]:
     clock.advance(60)
-    heartbeat.tick(now=clock())
-    return aws.drain(Runner(clock=clock))
+    assembly.tick(now=clock())
+    return aws.drain(assembly.build_runner(clock=clock))
 
 
 def test_an_http_target_gets_a_signed_post_and_its_answer_becomes_the_result(

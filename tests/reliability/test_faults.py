@@ -22,9 +22,9 @@ from collections import defaultdict
 import pytest
 
 from bench.hooks import hooked
+from chalicelib import assembly
 from chalicelib.domain.ids import schedule_run_id
-from chalicelib.services import heartbeat, triggers
-from chalicelib.services.runner import Runner
+from chalicelib.services import triggers
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.models import TriggerModel
@@ -73,7 +73,7 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
     monkeypatch.setattr(dynamo, "claim_slot_and_start", claim_slot_and_start)
 
     injector = FaultInjector(seed=seed, rate=0.10)
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     esm = Esm(aws, runner, rounds=200)
     with hooked(injector.register):
         injector.active = True
@@ -81,7 +81,7 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
             clock.advance(60)
             # Never raises: a failed call costs only its own row, never the whole tick
             # (whose claims already made would then be lost until their leases expire).
-            heartbeat.tick(now=clock())
+            assembly.tick(now=clock())
             esm.drain()
         injector.active = False
         last_fault_ms = _ms(clock())
@@ -90,7 +90,7 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
         # what is stuck and fires every trigger again.
         settings = get_settings()
         clock.advance(max(settings.lease_s, settings.runner_timeout_s + 60) + 60)
-        heartbeat.tick(now=clock())
+        assembly.tick(now=clock())
         esm.drain()
 
     assert injector.total() >= 100, injector.injected  # the faults did happen

@@ -15,9 +15,10 @@ from datetime import timedelta
 
 import pytest
 
+from chalicelib import assembly
 from chalicelib.domain.ids import schedule_run_id
-from chalicelib.services import events, heartbeat, runner, triggers
-from chalicelib.services.runner import Runner
+from chalicelib.services import events, triggers
+from chalicelib.services.pipeline import AFTER_SETTLE_ATTEMPTS, RunPolicy
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, kms
 from chalicelib.store.aws import client
@@ -93,7 +94,7 @@ def _deliver_concurrently(aws, clock, *, copies: int = 3, rounds: int = 30) -> C
 
             def deliver(fire=fire, barrier=barrier, lock=lock) -> None:
                 barrier.wait()
-                status = Runner(clock=clock).handle(fire)
+                status = assembly.build_runner(clock=clock).handle(fire)
                 with lock:
                     statuses[status] += 1
 
@@ -116,7 +117,7 @@ def test_every_slot_runs_exactly_once_when_every_message_is_delivered_three_time
     start_ms = _ms(clock())
     for _ in range(5):
         clock.advance(MINUTE)
-        heartbeat.tick(now=clock())
+        assembly.tick(now=clock())
         _deliver_concurrently(aws, clock)
     # Each message went to three runners at once, and the heartbeat sent some slots
     # twice (a slot in the window is sent with the tick before it): one run per slot.
@@ -143,13 +144,13 @@ def test_a_manual_fire_delivered_twice_at_once_runs_once(aws, clock, root, execu
 def test_a_message_delivered_again_after_its_run_settled_is_dropped(aws, clock, root, executions):
     trigger_id = _create(root, clock)
     clock.advance(MINUTE)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     aws.purge_delays(clock())
     (message,) = aws.receive()
     fire = FireMessage.parse(message["Body"])
-    assert Runner(clock=clock).handle(fire) == "succeeded"
+    assert assembly.build_runner(clock=clock).handle(fire) == "succeeded"
     clock.advance(5)
-    assert Runner(clock=clock).handle(fire) == "dropped"
+    assert assembly.build_runner(clock=clock).handle(fire) == "dropped"
     assert executions[fire.run_id] == 1
     assert [r.status for r in runs_of(trigger_id)] == ["succeeded"]
 
@@ -159,8 +160,8 @@ def test_a_message_delivered_again_after_its_run_settled_is_dropped(aws, clock, 
 
 def _minute_inside_the_run(aws, clock, statuses: list) -> None:
     clock.advance(MINUTE)
-    heartbeat.tick(now=clock())
-    statuses.extend(aws.drain(Runner(clock=clock)))
+    assembly.tick(now=clock())
+    statuses.extend(aws.drain(assembly.build_runner(clock=clock)))
 
 
 def test_a_slot_due_while_a_run_executes_is_skipped_and_runs_never_overlap(
@@ -170,15 +171,15 @@ def test_a_slot_due_while_a_run_executes_is_skipped_and_runs_never_overlap(
     during: list = []
     DURING.append(lambda: _minute_inside_the_run(aws, clock, during))
     clock.advance(MINUTE)
-    heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert during == ["skipped"]
     assert MAX_RUNNING[trigger_id] == 1
     assert sorted(r.status for r in runs_of(trigger_id)) == ["skipped", "succeeded"]
     # Nothing executes now: the next slot runs (a skip is decided at due time only).
     clock.advance(MINUTE)
-    heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
 
 
 def test_a_slot_whose_previous_run_is_still_queued_is_not_skipped(aws, clock, root):
@@ -186,13 +187,13 @@ def test_a_slot_whose_previous_run_is_still_queued_is_not_skipped(aws, clock, ro
     # queue, and recorded S+1 skipped. A queued fire is not an executing one.
     trigger_id = _create(root, clock)
     clock.advance(MINUTE)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     clock.advance(MINUTE)
-    heartbeat.tick(now=clock())  # slot 1 was not picked up yet
-    aws.drain(Runner(clock=clock))
+    assembly.tick(now=clock())  # slot 1 was not picked up yet
+    aws.drain(assembly.build_runner(clock=clock))
     clock.advance(MINUTE)
-    heartbeat.tick(now=clock())
-    aws.drain(Runner(clock=clock))
+    assembly.tick(now=clock())
+    aws.drain(assembly.build_runner(clock=clock))
     statuses = [r.status for r in runs_of(trigger_id)]
     assert "skipped" not in statuses
     assert statuses.count("succeeded") >= 2
@@ -208,12 +209,12 @@ def test_a_run_that_outlasts_a_tick_is_never_reaped_while_its_lease_is_live(
     def five_long_minutes() -> None:
         for _ in range(5):  # 5 min of a 6 min lease
             clock.advance(MINUTE)
-            reports.append(heartbeat.tick(now=clock()))
+            reports.append(assembly.tick(now=clock()))
 
     DURING.append(five_long_minutes)
     clock.advance(7200)
-    heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert sum(r.reaped for r in reports) == 0
     assert [r.status for r in runs_of(trigger_id)] == ["succeeded"]
 
@@ -231,9 +232,9 @@ def test_a_fire_that_waited_in_a_backlog_past_its_lease_runs_late_and_is_not_a_f
     for backlog in range(6):
         clock.advance(MINUTE)
         for _ in range(lease_s // MINUTE + 2):  # ticks go on; no runner takes anything
-            heartbeat.tick(now=clock())
+            assembly.tick(now=clock())
             clock.advance(MINUTE)
-        statuses = aws.drain(Runner(clock=clock))
+        statuses = aws.drain(assembly.build_runner(clock=clock))
         assert statuses.count("succeeded") == 1, (backlog, statuses)
     records = runs_of(trigger_id)
     assert {r.status for r in records} == {"succeeded"}
@@ -247,19 +248,22 @@ def test_a_runner_that_dies_after_its_claim_is_reaped_lost_and_the_trigger_fires
 ):
     trigger_id = _create(root, clock)
     clock.advance(MINUTE)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     aws.purge_delays(clock())
     (message,) = aws.receive()
     aws.delete([message])  # the runner took it ...
     fire = FireMessage.parse(message["Body"])
     lease_ms = _ms(clock()) + (get_settings().runner_timeout_s + 60) * 1000
-    assert Runner(clock=clock)._claim_slot(fire, lease_ms=lease_ms, now=clock()) is not None
+    assert (
+        assembly.build_runner(clock=clock)._claim_slot(fire, lease_ms=lease_ms, now=clock())
+        is not None
+    )
     # ... and died after its claim (which started the run). Its lease runs out.
     statuses = []
     for _ in range(8):
         clock.advance(MINUTE)
-        heartbeat.tick(now=clock())
-        statuses += aws.drain(Runner(clock=clock))
+        assembly.tick(now=clock())
+        statuses += aws.drain(assembly.build_runner(clock=clock))
     records = {r.run_id: r.status for r in runs_of(trigger_id)}
     assert records[fire.run_id] == "lost"
     assert "succeeded" in statuses
@@ -270,16 +274,19 @@ def test_an_at_trigger_whose_only_run_is_lost_does_not_stay_active_forever(aws, 
     at = clock() + timedelta(seconds=90)
     trigger_id = _create(root, clock, schedule={"at": at.strftime("%Y-%m-%dT%H:%M:%SZ")}, limits={})
     clock.advance(90)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     aws.purge_delays(clock())
     (message,) = aws.receive()
     aws.delete([message])
     fire = FireMessage.parse(message["Body"])
     lease_ms = _ms(clock()) + (get_settings().runner_timeout_s + 60) * 1000
-    assert Runner(clock=clock)._claim_slot(fire, lease_ms=lease_ms, now=clock()) is not None
+    assert (
+        assembly.build_runner(clock=clock)._claim_slot(fire, lease_ms=lease_ms, now=clock())
+        is not None
+    )
     for _ in range(8):  # the runner died; its lease runs out
         clock.advance(MINUTE)
-        heartbeat.tick(now=clock())
+        assembly.tick(now=clock())
     view = triggers.get_trigger_view(root, trigger_id)
     assert view["status"] == "disabled", view
     assert view["disabled_reason"] == "max_runs"
@@ -304,10 +311,10 @@ def test_a_failed_send_is_sent_again_by_the_next_tick_not_left_to_the_overdue_pa
 
     monkeypatch.setattr(sqs, "send_message_batch", failing_once)
     clock.advance(120)
-    assert heartbeat.tick(now=clock()).send_failed == 1
+    assert assembly.tick(now=clock()).send_failed == 1
     clock.advance(MINUTE)
-    heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     (record,) = runs_of(trigger_id)
     assert int(record.lateness_ms) <= MINUTE * 1000  # one tick late, not the overdue pass's
 
@@ -317,7 +324,7 @@ def test_a_claim_that_raised_is_not_acknowledged_and_runs_when_delivered_again(
 ):
     trigger_id = _create(root, clock)
     clock.advance(MINUTE)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     real = TriggerModel.update
     failures = [1, 1, 1]  # the claim write fails three times (throttled), then goes through
 
@@ -330,7 +337,7 @@ def test_a_claim_that_raised_is_not_acknowledged_and_runs_when_delivered_again(
     monkeypatch.setattr(TriggerModel, "update", throttled)
     from tests.reliability.conftest import Esm
 
-    esm = Esm(aws, Runner(clock=clock))
+    esm = Esm(aws, assembly.build_runner(clock=clock))
     esm.drain()  # each failed invocation's message comes back, until the write goes through
     assert max(esm.received.values()) == 4
     assert [r.status for r in runs_of(trigger_id)] == ["succeeded"]
@@ -342,21 +349,22 @@ def test_a_claim_that_raised_is_not_acknowledged_and_runs_when_delivered_again(
 def test_started_and_finished_at_are_when_the_workflow_really_started_and_ended(
     aws, clock, root, monkeypatch
 ):
-    def slow_guard(ctx):
-        clock.advance(5)  # e.g. the serialize_key guard waited for its lock
-        return None
+    class SlowCheck(RunPolicy):
+        def check(self, ctx):
+            clock.advance(5)  # e.g. the serialize_key guard waited for its lock
+            return None
 
     def three_seconds(fire: Fire) -> Result:
         clock.advance(3)
         return Result()
 
     monkeypatch.setitem(REGISTRY, "three-s", Workflow(name="three-s", func=three_seconds))
-    monkeypatch.setattr(runner, "guards", [*runner.guards, slow_guard])
+    monkeypatch.setattr(assembly, "POLICIES", (*assembly.POLICIES, SlowCheck()))
     trigger_id = _create(root, clock, workflow="three-s")
     clock.advance(MINUTE)
     slot_ms = _ms(clock())
-    heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     (record,) = runs_of(trigger_id)
     assert int(record.started_at) == slot_ms + 5000
     assert int(record.finished_at) == slot_ms + 8000
@@ -421,7 +429,7 @@ def test_a_message_for_a_trigger_with_room_runs_the_queue_head_instead_of_being_
             )
         ]
     )
-    assert aws.drain(Runner(clock=clock))  # no heartbeat, no sweep
+    assert aws.drain(assembly.build_runner(clock=clock))  # no heartbeat, no sweep
     assert _event_statuses(created["id"]) == Counter({"succeeded": 2})
     assert executions[first["run_id"]] == 1 and executions[second["run_id"]] == 1
 
@@ -444,7 +452,7 @@ def test_a_pull_that_failed_is_retried_and_the_chain_does_not_stall(
         return real(messages)
 
     monkeypatch.setattr(events, "send_fires", flaky)
-    aws.drain(Runner(clock=clock))
+    aws.drain(assembly.build_runner(clock=clock))
     assert _event_statuses(created["id"]) == Counter({"succeeded": 5})
 
 
@@ -456,7 +464,7 @@ def test_bookkeeping_that_keeps_failing_after_settle_fails_the_message_and_is_fi
     clock.advance(0.01)
     _post(created, clock, 2)
     real = events._settle_event
-    failures = [1] * runner.FINISH_HOOK_ATTEMPTS  # every try of the first run's hook fails
+    failures = [1] * AFTER_SETTLE_ATTEMPTS  # every try of the first run's hook fails
 
     def failing(*args, **kwargs):
         if failures:
@@ -467,7 +475,7 @@ def test_bookkeeping_that_keeps_failing_after_settle_fails_the_message_and_is_fi
     monkeypatch.setattr(events, "_settle_event", failing)
     from tests.reliability.conftest import Esm
 
-    esm = Esm(aws, Runner(clock=clock))
+    esm = Esm(aws, assembly.build_runner(clock=clock))
     esm.drain()  # no heartbeat: the redelivered message finishes the bookkeeping
     assert _event_statuses(created["id"]) == Counter({"succeeded": 2})
     assert max(esm.received.values()) >= 2  # the failed message came back
@@ -495,8 +503,8 @@ def test_the_org_wide_run_list_shows_a_run_while_it_executes(aws, clock, root):
     DURING.append(lambda: seen.append(triggers.list_runs(root, {"status": "running"})["items"]))
     clock.advance(MINUTE)
     slot_ms = _ms(clock())
-    heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     (listed,) = seen
     assert [(r["id"], r["status"]) for r in listed] == [
         (schedule_run_id(trigger_id, slot_ms), "running")

@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 import app as app_module
+from chalicelib import assembly
 from chalicelib.local.gateway import contract_client as Client
-from chalicelib.services import heartbeat
-from chalicelib.services.runner import Runner
 from tests.functional.api_client import Api
 
 
@@ -24,11 +23,11 @@ def test_always_failing_workflow_disables_after_five_failures_with_the_error_vis
 ):
     created = api.create_trigger({"workflow": "fail", "schedule": {"interval_s": 60}})
     trigger_id = created["id"]
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     seen = []
     for minute in range(1, 9):
         clock.advance(60)
-        heartbeat.tick(now=clock())
+        assembly.tick(now=clock())
         aws.drain(runner)
         view = api.call("GET", f"/v1/triggers/{trigger_id}").body
         seen.append((view["status"], view["consecutive_failures"]))

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import threading
 
+from chalicelib import assembly
 from chalicelib.domain.ids import schedule_run_id
-from chalicelib.services import heartbeat, triggers
-from chalicelib.services.runner import Runner
+from chalicelib.services import triggers
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage
@@ -72,7 +72,7 @@ def test_one_run_per_slot_across_restarts_crashes_lost_and_redelivered_messages(
     trigger_id = created["id"]
     start_ms = _ms(clock())
     lease_s = get_settings().lease_s
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     esm = Esm(aws, runner)
     slots = 0
 
@@ -80,7 +80,7 @@ def test_one_run_per_slot_across_restarts_crashes_lost_and_redelivered_messages(
         nonlocal slots
         clock.advance(MINUTE_S)
         slots += 1
-        report = heartbeat.tick(now=clock())
+        report = assembly.tick(now=clock())
         if drain:
             esm.drain()
         return report
@@ -93,9 +93,11 @@ def test_one_run_per_slot_across_restarts_crashes_lost_and_redelivered_messages(
     # settling; the heartbeat and every runner restart.
     minute(drain=False)
     message, _ = _receive_one(aws, clock())
-    assert Runner(clock=clock)._claim_slot(message, lease_ms=_ms(clock()) + 360_000, now=clock())
+    assert assembly.build_runner(clock=clock)._claim_slot(
+        message, lease_ms=_ms(clock()) + 360_000, now=clock()
+    )
     _cold_start()
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     esm = Esm(aws, runner)
     crashed_run = message.run_id
 
@@ -117,7 +119,7 @@ def test_one_run_per_slot_across_restarts_crashes_lost_and_redelivered_messages(
     _lose_queued_messages(aws)
     _cold_start()
     _forget_cursors()
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     esm = Esm(aws, runner)
     lost_message_run = schedule_run_id(trigger_id, start_ms + slots * MINUTE_S * 1000)
     for _ in range(lease_s // MINUTE_S + 1):
@@ -131,7 +133,7 @@ def test_one_run_per_slot_across_restarts_crashes_lost_and_redelivered_messages(
     twins: list[str] = []
 
     def deliver() -> None:
-        runner_ = Runner(clock=clock)
+        runner_ = assembly.build_runner(clock=clock)
         barrier.wait()
         twins.append(runner_.handle(message))
 
@@ -141,7 +143,7 @@ def test_one_run_per_slot_across_restarts_crashes_lost_and_redelivered_messages(
     for t in threads:
         t.join(timeout=120)
     assert sorted(twins) == ["dropped", "succeeded"]
-    assert Runner(clock=clock).handle(message) == "dropped"
+    assert assembly.build_runner(clock=clock).handle(message) == "dropped"
     aws.delete([raw])  # its last copy; the next slot's message stays queued
 
     # And a few quiet minutes after all of that.
@@ -185,21 +187,21 @@ def test_after_downtime_an_interval_trigger_fires_once_not_once_per_missed_slot(
         {"workflow": "reliability-count", "schedule": {"interval_s": MINUTE_S}},
         now=clock(),
     )
-    runner = Runner(clock=clock)
+    runner = assembly.build_runner(clock=clock)
     clock.advance(MINUTE_S)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     Esm(aws, runner).drain()
 
     # Ten minutes without heartbeat or runners, then a cold start.
     clock.advance(10 * MINUTE_S)
     _cold_start()
-    runner = Runner(clock=clock)
-    report = heartbeat.tick(now=clock())
+    runner = assembly.build_runner(clock=clock)
+    report = assembly.tick(now=clock())
     # The late slot (sent again: no tick ran while its window passed) and the next one.
     assert (report.overdue, report.due) == (1, 1)
     Esm(aws, runner).drain()
     clock.advance(MINUTE_S)
-    heartbeat.tick(now=clock())
+    assembly.tick(now=clock())
     Esm(aws, runner).drain()
 
     records = runs_of(created["id"])
