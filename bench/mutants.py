@@ -53,7 +53,7 @@ MUTATIONS = [
     ),
     Mutation(
         "claim dropped after a failed send (cursor not moved back)",
-        "chalicelib/services/heartbeat.py",
+        "chalicelib/services/heartbeat/send.py",
         "    if not new_failed or cursor_after is None:\n        return",
         "    if True:\n        return",
         focus="failed_send_is_sent_again",
@@ -67,10 +67,10 @@ MUTATIONS = [
     ),
     Mutation(
         "settle skipped when a workflow raises",
-        "chalicelib/services/runner.py",
-        "            if deferred:\n                status = self._defer(ctx, delay_s=defer_s)",
-        '            if status == "failed" and error:\n                return status\n'
-        "            if deferred:\n                status = self._defer(ctx, delay_s=defer_s)",
+        "chalicelib/services/runner/core.py",
+        "            if outcome.deferred:\n                status = defer(",
+        '            if outcome.status == "failed" and outcome.error:\n                return outcome.status\n'
+        "            if outcome.deferred:\n                status = defer(",
         focus="three_times_at_once",
     ),
     Mutation(
@@ -82,7 +82,7 @@ MUTATIONS = [
     ),
     Mutation(
         "reaper takes a live lease",
-        "chalicelib/services/heartbeat.py",
+        "chalicelib/services/heartbeat/reaper.py",
         "        if lease > now_ms and not reap_all:\n            continue",
         "        if False:\n            continue",
         focus="never_reaped_while_its_lease_is_live",
@@ -110,9 +110,9 @@ MUTATIONS = [
     ),
     Mutation(
         "a finish hook that keeps failing is swallowed",
-        "chalicelib/services/runner.py",
-        '        raise FinishHookFailed("; ".join(failures))',
-        "        return",
+        "chalicelib/services/pipeline.py",
+        '            raise AfterSettleFailed("; ".join(failures))',
+        "            return",
         focus="bookkeeping_that_keeps_failing",
     ),
     Mutation(
@@ -124,16 +124,16 @@ MUTATIONS = [
     ),
     Mutation(
         "started_at read before the guards",
-        "chalicelib/services/runner.py",
-        "                started_at = self.clock()\n",
-        "                started_at = ctx.now\n",
+        "chalicelib/services/runner/core.py",
+        "        started_at = self.clock()\n",
+        "        started_at = ctx.now\n",
         focus="really_started_and_ended",
     ),
     Mutation(
         "a lost at trigger stays active",
-        "chalicelib/services/heartbeat.py",
-        "            if reason is not None:\n                dynamo.disable_trigger(item.id, reason=reason, now_ms=now_ms)",
-        '            if reason == "failures":\n                dynamo.disable_trigger(item.id, reason=reason, now_ms=now_ms)',
+        "chalicelib/services/heartbeat/reaper.py",
+        "    if reason is not None:\n        dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now))",
+        '    if reason == "failures":\n        dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now))',
         focus="only_run_is_lost",
     ),
 ]

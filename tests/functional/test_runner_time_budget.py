@@ -3,8 +3,8 @@ back to the queue un-started (batch item failures), and they run once when redel
 
 Lambda's context is a fake whose remaining time follows the test clock; the workflow
 ``slow`` moves the clock on as if it took ``SLOW_S`` seconds. Messages go through
-``wiring.handle_sqs_batch`` in the shape Lambda's event source mapping delivers them, and
-the test deletes what the batch answer says succeeded, as the mapping does.
+``wiring.handle_sqs_batch`` (on one thread) in the shape Lambda's event source mapping
+delivers them, and the test deletes what the batch answer says succeeded, as the mapping does.
 """
 
 from __future__ import annotations
@@ -58,12 +58,17 @@ def slow(monkeypatch, clock):
 
 
 def poll(aws, context, runner, *, expect: int) -> tuple[dict, list[dict]]:
-    """One poll of the event source mapping: receive, invoke, delete the successes."""
+    """One poll of the event source mapping: receive, invoke, delete the successes.
+
+    On one thread (``concurrency=1``): each message waits for the one before it, as the
+    messages beyond the runner's threads do; the rule is about a message that waited.
+    (A batch on a thread per message: ``test_runner_batch.py``.)
+    """
     aws.purge_delays(runner.clock())
     messages = aws.receive()
     assert len(messages) == expect, [m["Body"] for m in messages]
     event = {"Records": [_lambda_record(m, aws.queue_url) for m in messages]}
-    answer = wiring.handle_sqs_batch(event, context, runner=runner)
+    answer = wiring.handle_sqs_batch(event, context, runner=runner, concurrency=1)
     failed = {f["itemIdentifier"] for f in answer["batchItemFailures"]}
     aws.delete([m for m in messages if m["MessageId"] not in failed])
     return answer, messages
