@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -57,7 +58,7 @@ def run_batch(
     records = list(event.get("Records") or [])
     start = _StartGate(context, margin_ms=start_margin_ms(), time_left_ms=time_left_ms)
     outcomes = _run_concurrently(
-        [lambda r=r: _run_record(r, runner=runner, start=start) for r in records],
+        [functools.partial(_run_record, r, runner=runner, start=start) for r in records],
         threads=concurrency or len(records),
     )
     by_id = {r.get("messageId"): outcome for r, outcome in zip(records, outcomes, strict=True)}
@@ -69,8 +70,10 @@ def run_batch(
         return outcome
 
     processor = BatchProcessor(event_type=EventType.SQS)
-    return process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
+    return dict(
+        process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )
     )
 
 

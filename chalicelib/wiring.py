@@ -87,7 +87,7 @@ def now_utc() -> datetime:
 
 def error_response(exc: CronhookError) -> Response:
     """The contract's error body with the error's status code (and Retry-After if it has one)."""
-    headers = {"Content-Type": "application/json"}
+    headers: dict[str, str | list[str]] = {"Content-Type": "application/json"}
     retry_after_s = getattr(exc, "retry_after_s", None)
     if retry_after_s is not None:
         headers["Retry-After"] = str(int(retry_after_s))

@@ -125,7 +125,9 @@ def _event_will_retry(item: TriggerModel, entry: object) -> bool:
     except Exception:  # unknown: count it, as any lost run
         return False
     max_attempts = max_attempts_of(json.loads(item.spec or "{}"))
-    return event.status == "running" and event_will_retry(event.attempt, max_attempts=max_attempts)
+    return event.status == "running" and event_will_retry(
+        int(event.attempt or 1), max_attempts=max_attempts
+    )
 
 
 def _record_lost(
