@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
+    "DEFAULT_MAX_FAILURES",
     "UNCOUNTED_STATUSES",
     "Overlap",
     "capacity_of",
@@ -20,12 +21,15 @@ __all__ = [
     "due_at",
     "run_succeeded",
     "max_attempts_of",
+    "max_failures_of",
     "event_will_retry",
     "surface_of_entry",
 ]
 
 # An event is tried this many times unless its trigger says otherwise (``event.max_attempts``).
 DEFAULT_MAX_ATTEMPTS = 3
+# A trigger is disabled after this many failures in a row unless ``limits.max_failures`` says.
+DEFAULT_MAX_FAILURES = 5
 
 # A run that ended with one of these never ran its workflow: neither a success nor a
 # failure of the trigger (not counted toward ``limits.max_failures``).
@@ -84,6 +88,11 @@ def max_attempts_of(spec: Mapping[str, Any] | None) -> int:
     """An event trigger's ``event.max_attempts`` (``DEFAULT_MAX_ATTEMPTS`` when unset or 0)."""
     event = (spec or {}).get("event") or {}
     return int(event.get("max_attempts") or DEFAULT_MAX_ATTEMPTS)
+
+
+def max_failures_of(limits: Mapping[str, Any] | None) -> int:
+    """A trigger's ``limits.max_failures`` (``DEFAULT_MAX_FAILURES`` when unset or 0)."""
+    return int((limits or {}).get("max_failures") or DEFAULT_MAX_FAILURES)
 
 
 def event_will_retry(attempt: int | None, *, max_attempts: int) -> bool:

@@ -12,7 +12,7 @@ caches values in the warm process for ``CACHE_S``; a name found missing is remem
 as missing for as long, so a fallback does not cost two failed calls on every fire.
 
 A value is never logged, never put in an error, and the runner masks the values a fire
-read wherever they show up in the run's error or output (``runner.redactors``).
+read wherever they show up in the run's error or output (``guardrails.WorkflowAccessPolicy``).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from chalicelib.domain.rules import (
     due_at,
     event_will_retry,
     max_attempts_of,
+    max_failures_of,
     overlap_decision,
     run_succeeded,
     surface_of_entry,
@@ -95,6 +96,20 @@ def test_what_a_run_status_counts_for(status, counts):
 )
 def test_max_attempts_defaults_to_three(spec, attempts):
     assert max_attempts_of(spec) == attempts
+
+
+@pytest.mark.parametrize(
+    ("limits", "failures"),
+    [
+        (None, 5),
+        ({}, 5),
+        ({"max_failures": 0}, 5),
+        ({"max_failures": 1}, 1),
+        ({"max_failures": 9}, 9),
+    ],
+)
+def test_max_failures_defaults_to_five(limits, failures):
+    assert max_failures_of(limits) == failures
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from chalicelib.domain.rules import (
     due_at,
     event_will_retry,
     max_attempts_of,
+    max_failures_of,
     surface_of_entry,
 )
 from chalicelib.domain.settle import Limits, disable_reason_after_run
@@ -105,7 +106,7 @@ def _disable_after_lost(fresh: TriggerModel, *, now: datetime) -> None:
         succeeded=False,
         consecutive_failures=int(fresh.consecutive_failures),
         run_count=int(fresh.run_count),
-        limits=Limits(max_failures=int(limits.get("max_failures") or 5)),
+        limits=Limits(max_failures=max_failures_of(limits)),
         next_fire_at=opt_dt(int(fresh.next_fire_at) if fresh.next_fire_at is not None else None),
         now=now,
     )

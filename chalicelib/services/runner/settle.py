@@ -17,7 +17,12 @@ from datetime import UTC, datetime
 from chalicelib.domain import schedule
 from chalicelib.domain.epoch_ms import dt, ms, parse_iso
 from chalicelib.domain.limits import MAX_STATE_BYTES
-from chalicelib.domain.rules import event_will_retry, max_attempts_of, run_succeeded
+from chalicelib.domain.rules import (
+    event_will_retry,
+    max_attempts_of,
+    max_failures_of,
+    run_succeeded,
+)
 from chalicelib.domain.settle import Limits, clip_text, disable_reason_after_run, result_problem
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.heartbeat.slots import enqueue_if_sent_window, fire_message
@@ -180,7 +185,7 @@ def _apply_disable_rules(
         limits=Limits(
             max_runs=limits.get("max_runs"),
             expires_at=parse_iso(limits.get("expires_at")),
-            max_failures=int(limits.get("max_failures") or 5),
+            max_failures=max_failures_of(limits),
         ),
         next_fire_at=dt(int(settled.next_fire_at)) if settled.next_fire_at is not None else None,
         now=now,
