@@ -169,8 +169,9 @@ def test_a_run_lost_with_a_reservation_is_charged_it_and_releases_it(aws, clock,
     fire = FireMessage.parse(message["Body"])
     # The runner starts the run and reserves, then dies before it settles.
     from chalicelib.services.guardrails import budget_guard
+    from chalicelib.services.runner.claim import claim_slot
 
-    item = assembly.build_runner(clock=clock)._claim_slot(fire, lease_ms=0, now=clock())
+    item = claim_slot(fire, lease_ms=0, now=clock(), pipeline=assembly.build_pipeline())
     ctx = RunContext(
         item=item,
         spec={"limits": {"max_usd": 1, "budget_period": "day"}},

@@ -19,6 +19,7 @@ from chalicelib import assembly
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services import events, triggers
 from chalicelib.services.pipeline import AFTER_SETTLE_ATTEMPTS, RunPolicy
+from chalicelib.services.runner.claim import claim_slot
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, kms
 from chalicelib.store.aws import client
@@ -255,7 +256,7 @@ def test_a_runner_that_dies_after_its_claim_is_reaped_lost_and_the_trigger_fires
     fire = FireMessage.parse(message["Body"])
     lease_ms = _ms(clock()) + (get_settings().runner_timeout_s + 60) * 1000
     assert (
-        assembly.build_runner(clock=clock)._claim_slot(fire, lease_ms=lease_ms, now=clock())
+        claim_slot(fire, lease_ms=lease_ms, now=clock(), pipeline=assembly.build_pipeline())
         is not None
     )
     # ... and died after its claim (which started the run). Its lease runs out.
@@ -281,7 +282,7 @@ def test_an_at_trigger_whose_only_run_is_lost_does_not_stay_active_forever(aws, 
     fire = FireMessage.parse(message["Body"])
     lease_ms = _ms(clock()) + (get_settings().runner_timeout_s + 60) * 1000
     assert (
-        assembly.build_runner(clock=clock)._claim_slot(fire, lease_ms=lease_ms, now=clock())
+        claim_slot(fire, lease_ms=lease_ms, now=clock(), pipeline=assembly.build_pipeline())
         is not None
     )
     for _ in range(8):  # the runner died; its lease runs out

@@ -14,6 +14,7 @@ import threading
 from chalicelib import assembly
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services import triggers
+from chalicelib.services.runner.claim import claim_slot
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage
@@ -93,8 +94,11 @@ def test_one_run_per_slot_across_restarts_crashes_lost_and_redelivered_messages(
     # settling; the heartbeat and every runner restart.
     minute(drain=False)
     message, _ = _receive_one(aws, clock())
-    assert assembly.build_runner(clock=clock)._claim_slot(
-        message, lease_ms=_ms(clock()) + 360_000, now=clock()
+    assert claim_slot(
+        message,
+        lease_ms=_ms(clock()) + 360_000,
+        now=clock(),
+        pipeline=assembly.build_pipeline(),
     )
     _cold_start()
     runner = assembly.build_runner(clock=clock)
