@@ -13,7 +13,6 @@ from datetime import datetime
 from chalicelib.services import events, guardrails, heartbeat, ondemand
 from chalicelib.services.audit import AuditPolicy
 from chalicelib.services.heartbeat import Sweep, TickReport
-from chalicelib.services.keys import CreatorPolicy
 from chalicelib.services.pipeline import Pipeline, RunPolicy
 from chalicelib.services.runner import Runner
 from chalicelib.store.models import TriggerModel
@@ -46,7 +45,7 @@ POLICIES: tuple[RunPolicy, ...] = (
     events.EVENT_RUNS,
     AuditPolicy(),
     guardrails.SwitchPolicy(),
-    CreatorPolicy(),
+    guardrails.CreatorPolicy(),
     guardrails.SerializePolicy(),
     guardrails.BudgetPolicy(),
 )

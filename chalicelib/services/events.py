@@ -42,7 +42,7 @@ import json
 import secrets as _random
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
@@ -60,7 +60,6 @@ from chalicelib.domain.errors import (
     ValidationError,
 )
 from chalicelib.domain.settle import retry_delay_s
-from chalicelib.domain.spec import EventIn, RotateSecretIn, parse_model
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import audit, deliveries, runs, switch
 from chalicelib.services.auth import Principal
@@ -73,6 +72,9 @@ from chalicelib.store import dynamo, kms, s3
 from chalicelib.store.aws import client
 from chalicelib.store.models import EventModel, RunModel, TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
+
+if TYPE_CHECKING:
+    from chalicelib.domain.spec import EventIn
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -182,6 +184,9 @@ def rotate_secret(principal: Principal, trigger_id: str, body: Any, *, now: date
     item = load_owned(principal, trigger_id)
     if item.kind != "event":
         raise Conflict("only event triggers have a signing secret")
+    # Cold start: the request models load pydantic, which the fire path never needs.
+    from chalicelib.domain.spec import RotateSecretIn, parse_model
+
     data = parse_model(RotateSecretIn, body if body else {})
     _, event = _event_spec(item)
     source = event.get("source", "webhook")

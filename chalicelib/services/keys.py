@@ -6,7 +6,7 @@ list or delete keys of another tenant. Every other admin sees its own tenant onl
 and another tenant's key answers 404 (as every other resource does).
 
 Run as creator: a trigger records the key that created it, and each fire re-resolves
-that key (``creator_guard``, the run pipeline's ``CreatorPolicy``). A
+that key (``guardrails.creator``, in the run pipeline). A
 deleted key, or one demoted below ``operator``, disables the trigger with the reason
 ``creator_gone``: the trigger never runs on someone else's authority or bill.
 """
@@ -23,13 +23,12 @@ from chalicelib.domain.ids import new_key_id
 from chalicelib.domain.spec import KeyIn, parse_model
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import audit, quotas
-from chalicelib.services.auth import Principal, hash_key, new_api_key, principal_still_allowed
+from chalicelib.services.auth import Principal, hash_key, new_api_key
 from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
-from chalicelib.services.pipeline import Refusal, RunContext, RunPolicy
 from chalicelib.services.runs import iso_ms
 from chalicelib.store.models import KeyModel
 
-__all__ = ["create_key", "list_keys", "delete_key", "key_view", "creator_guard", "CreatorPolicy"]
+__all__ = ["create_key", "list_keys", "delete_key", "key_view"]
 
 CURSOR_SHAPE = {"id": "S", "tenant": "S", "created_ms": "N"}
 _TENANT_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -133,25 +132,3 @@ def delete_key(principal: Principal, key_id: str, *, now: datetime) -> None:
         detail={"key_id": stored.id, "role": stored.role, "tenant": stored.tenant},
     )
     logger.info("api key deleted", extra={"key_id": stored.id, "tenant": stored.tenant})
-
-
-def creator_guard(ctx: RunContext) -> Refusal | None:
-    """Refuse (and disable with ``creator_gone``) a fire whose creator key is gone or demoted."""
-    item = ctx.item
-    if principal_still_allowed(item.created_by, item.tenant, "operator"):
-        return None
-    return Refusal(
-        "refused",
-        f"the key that created this trigger ({item.created_by}) was deleted or no longer "
-        "has the operator role; recreate the trigger with a current key",
-        reason="creator_gone",
-    )
-
-
-class CreatorPolicy(RunPolicy):
-    """``check``: the trigger's creator key still exists and is an operator (``creator_guard``)."""
-
-    name = "creator"
-
-    def check(self, ctx: RunContext) -> Refusal | None:
-        return creator_guard(ctx)

@@ -30,13 +30,13 @@ from __future__ import annotations
 import json
 import math
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.domain import schedule
+from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.errors import Conflict, ServiceUnavailable, ValidationError
 from chalicelib.domain.ids import schedule_run_id
-from chalicelib.domain.spec import BackfillIn, decode_schedule, parse_model
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import audit, switch
 from chalicelib.services.auth import Principal
@@ -49,6 +49,9 @@ from chalicelib.store import dynamo
 from chalicelib.store.backfill import delete_fire_payload, save_fire_payload
 from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
+
+if TYPE_CHECKING:
+    from chalicelib.domain.spec import BackfillIn
 
 __all__ = [
     "MAX_BACKFILL_SLOTS",
@@ -125,6 +128,10 @@ def backfill(principal: Principal, trigger_id: str, body: Any, *, now: datetime)
     3. Dry run: ``{slots, first, last, estimated_usd}``. Else the slots are queued and
        the first ones start at once: 202 ``{slots, run_ids}``.
     """
+    # Cold start: the request models load pydantic, which the fire path (this module's
+    # OnDemandPolicy) never needs.
+    from chalicelib.domain.spec import BackfillIn, parse_model
+
     data = parse_model(BackfillIn, body)
     item = load_owned(principal, trigger_id)
     _check_window(item, data, now=now)

@@ -4,6 +4,7 @@ Each module holds one ``RunPolicy`` (``services/pipeline.py``); ``chalicelib.ass
 lists them, in order, where the runner is built:
 
 - ``switched_off.SwitchPolicy``: nothing fires while ``triggers_enabled`` is off.
+- ``creator.CreatorPolicy``: the trigger's creator key still exists and is an operator.
 - ``serialize.SerializePolicy``: runs sharing a ``serialize_key`` never overlap.
 - ``budget.BudgetPolicy``: ``limits.max_usd`` per ``budget_period``.
 - ``workflow_access.WorkflowAccessPolicy``: ``fire.secrets`` (masked wherever they show
@@ -14,6 +15,7 @@ lists them, in order, where the runner is built:
 from __future__ import annotations
 
 from chalicelib.services.guardrails.budget import LEDGER_RETENTION_S, BudgetPolicy, budget_guard
+from chalicelib.services.guardrails.creator import CreatorPolicy, creator_guard
 from chalicelib.services.guardrails.serialize import (
     HANDOFF_S,
     MAX_POLL_S,
@@ -30,11 +32,13 @@ from chalicelib.services.guardrails.workflow_access import (
 
 __all__ = [
     "BudgetPolicy",
+    "CreatorPolicy",
     "SerializePolicy",
     "StateContractPolicy",
     "SwitchPolicy",
     "WorkflowAccessPolicy",
     "switch_guard",
+    "creator_guard",
     "serialize_guard",
     "budget_guard",
     "TriggersClient",

@@ -9,9 +9,9 @@ the run settles.
 from __future__ import annotations
 
 from datetime import datetime
+from types import ModuleType
 
 from chalicelib.domain.errors import Forbidden, NotFound
-from chalicelib.services import triggers
 from chalicelib.services.auth import ROOT_KEY_ID, Principal, require
 from chalicelib.services.pipeline import RunContext, RunPolicy
 from chalicelib.services.secrets import SecretReader
@@ -30,6 +30,17 @@ def creator_principal(item: TriggerModel) -> Principal:
     if stored is None or stored.revoked or stored.tenant != item.tenant:
         raise Forbidden("the key that created this trigger no longer exists")
     return Principal(key_id, stored.tenant, stored.role)
+
+
+def _triggers() -> ModuleType:
+    """The trigger use cases, imported on a workflow's first ``fire.triggers`` call.
+
+    Cold start: they load the request models (pydantic), which no fire needs unless its
+    workflow manages triggers.
+    """
+    from chalicelib.services import triggers
+
+    return triggers
 
 
 class TriggersClient:
@@ -68,11 +79,11 @@ class TriggersClient:
 
     def create(self, body: dict) -> dict:
         """Create a trigger (the ``POST /v1/triggers`` body); the new trigger's view."""
-        return triggers.create_trigger(self._write(), body, now=self._now)
+        return _triggers().create_trigger(self._write(), body, now=self._now)
 
     def update(self, trigger_id: str, body: dict) -> dict:
         """Change a trigger (the ``PATCH /v1/triggers/{id}`` body)."""
-        return triggers.patch_trigger(self._write(trigger_id), trigger_id, body, now=self._now)
+        return _triggers().patch_trigger(self._write(trigger_id), trigger_id, body, now=self._now)
 
     def delete(self, trigger_id: str) -> None:
         """Delete a trigger; the fire's own trigger is deleted once this run has settled."""
@@ -80,15 +91,15 @@ class TriggersClient:
             self._as("operator")
             self._notes["delete_self"] = True
             return
-        triggers.delete_trigger(self._write(trigger_id), trigger_id, now=self._now)
+        _triggers().delete_trigger(self._write(trigger_id), trigger_id, now=self._now)
 
     def get(self, trigger_id: str) -> dict:
         """One trigger of the tenant, with its state."""
-        return triggers.get_trigger_view(self._as("viewer"), trigger_id)
+        return _triggers().get_trigger_view(self._as("viewer"), trigger_id)
 
     def list(self, **params: str) -> dict:
         """A page of the tenant's triggers (``tag=``, ``workflow=``, ``status=``...)."""
-        return triggers.list_triggers(self._as("viewer"), params)
+        return _triggers().list_triggers(self._as("viewer"), params)
 
     def __repr__(self) -> str:
         return f"TriggersClient(as={self._item.created_by!r})"
@@ -105,7 +116,7 @@ def _delete_self_finish(ctx: RunContext) -> None:
     if not ctx.notes.get("delete_self"):
         return
     try:
-        triggers.delete_trigger(
+        _triggers().delete_trigger(
             creator_principal(ctx.item), ctx.item.id, now=ctx.now, detail={"by": "workflow"}
         )
     except NotFound:
