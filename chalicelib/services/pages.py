@@ -88,7 +88,7 @@ def parse_limit(
 
 def take_page(
     results: Any,
-    model: type,
+    model: Any,
     *,
     limit: int,
     materialize: Any = None,

@@ -38,10 +38,9 @@ def state_problem(schema: dict, state: Any) -> tuple[str, str] | None:
 
 def validate_state(workflow: Workflow | None, data: Any, state: dict) -> dict:
     """The single state validator (create and PATCH): 422 naming the path if it breaks the schema."""
-    schema = workflow.state_schema if workflow is not None else None
-    if not schema:
+    if workflow is None or not workflow.state_schema:
         return state
-    problem = state_problem(schema, state or {})
+    problem = state_problem(workflow.state_schema, state or {})
     if problem is not None:
         where, message = problem
         raise ValidationError(
