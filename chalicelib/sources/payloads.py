@@ -46,7 +46,9 @@ def s3_payload(event: dict) -> dict | None:
     }
 
 
-def s3_matches(payload: dict, *, bucket: str | None, prefix: str | None, suffix: str | None) -> bool:
+def s3_matches(
+    payload: dict, *, bucket: str | None, prefix: str | None, suffix: str | None
+) -> bool:
     """The trigger's bucket, prefix and suffix (the rule's pattern holds only one of them)."""
     key = payload.get("key") or ""
     return (
