@@ -147,26 +147,31 @@ def _verified(token: str, *, body: bytes, headers: Mapping[str, str], now: datet
     return item, spec, event, source
 
 
-def _check_open(item: TriggerModel, spec: dict, *, now: datetime, labelled: bool) -> None:
-    """503 if triggers are switched off; 410 if the trigger is disabled or has expired."""
-    label = refused if labelled else (lambda exc, _outcome, _trigger_id: exc)
+def _check_open(item: TriggerModel, spec: dict, *, now: datetime, webhook: bool) -> None:
+    """503 if triggers are switched off; 410 if the trigger is disabled or has expired.
+
+    A ``webhook`` refusal is labelled for its delivery record and counted; a delivered
+    event's (``ingest``) is only raised: its queue retries or drops it.
+    """
+
+    def refuse(exc: CronhookError, outcome: str, reason: str | None = None) -> CronhookError:
+        if not webhook:
+            return exc
+        if reason is not None:
+            record_metric("WebhooksRefused", reason=reason)
+        return refused(exc, outcome, item.id)
+
     if not switch.triggers_enabled(now=now):
-        raise label(
+        raise refuse(
             ServiceUnavailable("triggers are switched off; nothing was stored, retry later"),
             "unavailable",
-            item.id,
         )
     if item.status != "active":
-        if labelled:
-            record_metric("WebhooksRefused", reason="disabled")
-        raise label(
-            Gone(f"trigger is disabled ({item.disabled_reason or 'manual'})"), "gone", item.id
-        )
+        gone = Gone(f"trigger is disabled ({item.disabled_reason or 'manual'})")
+        raise refuse(gone, "gone", "disabled")
     if expired(spec.get("limits") or {}, now=now):
         dynamo.disable_trigger(item.id, reason="expired", now_ms=ms(now))
-        if labelled:
-            record_metric("WebhooksRefused", reason="expired")
-        raise label(Gone("trigger has expired"), "gone", item.id)
+        raise refuse(Gone("trigger has expired"), "gone", "expired")
 
 
 def _receive(
@@ -183,7 +188,7 @@ def _receive(
     4. Otherwise the event is stored (the put is the dedupe) and dispatched.
     """
     item, spec, event, source = _verified(token, body=body, headers=headers, now=now)
-    _check_open(item, spec, now=now, labelled=True)
+    _check_open(item, spec, now=now, webhook=True)
     body_json = parse_json(body)
     if source == "slack":
         challenge = signatures.slack_challenge(body_json)
@@ -213,7 +218,7 @@ def ingest(item: TriggerModel, *, source: str, payload: dict, now: datetime) -> 
     its dedupe key is the one CONTRACT "Event sources" names (``signatures.delivery_id``).
     """
     spec, event = event_spec(item)
-    _check_open(item, spec, now=now, labelled=False)
+    _check_open(item, spec, now=now, webhook=False)
     if not filters.matches(source, event.get("filter"), headers={}, body_json=payload):
         record_metric("WebhooksIgnored", source=source)
         return 202, dict(_FILTERED)
