@@ -23,7 +23,11 @@ def write_secrets(
     rotations at once cannot both keep "the previous one".
     """
     t = TriggerModel
-    actions: list[Action] = [t.secret_sealed.set(sealed), t.updated_ms.set(now_ms), t.version.add(1)]
+    actions: list[Action] = [
+        t.secret_sealed.set(sealed),
+        t.updated_ms.set(now_ms),
+        t.version.add(1),
+    ]
     if previous:
         actions += [
             t.secret_prev_sealed.set(previous[0][0]),
