@@ -38,7 +38,7 @@ def payload_of(raw: bytes) -> Any:
 class EventRunPolicy(RunPolicy):
     """The event trigger's part in a run (see the module docstring)."""
 
-    name = "event_runs"
+    name = "events"
 
     def fire_fields(self, ctx: RunContext) -> dict:
         """The whole body as the payload (parsed if JSON), and the clipped headers."""
