@@ -78,4 +78,3 @@ __all__ = [
     "replay_event",
     "event_view",
 ]
-
