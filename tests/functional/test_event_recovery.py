@@ -88,7 +88,7 @@ def without_event_hook(monkeypatch, how: str, runner_):
         def unavailable(*args, **kwargs):
             raise RuntimeError("ProvisionedThroughputExceededException (injected)")
 
-        monkeypatch.setattr(events, "_settle_event", unavailable)
+        monkeypatch.setattr(events.attempts, "settle_event", unavailable)
 
 
 def run_all(aws, runner_) -> list[str]:
@@ -153,7 +153,7 @@ def test_a_succeeded_run_whose_event_was_not_recorded_ends_succeeded_once(
     assert ran == [1]
     clock.advance(60)
     assert assembly.tick(now=clock()).events_recovered == 0
-    late = events._settle_event(
+    late = events.settle_event(
         answer["event_id"],
         run_id=answer["run_id"],
         trigger_id=created["id"],

@@ -741,7 +741,7 @@ def test_every_delivery_reaches_the_delivery_hooks_once_with_its_outcome(
     def broken(trigger_id, **delivery):
         raise RuntimeError("a recorder that fails")
 
-    monkeypatch.setattr(events, "delivery_hooks", [broken, record])
+    monkeypatch.setattr(events.ingress, "delivery_hooks", [broken, record])
     created = make_trigger(root, clock, "standard", filter={"type": "wanted"})
     secret = created["webhook"]["secret"]
     tid = created["id"]

@@ -413,10 +413,10 @@ def test_a_message_for_a_trigger_with_room_runs_the_queue_head_instead_of_being_
 ):
     created = _event_trigger(root, clock)
     # The first event's message is lost at ingress (send failed): it heads the queue.
-    real = events.send_fires
-    monkeypatch.setattr(events, "send_fires", lambda messages: list(messages))
+    real = events.accept.send_fires
+    monkeypatch.setattr(events.accept, "send_fires", lambda messages: list(messages))
     first = _post(created, clock, 1)
-    monkeypatch.setattr(events, "send_fires", real)
+    monkeypatch.setattr(events.accept, "send_fires", real)
     clock.advance(1)  # arrival order is by received time: the first stays the head
     second = _post(created, clock, 2)
     # A message for the second (not the head) arrives while the trigger is idle.
@@ -442,7 +442,7 @@ def test_a_pull_that_failed_is_retried_and_the_chain_does_not_stall(
     for n in range(5):
         clock.advance(0.01)  # arrival order is by received time
         _post(created, clock, n)
-    real = events.send_fires
+    real = events.pull.send_fires
     # The first pull fails all its attempts (and is raised), then the hook's retry goes through.
     failures = [1] * events.PULL_ATTEMPTS
 
@@ -452,7 +452,7 @@ def test_a_pull_that_failed_is_retried_and_the_chain_does_not_stall(
             return list(messages)
         return real(messages)
 
-    monkeypatch.setattr(events, "send_fires", flaky)
+    monkeypatch.setattr(events.pull, "send_fires", flaky)
     aws.drain(assembly.build_runner(clock=clock))
     assert _event_statuses(created["id"]) == Counter({"succeeded": 5})
 
@@ -464,7 +464,7 @@ def test_bookkeeping_that_keeps_failing_after_settle_fails_the_message_and_is_fi
     _post(created, clock, 1)
     clock.advance(0.01)
     _post(created, clock, 2)
-    real = events._settle_event
+    real = events.attempts.settle_event
     failures = [1] * AFTER_SETTLE_ATTEMPTS  # every try of the first run's hook fails
 
     def failing(*args, **kwargs):
@@ -473,7 +473,7 @@ def test_bookkeeping_that_keeps_failing_after_settle_fails_the_message_and_is_fi
             raise RuntimeError("injected: events table unavailable")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(events, "_settle_event", failing)
+    monkeypatch.setattr(events.attempts, "settle_event", failing)
     from tests.reliability.conftest import Esm
 
     esm = Esm(aws, assembly.build_runner(clock=clock))

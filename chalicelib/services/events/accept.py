@@ -1,0 +1,258 @@
+"""Accepting a verified delivery: the dedupe put, the waiting cap, and the first message.
+
+One conditional PutItem is both the event and its dedupe record: the event id is
+derived from the dedupe key, so a second delivery fails the condition and is answered
+200 with the original ids. A full trigger with ``max_waiting_events`` waiting answers
+429 ``quota`` and stores nothing. Only then is the event dispatched (202): its message
+is sent at once, unless the trigger is full or an older event waits, in which case a
+run pulls it in its turn (``pull``). If the send fails the event stays pending and the
+heartbeat's sweep dispatches it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets as _random
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from chalicelib.domain import filters, ids, signatures
+from chalicelib.domain.errors import CronhookError, QuotaExceeded
+from chalicelib.domain.event_rules import pending_key
+from chalicelib.observability import logger, record_metric
+from chalicelib.services.events.pull import older_waits
+from chalicelib.services.events.spec import ms, parse_json, pending_shard
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo, event_reads, event_writes, s3
+from chalicelib.store.models import EventModel, TriggerModel
+from chalicelib.store.sqs import FireMessage, send_fires
+
+__all__ = ["QUOTA_RETRY_AFTER_S", "accept", "put_mark", "duplicate", "refused"]
+
+# A trigger at its cap of waiting events drains about one event per run: a sender told
+# 429 retries after this long (Retry-After).
+QUOTA_RETRY_AFTER_S = 30
+
+
+def refused(exc: CronhookError, outcome: str, trigger_id: str | None) -> CronhookError:
+    """``exc``, labelled with the delivery's outcome and trigger for the delivery record."""
+    exc.outcome = outcome  # type: ignore[attr-defined]
+    exc.trigger_id = trigger_id  # type: ignore[attr-defined]
+    return exc
+
+
+def _window_s(spec: dict) -> int:
+    return int((spec.get("event") or {}).get("dedupe_window_s") or 7 * 86400)
+
+
+def duplicate(original: EventModel) -> dict:
+    """The answer to a delivery seen before: the original ids (none for a mark)."""
+    if original.status == "ignored":
+        return {"event_id": None, "run_id": None, "duplicate": True}
+    return {"event_id": original.id, "run_id": original.run_id, "duplicate": True}
+
+
+def put_mark(
+    item: TriggerModel,
+    spec: dict,
+    source: str,
+    key: str,
+    *,
+    body: bytes,
+    headers: Mapping[str, str],
+    now: datetime,
+) -> EventModel | None:
+    """Remember a delivery that stores no event (a goodbye, or one that could be one).
+
+    The mark is an events item under the delivery's event id, with no body, no run and
+    none of the index keys (no listing, no queue, no sweep shows it): only a later
+    delivery with the same key finds it, and is a duplicate. Returns the item that was
+    there already (a replay), else None.
+    """
+    now_ms = ms(now)
+    window_s = _window_s(spec)
+    kind = filters.event_type(source, headers=headers, body_json=parse_json(body))
+    mark = EventModel(
+        ids.event_id_for(item.id, key),
+        trigger_id=item.id,
+        tenant=item.tenant,
+        received_ms=now_ms,
+        status="ignored",
+        source=source,
+        event_type=kind[:256] if kind else None,
+        dedupe_key=signatures.shown_key(key),
+        body_size=len(body),
+        dedupe_until=now_ms + window_s * 1000,
+        expires=now_ms // 1000 + window_s,
+    )
+    return event_writes.put_event(mark, now_ms=now_ms, mark=True)
+
+
+def _new_event(
+    item: TriggerModel,
+    spec: dict,
+    source: str,
+    *,
+    key: str,
+    body: bytes,
+    body_json: Any,
+    headers: Mapping[str, str],
+    now_ms: int,
+) -> EventModel:
+    """The event item of an accepted delivery, its body inline or in S3 (not yet stored)."""
+    settings = get_settings()
+    event_id = ids.event_id_for(item.id, key)
+    run_id = ids.event_run_id(item.id, now_ms, event_id)
+    window_s = _window_s(spec)
+    keep_s = max(window_s, settings.event_retention_days * 86400)
+    kind = filters.event_type(source, headers=headers, body_json=body_json)
+    record = EventModel(
+        event_id,
+        trigger_id=item.id,
+        tenant=item.tenant,
+        received_ms=now_ms,
+        received_sk=f"{now_ms:013d}#{event_id}",
+        status="pending",
+        run_id=run_id,
+        attempt=0,
+        source=source,
+        event_type=kind[:256] if kind else None,
+        dedupe_key=signatures.shown_key(key),
+        body_size=len(body),
+        headers=json.dumps(signatures.clip_headers(headers), separators=(",", ":")),
+        pending_trigger=item.id,
+        pending_shard=pending_shard(event_id),
+        pending_sk=pending_key(now_ms, run_id),
+        dedupe_until=now_ms + window_s * 1000,
+        expires=now_ms // 1000 + keep_s,
+    )
+    text = _utf8_or_none(body)
+    if text is not None and len(body) <= settings.inline_body_limit:
+        record.body = text
+    else:
+        # Too big for an item (or not text): the body goes to S3 first, then the item
+        # that points at it, so a stored event always has its body.
+        record.body_s3_key = f"events/{item.id}/{event_id}/{now_ms}-{_random.token_hex(4)}"
+        s3.put_body(record.body_s3_key, body)
+    return record
+
+
+def accept(
+    item: TriggerModel,
+    spec: dict,
+    source: str,
+    *,
+    key: str,
+    body: bytes,
+    body_json: Any,
+    headers: Mapping[str, str],
+    now: datetime,
+) -> tuple[int, dict]:
+    """Store a delivery as a new event and dispatch it: 202, or 200 for a duplicate."""
+    now_ms = ms(now)
+    event_id = ids.event_id_for(item.id, key)
+    original = _check_waiting_quota(item, spec, event_id=event_id, now_ms=now_ms)
+    if original is not None:
+        record_metric("WebhooksDuplicate", source=source)
+        return 200, duplicate(original)
+    record = _new_event(
+        item, spec, source, key=key, body=body, body_json=body_json, headers=headers, now_ms=now_ms
+    )
+    run_id = record.run_id
+    original = event_writes.put_event(record, now_ms=now_ms)
+    if original is not None:
+        if record.body_s3_key:
+            s3.delete_body(record.body_s3_key)
+        record_metric("WebhooksDuplicate", source=source)
+        return 200, duplicate(original)
+    if _full_after_store(item, capacity=int(spec.get("concurrency") or 1)) or older_waits(
+        item.id, event_id
+    ):
+        record_metric("EventsQueued")
+    else:
+        _dispatch_new(item.id, run_id=run_id, event_id=event_id, tenant=item.tenant)
+    record_metric("WebhooksAccepted", source=source)
+    logger.info(
+        "webhook accepted",
+        extra={"trigger_id": item.id, "event_id": event_id, "run_id": run_id, "bytes": len(body)},
+    )
+    return 202, {"event_id": event_id, "run_id": run_id}
+
+
+def _check_waiting_quota(
+    item: TriggerModel, spec: dict, *, event_id: str, now_ms: int
+) -> EventModel | None:
+    """429 ``quota`` (nothing stored) if the trigger already has its cap of waiting events.
+
+    Only a full trigger has a queue, so only then (the GetItem read its runs in flight)
+    is the queue counted: one KEYS_ONLY count of at most ``max_waiting_events`` keys; the
+    accepted path of a trigger with room costs nothing more. A delivery stored before is
+    a duplicate, not refused (one GetItem, on this path only): a provider retrying it
+    learns that it arrived. Deliveries counted at the same instant each see the queue
+    before the others' puts, so the cap can be passed by that many, never more.
+    """
+    cap = get_settings().max_waiting_events
+    if len(dynamo.in_flight_of(item)) < int(spec.get("concurrency") or 1):
+        return None
+    if event_reads.waiting_count(item.id, cap=cap) < cap:
+        return None
+    stored = event_reads.get_event(event_id)
+    if stored is not None and int(stored.dedupe_until or 0) >= now_ms:
+        return stored
+    record_metric("WebhooksRefused", reason="quota")
+    raise refused(
+        QuotaExceeded(
+            f"the trigger already has {cap} events waiting to run; nothing was stored, "
+            f"retry after {QUOTA_RETRY_AFTER_S} s",
+            retry_after_s=QUOTA_RETRY_AFTER_S,
+        ),
+        "throttled",
+        item.id,
+    )
+
+
+def _full_after_store(item: TriggerModel, *, capacity: int) -> bool:
+    """True if the trigger is full now that the event is stored: then it needs no message.
+
+    Race, drawn (concurrency 1, run R in flight):
+
+        ingress:  GetItem (R in flight) ── PutItem(event) ── GetItem again: R still in flight?
+        runner:                                   R settles ── pulls the oldest ready event
+
+    If the second read still sees R, R settles after the event was stored, so R's pull
+    finds it (or an older one, whose run pulls in turn): the event is reached without a
+    message of its own, and a burst does not flood the queue with messages that could
+    only find the trigger full. If R settled in between, the event is sent as usual.
+    """
+    if len(dynamo.in_flight_of(item)) < capacity:
+        return False  # room when we looked: send (the common case costs no extra read)
+    fresh = dynamo.get_trigger(item.id)
+    return fresh is not None and len(dynamo.in_flight_of(fresh)) >= capacity
+
+
+def _dispatch_new(
+    trigger_id: str, *, run_id: str, event_id: str, tenant: str | None = None
+) -> None:
+    """Send a stored event's message; if that fails it stays pending for the sweep."""
+    message = FireMessage(
+        run_id=run_id, trigger_id=trigger_id, surface="event", event_id=event_id, tenant=tenant
+    )
+    try:
+        failed = send_fires([message])
+    except Exception:  # the event is stored: a failed send must not turn into an error answer
+        logger.exception("event dispatch raised", extra={"trigger_id": trigger_id})
+        failed = [message]
+    if failed:
+        record_metric("EventDispatchFailed")
+        logger.warning(
+            "event stored but not dispatched; the heartbeat will dispatch it",
+            extra={"trigger_id": trigger_id, "event_id": event_id},
+        )
+
+
+def _utf8_or_none(body: bytes) -> str | None:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

@@ -1,0 +1,82 @@
+"""The reads of the events table: one event, a trigger's queue, the sweep's rows, a page.
+
+The two pending indexes are KEYS_ONLY and sparse (``models.EventModel``): a row carries
+the event id and its ``pending_sk`` (ready time and run id), which is all a fire message
+needs; anything else is read from the item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pynamodb.exceptions import DoesNotExist
+
+from chalicelib.store.models import EventModel, RunModel
+
+__all__ = [
+    "get_event",
+    "queue_of",
+    "waiting_count",
+    "overdue",
+    "events_page",
+    "get_run_consistent",
+]
+
+
+def get_event(event_id: str) -> EventModel | None:
+    """One event (strongly consistent), or None."""
+    try:
+        return EventModel.get(event_id, consistent_read=True)
+    except DoesNotExist:
+        return None
+
+
+def queue_of(trigger_id: str, *, limit: int, until_sk: str | None = None) -> list[EventModel]:
+    """The first ``limit`` rows of a trigger's queue, the longest waiting first.
+
+    ``until_sk`` stops at that pending sort key (included).
+    """
+    if until_sk is None:
+        return list(EventModel.pending_by_trigger.query(trigger_id, limit=limit, page_size=limit))
+    return list(
+        EventModel.pending_by_trigger.query(
+            trigger_id,
+            EventModel.pending_sk <= until_sk,
+            limit=limit,
+            page_size=min(500, limit),
+        )
+    )
+
+
+def waiting_count(trigger_id: str, *, cap: int) -> int:
+    """How many events wait in a trigger's queue, counted up to ``cap`` (KEYS_ONLY)."""
+    return int(EventModel.pending_by_trigger.count(trigger_id, limit=cap))
+
+
+def overdue(shard: str, *, until_sk: str, limit: int) -> Iterator[EventModel]:
+    """The sweep's rows of one shard whose ready time is at or before ``until_sk``."""
+    return iter(
+        EventModel.pending_all.query(
+            shard, EventModel.pending_sk <= until_sk, limit=limit, page_size=500
+        )
+    )
+
+
+def events_page(
+    trigger_id: str, *, limit: int, cursor: dict | None
+) -> tuple[list[EventModel], dict | None]:
+    """One page of a trigger's events, newest first, and the key to continue from."""
+    page = EventModel.by_trigger.query(
+        trigger_id, scan_index_forward=False, limit=limit, last_evaluated_key=cursor
+    )
+    ids_in_order = [row.id for row in page]
+    found = {e.id: e for e in EventModel.batch_get(ids_in_order)} if ids_in_order else {}
+    return [found[i] for i in ids_in_order if i in found], page.last_evaluated_key
+
+
+def get_run_consistent(trigger_id: str, run_id: str) -> RunModel | None:
+    """One run record (strongly consistent: the sweep decides on it), or None."""
+    try:
+        return RunModel.get(trigger_id, run_id, consistent_read=True)
+    except DoesNotExist:
+        return None

@@ -1,0 +1,232 @@
+"""The fenced writes of an event's life: stored (the dedupe), queued, started, ended.
+
+An event is one item of the events table; each transition is one conditional update
+fenced on ``(status, run_id)``, so of two writers that race for the same transition
+(a finish hook and the sweep, two messages of one event) exactly one counts:
+
+    message A: pending -> running IF status = pending AND run_id = R  -> ok, attempt 1
+                                       message B (same event, a duplicate delivery):
+                                       pending -> running IF status = pending ... -> fails
+
+Every function answers whether its write happened (False / None: fenced out); an error
+that is not a failed condition is raised. The index attributes follow the rules of
+``models.EventModel``: ``pending_trigger`` while the event waits in its trigger's queue,
+``pending_shard``/``pending_sk`` (the sweep's index) until the event ends.
+"""
+
+from __future__ import annotations
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
+
+from chalicelib.domain.errors import ServiceUnavailable
+from chalicelib.domain.event_rules import pending_key
+from chalicelib.store.aws import client
+from chalicelib.store.conditions import condition_failed
+from chalicelib.store.models import EventModel, RunModel
+
+__all__ = [
+    "put_event",
+    "requeue",
+    "start_attempt",
+    "end_pending",
+    "wait_again",
+    "end_attempt",
+    "reset_for_replay",
+    "put_recovered_run",
+]
+
+_NOT_STORED = "the event could not be stored; try again"
+
+
+def put_event(record: EventModel, *, now_ms: int, mark: bool = False) -> EventModel | None:
+    """Store a new event; if its id is taken within the dedupe window, return that event.
+
+    One PutItem: the condition is the dedupe, and ``ReturnValuesOnConditionCheckFailure``
+    hands back the original (pynamodb cannot ask for it, so this uses the client). A
+    ``mark`` (a delivery that stores no event) lacks the run and index attributes on
+    purpose.
+    """
+    try:
+        client("dynamodb").put_item(
+            TableName=EventModel.Meta.table_name,
+            Item=record.serialize(null_check=not mark),
+            ConditionExpression="attribute_not_exists(#id) OR #until < :now",
+            ExpressionAttributeNames={"#id": "id", "#until": "dedupe_until"},
+            ExpressionAttributeValues={":now": {"N": str(now_ms)}},
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+        return None
+    except ClientError as exc:
+        if not condition_failed(exc):
+            raise ServiceUnavailable(_NOT_STORED) from None
+        old = exc.response.get("Item")
+    except BotoCoreError:
+        raise ServiceUnavailable(_NOT_STORED) from None
+    if old:
+        return EventModel.from_raw_data(old)
+    try:
+        return EventModel.get(record.id, consistent_read=True)
+    except DoesNotExist:
+        raise ServiceUnavailable(_NOT_STORED) from None
+
+
+def _update(event: EventModel, actions: list[Action], condition: Condition) -> bool:
+    try:
+        event.update(actions=actions, condition=condition)
+    except UpdateError as exc:
+        if condition_failed(exc):
+            return False
+        raise
+    return True
+
+
+def requeue(event_id: str, *, run_id: str, trigger_id: str, ready_by_ms: int) -> bool:
+    """Put an event that waited (retry backoff, deferral) back in its trigger's queue.
+
+    Only once its backoff is over by ``ready_by_ms``: a queued event must be able to
+    start, or pulling it would only drop it and pull it again.
+    """
+    e = EventModel
+    return _update(
+        EventModel(event_id),
+        [e.pending_trigger.set(trigger_id)],
+        (e.status == "pending")
+        & (e.run_id == run_id)
+        & e.pending_trigger.does_not_exist()
+        & (e.retry_at.does_not_exist() | (e.retry_at <= ready_by_ms)),
+    )
+
+
+def start_attempt(
+    event_id: str, *, run_id: str, now_ms: int, lease_ms: int, ready_by_ms: int
+) -> EventModel | None:
+    """pending → running for this run id: the event's start fence (None if fenced out).
+
+    The event leaves its trigger's queue but stays in the sweep's index (same key) until
+    it ends, and records when this attempt started and its run's lease: that is what
+    lets the sweep finish the bookkeeping of a run whose finish hook never ran.
+    """
+    e = EventModel
+    event = EventModel(event_id)
+    started = _update(
+        event,
+        [
+            e.status.set("running"),
+            e.attempt.add(1),
+            e.pending_trigger.remove(),
+            e.retry_at.remove(),
+            e.started_ms.set(now_ms),
+            e.lease_ms.set(lease_ms),
+        ],
+        (e.status == "pending")
+        & (e.run_id == run_id)
+        & (e.retry_at.does_not_exist() | (e.retry_at <= ready_by_ms)),
+    )
+    return event if started else None
+
+
+def end_pending(event_id: str, *, run_id: str, status: str, now_ms: int) -> bool:
+    """A pending event that will never run (its trigger is disabled or gone): terminal."""
+    e = EventModel
+    return _update(
+        EventModel(event_id),
+        [
+            e.status.set(status),
+            e.finished_ms.set(now_ms),
+            e.pending_trigger.remove(),
+            e.pending_shard.remove(),
+            e.pending_sk.remove(),
+            e.retry_at.remove(),
+        ],
+        (e.status == "pending") & (e.run_id == run_id),
+    )
+
+
+def wait_again(
+    event_id: str,
+    *,
+    run_id: str,
+    ready_ms: int,
+    shard: str,
+    counted: bool,
+    max_attempts: int,
+) -> bool:
+    """running → pending until ``ready_ms``: a retry (``counted``) or a deferral.
+
+    Out of the trigger's queue while it waits (its message puts it back, ``requeue``);
+    in the sweep's index, so that a lost message is resent. A retry keeps its attempt
+    and holds only while attempts are left (``retry_at`` is its backoff, enforced by the
+    start fence); a deferral gives its attempt back and may start at once.
+    """
+    e = EventModel
+    fence = (e.status == "running") & (e.run_id == run_id)
+    actions: list[Action] = [
+        e.status.set("pending"),
+        e.retry_at.set(ready_ms) if counted else e.retry_at.remove(),
+        e.pending_trigger.remove(),
+        e.pending_shard.set(shard),
+        e.pending_sk.set(pending_key(ready_ms, run_id)),
+    ]
+    if counted:
+        return _update(EventModel(event_id), actions, fence & (e.attempt < max_attempts))
+    return _update(EventModel(event_id), [*actions, e.attempt.add(-1)], fence)
+
+
+def end_attempt(event_id: str, *, run_id: str, status: str, now_ms: int) -> bool:
+    """running → ``status`` (terminal), out of the sweep's index: the bookkeeping is over."""
+    e = EventModel
+    return _update(
+        EventModel(event_id),
+        [
+            e.status.set(status),
+            e.finished_ms.set(now_ms),
+            e.pending_shard.remove(),
+            e.pending_sk.remove(),
+        ],
+        (e.status == "running") & (e.run_id == run_id),
+    )
+
+
+def reset_for_replay(
+    event: EventModel, *, run_id: str, trigger_id: str, shard: str, now_ms: int
+) -> bool:
+    """An ended event, pending again as a new run: fenced on the status and run it had."""
+    e = EventModel
+    return _update(
+        event,
+        [
+            e.status.set("pending"),
+            e.run_id.set(run_id),
+            e.attempt.set(0),
+            e.retry_at.remove(),
+            e.finished_ms.remove(),
+            e.pending_trigger.set(trigger_id),
+            e.pending_shard.set(shard),
+            e.pending_sk.set(pending_key(now_ms, run_id)),
+            e.expires.set(max(int(event.expires or 0), now_ms // 1000 + 86400)),
+        ],
+        (e.status == event.status) & (e.run_id == event.run_id),
+    )
+
+
+def put_recovered_run(record: RunModel, *, started_ms: int) -> bool:
+    """The run record the sweep rebuilt, never over a record of this attempt (False then).
+
+    A late runner's own record is the better one: the write holds only if there is no
+    record, or the one there ended before this attempt started.
+    """
+    r = RunModel
+    try:
+        record.save(
+            condition=r.run_id.does_not_exist()
+            | r.finished_at.does_not_exist()
+            | (r.finished_at < started_ms)
+        )
+    except PutError as exc:
+        if condition_failed(exc):
+            return False
+        raise
+    return True
