@@ -10,8 +10,9 @@ What a deployed fire pays, beside the DynamoDB units and SQS requests counted:
 
 - **Lambda** at the deployed memory (``.chalice/config.json`` through
   ``infra.template.StageConfig``) and architecture (``infra.template.LAMBDA_ARCHITECTURE``),
-  for the measured duration of each invocation rounded up to the millisecond (the
-  heartbeat's invocation is shared by the fires of its tick);
+  for each invocation's duration modelled from its measured CPU time and AWS calls
+  (``billed_s``; the wall time here, which moves with load, is reported beside it); the
+  heartbeat's invocation is shared by the fires of its tick;
 - **CloudWatch Logs**: the bytes of every line the fires wrote, measured (the functions run
   as in Lambda, at the deployed log level, EMF documents included), plus the platform lines
   of each invocation (``PLATFORM_LINE_BYTES``) and 26 bytes of metadata per event;
@@ -81,6 +82,10 @@ EVENT_OVERHEAD_BYTES = 26
 ITEM_OVERHEAD_BYTES = 100
 TTL_LAG_DAYS = 2
 DAYS_PER_MONTH = 30.4375
+# Lambda gives one vCPU at 1,769 MB (in proportion below); an in-region DynamoDB or SQS
+# call's round trip, for the billed-duration model (``billed_s``).
+VCPU_MB = 1769
+AWS_CALL_MS = 5.0
 
 
 def _deployed() -> dict:
@@ -249,18 +254,45 @@ def _period_minutes(schedule: dict) -> int:
     return int(cron.split("/", 1)[1]) if cron.startswith("*/") else 1
 
 
+def billed_s(cpu_s: float, aws_calls: int, *, function: str) -> float:
+    """An invocation's duration on Lambda, modelled from what it did here.
+
+    Its CPU time (this thread's: the moto server's threads excluded) stretched by the
+    share of a vCPU the deployed memory buys (1,769 MB is one vCPU), plus
+    ``AWS_CALL_MS`` per AWS call it made. Wall time here moves with the machine's load and
+    includes moto's own work; this does not.
+    """
+    share = min(1.0, DEPLOYED["memory_mb"].get(function, 128) / VCPU_MB)
+    return cpu_s / share + aws_calls * AWS_CALL_MS / 1000
+
+
 class _Fleet:
     """The triggers of one run, the runner, and what their invocations took."""
 
-    def __init__(self, env: MotoEnv, *, batch_size: int) -> None:
+    def __init__(self, env: MotoEnv, log: CallLog, *, batch_size: int) -> None:
         from chalicelib.services.runner import Runner
 
-        self.env, self.batch_size = env, batch_size
+        self.env, self.log, self.batch_size = env, log, batch_size
         self.clock = Clock(T0)
         self.runner = Runner(clock=self.clock)
         self.runner_s: list[float] = []
         self.heartbeat_s: list[float] = []
+        self.runner_wall_s: list[float] = []
+        self.heartbeat_wall_s: list[float] = []
         self.fires = 0
+
+    @contextlib.contextmanager
+    def _invocation(self, function: str) -> Iterator[None]:
+        mark, cpu, wall = self.log.mark(), time.thread_time(), time.perf_counter()
+        yield
+        calls = len(self.log.since(mark))
+        billed = billed_s(time.thread_time() - cpu, calls, function=function)
+        if function == "runner":
+            self.runner_s.append(billed)
+            self.runner_wall_s.append(time.perf_counter() - wall)
+        else:
+            self.heartbeat_s.append(billed)
+            self.heartbeat_wall_s.append(time.perf_counter() - wall)
 
     def create(self, n: int, *, workflow: str, schedule: dict, state: bool) -> None:
         from chalicelib.services import triggers as trigger_service
@@ -277,9 +309,8 @@ class _Fleet:
         from chalicelib import wiring
 
         event = {"Records": [_record(m, self.env.queue_url) for m in messages]}
-        started = time.perf_counter()
-        answer = wiring.handle_sqs_batch(event, runner=self.runner)
-        self.runner_s.append(time.perf_counter() - started)
+        with self._invocation("runner"):
+            answer = wiring.handle_sqs_batch(event, runner=self.runner)
         assert not answer.get("batchItemFailures"), answer
         self.fires += len(messages)
 
@@ -288,15 +319,19 @@ class _Fleet:
         from chalicelib.services import heartbeat
 
         self.clock.advance(60)
-        started = time.perf_counter()
-        report = heartbeat.tick(now=self.clock())
-        self.heartbeat_s.append(time.perf_counter() - started)
+        with self._invocation("heartbeat"):
+            report = heartbeat.tick(now=self.clock())
         self.env.poll_batches(self._run_batch, batch_size=self.batch_size, now=self.clock())
         return int(report.enqueued)
 
     def reset(self) -> None:
-        self.runner_s.clear()
-        self.heartbeat_s.clear()
+        for durations in (
+            self.runner_s,
+            self.heartbeat_s,
+            self.runner_wall_s,
+            self.heartbeat_wall_s,
+        ):
+            durations.clear()
         self.fires = 0
 
 
@@ -312,9 +347,9 @@ def _one_run(
 ) -> dict:
     env.fresh()
     register_bench_workflows()
-    fleet = _Fleet(env, batch_size=batch_size)
     period = _period_minutes(schedule)
     with CallLog() as log:
+        fleet = _Fleet(env, log, batch_size=batch_size)
         with log.pause():
             fleet.create(triggers, workflow=workflow, schedule=schedule, state=state)
             # A warm Lambda: clients built, first calls made (and each trigger's first fire).
@@ -363,6 +398,8 @@ def _summary(fleet: _Fleet, calls: list[Call], logs: dict) -> dict:
         "heartbeat_invocations": len(fleet.heartbeat_s) / fires,
         "runner_ms_per_fire": 1000 * sum(fleet.runner_s) / fires,
         "heartbeat_ms_per_fire": 1000 * sum(fleet.heartbeat_s) / fires,
+        "runner_wall_ms_per_fire": 1000 * sum(fleet.runner_wall_s) / fires,
+        "heartbeat_wall_ms_per_fire": 1000 * sum(fleet.heartbeat_wall_s) / fires,
     }
     sites = {
         site: {
