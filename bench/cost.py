@@ -270,11 +270,11 @@ class _Fleet:
     """The triggers of one run, the runner, and what their invocations took."""
 
     def __init__(self, env: MotoEnv, log: CallLog, *, batch_size: int) -> None:
-        from chalicelib.services.runner import Runner
+        from chalicelib import assembly
 
         self.env, self.log, self.batch_size = env, log, batch_size
         self.clock = Clock(T0)
-        self.runner = Runner(clock=self.clock)
+        self.runner = assembly.build_runner(clock=self.clock)
         self.runner_s: list[float] = []
         self.heartbeat_s: list[float] = []
         self.runner_wall_s: list[float] = []
@@ -316,11 +316,11 @@ class _Fleet:
 
     def minute(self) -> int:
         """One heartbeat tick a minute later, and the queue drained; the fires it sent."""
-        from chalicelib.services import heartbeat
+        from chalicelib import assembly
 
         self.clock.advance(60)
         with self._invocation("heartbeat"):
-            report = heartbeat.tick(now=self.clock())
+            report = assembly.tick(now=self.clock())
         self.env.poll_batches(self._run_batch, batch_size=self.batch_size, now=self.clock())
         return int(report.enqueued)
 

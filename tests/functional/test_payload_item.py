@@ -126,6 +126,6 @@ def test_a_long_title_ten_tags_and_a_payload_keep_the_trigger_item_under_1_kb(aw
     )
     assert _item_bytes(created["id"]) < 1024
     clock.advance(60)
-    heartbeat.tick(now=clock())
-    assert aws.drain(Runner(clock=clock)) == ["succeeded"]
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert _item_bytes(created["id"]) < 1024
