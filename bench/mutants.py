@@ -39,14 +39,14 @@ class Mutation:
 MUTATIONS = [
     Mutation(
         "start fence accepts a started run",
-        "chalicelib/store/dynamo.py",
+        "chalicelib/store/claims.py",
         '            condition=t.in_flight[run_id]["s"] == 0,\n        )\n    except UpdateError as exc:\n        fresh, mine',
         "            condition=t.in_flight[run_id].exists(),\n        )\n    except UpdateError as exc:\n        fresh, mine",
         focus="manual_fire_delivered_twice",
     ),
     Mutation(
         "claim fence accepts a slot already run",
-        "chalicelib/store/dynamo.py",
+        "chalicelib/store/claims.py",
         "        (t.next_fire_at == slot_ms)\n        & (t.sched == sched)",
         "        (t.sched == sched)",
         focus="delivered_again_after_its_run_settled",
@@ -60,9 +60,9 @@ MUTATIONS = [
     ),
     Mutation(
         "claim dropped after a failed write (error taken for a lost race)",
-        "chalicelib/store/dynamo.py",
-        "        if _conditional_failed(exc):\n            return ClaimResult.LOST, None\n        raise\n    return ClaimResult.CLAIMED, item\n\n\n# The heartbeat's",
-        "        return ClaimResult.LOST, None\n    return ClaimResult.CLAIMED, item\n\n\n# The heartbeat's",
+        "chalicelib/store/claims.py",
+        "        if condition_failed(exc):\n            return ClaimResult.LOST, None\n        raise\n    return ClaimResult.CLAIMED, item\n\n\ndef release_claim",
+        "        return ClaimResult.LOST, None\n    return ClaimResult.CLAIMED, item\n\n\ndef release_claim",
         focus="claim_that_raised",
     ),
     Mutation(
@@ -75,7 +75,7 @@ MUTATIONS = [
     ),
     Mutation(
         "overlap check ignores the running run",
-        "chalicelib/store/dynamo.py",
+        "chalicelib/store/claims.py",
         '        & (t.status == "active")\n        & (size(t.in_flight) < capacity)\n        & t.in_flight[run_id].does_not_exist()\n    )\n    item = TriggerModel(trigger_id)',
         '        & (t.status == "active")\n        & t.in_flight[run_id].does_not_exist()\n    )\n    item = TriggerModel(trigger_id)',
         focus="skipped_and_runs_never_overlap",
@@ -117,7 +117,7 @@ MUTATIONS = [
     ),
     Mutation(
         "two ticks may enqueue the same window (cursor not fenced)",
-        "chalicelib/store/dynamo.py",
+        "chalicelib/store/cursors.py",
         '        arguments["ConditionExpression"] = "#c = :old"\n        values[":old"] = {"N": str(expected)}',
         '        arguments["ConditionExpression"] = "attribute_exists(id) OR #c = :old"\n        values[":old"] = {"N": str(expected)}',
         focus="concurrent_heartbeats",

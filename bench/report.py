@@ -33,6 +33,67 @@ def _cost_rows(by_site: dict, unit: str) -> list[str]:
     return rows
 
 
+# The fleet shapes of the cost section, as the tables name them.
+SHAPES = {
+    "batched": "1-minute interval (full batches of 10)",
+    "unbatched": "sparse: one fire per invocation",
+    "with_state": "1-minute interval, a workflow that writes state",
+    "cron_15m": "15-minute cron",
+}
+
+
+def _deployed_rows(deployed: dict) -> list[str]:
+    """Before the cuts and after each (cumulative), line by line."""
+    rows = [
+        "| configuration | $ per million | DynamoDB | SQS | Lambda | Logs (B/fire) | X-Ray "
+        "| run storage + PITR |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in deployed["cuts"]:
+        lines = row["lines"]
+        dynamo = lines["DynamoDB writes"] + lines["DynamoDB reads"]
+        lam = lines["Lambda runner"] + lines["Lambda heartbeat"]
+        storage = lines["run storage"] + lines["PITR (runs table)"]
+        rows.append(
+            f"| {row['cut']} | **{row['usd_per_million']:.2f}** | {dynamo:.2f} | "
+            f"{lines['SQS requests']:.2f} | {lam:.2f} | "
+            f"{lines['CloudWatch Logs (EMF included)']:.2f} ({row['log_bytes_per_fire']:,.0f}) | "
+            f"{lines['X-Ray traces']:.2f} | {storage:.2f} |"
+        )
+    return rows
+
+
+def deployed_summary(results: dict) -> list[str]:
+    """One row per fleet shape: all-in as deployed, before and after the cuts."""
+    costs = results.get("fire_cost") or {}
+    if not costs:
+        return []
+    rows = [
+        "| fleet | before the cuts | as deployed now | after every cut |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, measured in costs.items():
+        deployed = measured.get("deployed")
+        if not deployed:
+            continue
+        cuts = deployed["cuts"]
+        rows.append(
+            f"| {SHAPES.get(name, name)} | {_money(cuts[0]['usd_per_million'])} | "
+            f"**{_money(measured['usd_per_million'])}** | {_money(cuts[-2]['usd_per_million'])} |"
+        )
+    peers = results.get("peers") or {}
+    for key, label in (
+        ("eventbridge_scheduler_plus_lambda_usd_per_million", "EventBridge Scheduler + Lambda"),
+        (
+            "eventbridge_scheduler_plus_lambda_with_history_usd_per_million",
+            "EventBridge Scheduler + Lambda + a history write",
+        ),
+    ):
+        if key in peers:
+            rows.append(f"| {label} ({peers.get('assumptions', '')}) | | {_money(peers[key])} | |")
+    return rows
+
+
 def markdown(results: dict) -> str:
     """The tables of one run."""
     out: list[str] = []
@@ -68,11 +129,32 @@ def markdown(results: dict) -> str:
             f"{per['dynamodb_wru']:g} WRU, {per['dynamodb_rru']:g} RRU, "
             f"{per['dynamodb_calls']:g} DynamoDB calls, {per['sqs_requests']:g} SQS requests, "
             f"{per['lambda_invocations']:g} Lambda invocations, runner "
-            f"{per['runner_ms_per_fire']:g} ms per fire."
+            f"{per['runner_ms_per_fire']:g} ms per fire"
+            + (
+                f" (modelled; {per['runner_wall_ms_per_fire']:g} ms wall here)."
+                if "runner_wall_ms_per_fire" in per
+                else "."
+            )
         )
         out.append("")
         out += _cost_rows(measured["by_site"], "fire")
         out.append("")
+        deployed = measured.get("deployed")
+        if deployed:
+            logs = deployed["logs_bytes_per_fire"]
+            out.append(
+                f"As deployed ({deployed['config']['architecture']}, runner "
+                f"{deployed['config']['memory_mb']['runner']} MB; run record "
+                f"{deployed['run_record_bytes']:,.0f} B; log bytes per fire: "
+                + ", ".join(f"{k} {v:g}" for k, v in logs.items())
+                + "):"
+            )
+            out.append("")
+            out += _deployed_rows(deployed)
+            out.append("")
+    summary = deployed_summary(results)
+    if summary:
+        out += ["**All-in as deployed, per fleet shape** ($ per million fires):", "", *summary, ""]
     if "webhook_cost_by_site" in results:
         out.append(
             f"**Webhook cost**: **{_money(results['usd_per_million_webhooks'])} per million "

@@ -29,12 +29,14 @@ from typing import Any
 __all__ = ["main", "run", "SECTIONS"]
 
 SECTIONS = ("heartbeat", "cost", "webhook", "lateness", "burst", "coldstart")
-# The fire cost, three ways: the event source mapping's batches of 10 (fires that come
-# due together), every fire alone (sparse schedules), and a workflow that writes state.
+# The fire cost, four ways: the event source mapping's batches of 10 (fires that come
+# due together), every fire alone (sparse schedules), a workflow that writes state, and
+# 15-minute crons.
 COST_VARIANTS = {
     "batched": {},
     "unbatched": {"batch_size": 1},
     "with_state": {"workflow": "echo", "state": True},
+    "cron_15m": {"schedule": {"cron": "*/15 * * * *"}},
 }
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -50,6 +50,7 @@ __all__ = [
     "LAMBDA_RUNTIME",
     "LAMBDA_ARCHITECTURE",
     "PROTECTED_STAGES",
+    "FIRE_PATH_FUNCTIONS",
 ]
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -57,6 +58,8 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 # cheaper per GB-s). infra/package.py builds the dependencies for exactly these.
 LAMBDA_RUNTIME = "python3.12"
 LAMBDA_ARCHITECTURE = "arm64"
+# Functions on the path of every scheduled fire: traced only when sampled upstream.
+FIRE_PATH_FUNCTIONS = ("heartbeat", "runner")
 MAX_RECEIVE_COUNT = 5  # receives before a message is dead-lettered
 PROTECTED_STAGES = ("prod",)
 # Function logical ids whose name we set: chalice deploy's naming, so the console matches.
@@ -162,6 +165,17 @@ def _parameters(stage: str) -> dict:
             "Default": 30,
             "AllowedValues": [1, 3, 5, 7, 14, 30, 60, 90, 180, 365, 731, 1827, 3653],
             "Description": "How long function and access logs are kept.",
+        },
+        "FirePathTracing": {
+            "Type": "String",
+            "Default": "PassThrough",
+            "AllowedValues": ["PassThrough", "Active"],
+            "Description": (
+                "X-Ray mode of the heartbeat and the runner. PassThrough: a fire is traced "
+                "only when what sent it was (an API call API Gateway sampled), so the "
+                "scheduled fires record no trace ($5 per million traces: more than the rest "
+                "of a sparse fire). Active: every invocation, for an investigation."
+            ),
         },
         "DisablesByFailuresThreshold": {
             "Type": "Number",
@@ -488,6 +502,8 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
             "Runtime": LAMBDA_RUNTIME,
             "Architectures": [LAMBDA_ARCHITECTURE],
         }
+        if function in FIRE_PATH_FUNCTIONS:  # the API, authorizer and ingest stay Active
+            properties["Tracing"] = {"Ref": "FirePathTracing"}
         if function == "heartbeat":
             properties["ReservedConcurrentExecutions"] = {
                 "Fn::If": [

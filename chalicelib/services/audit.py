@@ -17,16 +17,15 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
-from pynamodb.exceptions import PutError
-
 from chalicelib.domain.errors import ValidationError
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.pipeline import RunContext, RunPolicy
 from chalicelib.services.runs import iso_ms
+from chalicelib.store import audit as audit_store
 from chalicelib.store import dynamo
-from chalicelib.store.models import AuditModel
+from chalicelib.store.audit import AuditModel
 from chalicelib.workflows.remote import display_target
 
 __all__ = [
@@ -94,13 +93,7 @@ def record(
         detail=_detail_json(detail),
         expires=int(now.timestamp()) + AUDIT_RETENTION_DAYS * 86400,
     )
-    try:
-        entry.save(condition=AuditModel.sk.does_not_exist())
-    except PutError as exc:
-        if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
-            return False
-        raise
-    return True
+    return audit_store.put_entry(entry)
 
 
 def audit_view(entry: AuditModel) -> dict:
@@ -125,23 +118,17 @@ def list_audit(principal: Principal, params: dict) -> dict:
     cursor = decode_cursor(
         params.get("cursor"), shape=CURSOR_SHAPE, fixed={"tenant": principal.tenant}
     )
-    condition = None
     trigger_id = params.get("trigger_id")
-    if trigger_id:
-        if len(trigger_id) > 64:
-            raise ValidationError("trigger_id is too long", field="trigger_id")
-        condition = AuditModel.trigger_id == trigger_id
+    if trigger_id and len(trigger_id) > 64:
+        raise ValidationError("trigger_id is too long", field="trigger_id")
     action = params.get("action")
-    if action:
-        clause = AuditModel.action == action
-        condition = clause if condition is None else condition & clause
     items: list[dict] = []
     last_key = cursor
     while len(items) < limit:
-        page = AuditModel.query(
+        page = audit_store.query_entries(
             principal.tenant,
-            scan_index_forward=False,
-            filter_condition=condition,
+            trigger_id=trigger_id,
+            action=action,
             limit=limit - len(items),
             last_evaluated_key=last_key,
         )

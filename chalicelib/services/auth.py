@@ -8,12 +8,10 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from pynamodb.exceptions import DoesNotExist
-
 from chalicelib.domain.errors import Forbidden, Unauthorized
 from chalicelib.observability import logger
 from chalicelib.settings import get_settings
-from chalicelib.store.models import KeyModel
+from chalicelib.store import keys as key_store
 
 __all__ = ["Principal", "ROLES", "authenticate", "require", "hash_key", "new_api_key", "root_key"]
 
@@ -100,10 +98,7 @@ def authenticate(authorization: str | None) -> Principal:
     # be refused by DynamoDB as a key, not answered 401).
     if len(parts) >= 4 and parts[0] == "chk" and parts[1] == "key" and 0 < len(parts[2]) <= 40:
         key_id = f"key_{parts[2]}"
-        try:
-            stored = KeyModel.get(key_id)
-        except DoesNotExist:
-            stored = None
+        stored = key_store.get_key(key_id)
         if (
             stored is not None
             and not stored.revoked
@@ -123,9 +118,8 @@ def principal_still_allowed(key_id: str | None, tenant: str, role: str = "operat
     """Whether the key that created a trigger still exists with at least ``role`` in ``tenant``."""
     if not key_id or key_id == ROOT_KEY_ID:
         return True
-    try:
-        stored = KeyModel.get(key_id)
-    except DoesNotExist:
+    stored = key_store.get_key(key_id)
+    if stored is None:
         return False
     return (
         (not stored.revoked)

@@ -16,8 +16,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist
-
 from chalicelib.domain.errors import Forbidden, NotFound, ValidationError
 from chalicelib.domain.ids import new_key_id
 from chalicelib.domain.spec import KeyIn, parse_model
@@ -26,7 +24,8 @@ from chalicelib.services import audit, quotas
 from chalicelib.services.auth import Principal, hash_key, new_api_key
 from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms
-from chalicelib.store.models import KeyModel
+from chalicelib.store import keys as key_store
+from chalicelib.store.keys import KeyModel
 
 __all__ = ["create_key", "list_keys", "delete_key", "key_view"]
 
@@ -64,17 +63,16 @@ def create_key(principal: Principal, body: Any, *, now: datetime) -> dict:
     tenant = _tenant_for(principal, data.tenant)
     key_id = new_key_id()
     key = new_api_key(key_id)
-    stored = KeyModel(
-        key_id,
-        tenant=tenant,
-        role=data.role,
-        key_hash=hash_key(key),
-        created_ms=_ms(now),
-        created_by=principal.key_id,
-    )
     quotas.take(tenant, keys=1)  # 429 quota when the tenant has all the keys it may
     try:
-        stored.save(condition=KeyModel.id.does_not_exist())
+        stored = key_store.put_key(
+            key_id,
+            tenant=tenant,
+            role=data.role,
+            key_hash=hash_key(key),
+            created_ms=_ms(now),
+            created_by=principal.key_id,
+        )
     except Exception:
         quotas.release(tenant, keys=1)
         raise
@@ -99,9 +97,7 @@ def list_keys(principal: Principal, params: dict) -> dict:
     tenant = _tenant_for(principal, requested)
     limit = parse_limit(params.get("limit"))
     cursor = decode_cursor(params.get("cursor"), shape=CURSOR_SHAPE, fixed={"tenant": tenant})
-    page = KeyModel.by_tenant.query(
-        tenant, scan_index_forward=False, limit=limit, last_evaluated_key=cursor
-    )
+    page = key_store.query_keys(tenant, limit=limit, last_evaluated_key=cursor)
     items = [key_view(k) for k in page if not k.revoked]
     return {"items": items, "next_cursor": encode_cursor(page.last_evaluated_key)}
 
@@ -109,10 +105,9 @@ def list_keys(principal: Principal, params: dict) -> dict:
 def _load_key(principal: Principal, key_id: str) -> KeyModel:
     if not key_id.startswith("key_") or len(key_id) > 64:
         raise NotFound(f"key {key_id!r} not found")
-    try:
-        stored = KeyModel.get(key_id, consistent_read=True)
-    except DoesNotExist:
-        raise NotFound(f"key {key_id!r} not found") from None
+    stored = key_store.get_key(key_id, consistent=True)
+    if stored is None:
+        raise NotFound(f"key {key_id!r} not found")
     if stored.tenant != principal.tenant and not principal.is_root:
         raise NotFound(f"key {key_id!r} not found")
     return stored
@@ -121,7 +116,7 @@ def _load_key(principal: Principal, key_id: str) -> KeyModel:
 def delete_key(principal: Principal, key_id: str, *, now: datetime) -> None:
     """Delete a key: it stops authenticating at once, and its triggers stop at their next fire."""
     stored = _load_key(principal, key_id)
-    stored.delete()
+    key_store.delete_key(stored)
     quotas.release(stored.tenant, keys=1)
     audit.record(
         principal,

@@ -4,9 +4,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.store.models import DeliveryModel
+from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 
-__all__ = ["put_delivery", "count_in_hour", "query_deliveries", "COUNTER_PREFIX"]
+from chalicelib.store.base import TableBase
+
+__all__ = ["DeliveryModel", "put_delivery", "count_in_hour", "query_deliveries", "COUNTER_PREFIX"]
+
+
+class DeliveryModel(TableBase):
+    """One webhook delivery to a known token, accepted or rejected, kept 7 days (TTL).
+
+    ``sk`` is ``"<received ms:013d>#<id>"`` for a delivery. The same partition holds one
+    counter per hour (``sk = "#n#<hour>"``, sorting before every delivery) that bounds how
+    many rejected deliveries are recorded (``services/deliveries.py``).
+    """
+
+    class Meta(TableBase.Meta):
+        table_name = "deliveries"
+
+    trigger_id = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+    id = UnicodeAttribute(null=True)
+    received_ms = NumberAttribute(null=True)
+    outcome = UnicodeAttribute(null=True)
+    detail = UnicodeAttribute(null=True)
+    status = NumberAttribute(null=True)
+    event_id = UnicodeAttribute(null=True)
+    size = NumberAttribute(null=True)
+    headers = UnicodeAttribute(null=True)
+    n = NumberAttribute(null=True)  # counters only: deliveries seen this hour
+    expires = NumberAttribute(null=True)
+
 
 # Counter items sort before every delivery ("#" < "0"), so a newest-first query of the
 # deliveries (``sk >= "0"``) never meets them.

@@ -16,13 +16,16 @@ the reaper releases the hold of a run that died.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from pynamodb.attributes import MapAttribute, NumberAttribute, UnicodeAttribute
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 
 from chalicelib.domain.budget import estimate_usd, reservation_room, usd
-from chalicelib.store.models import LedgerModel
+from chalicelib.store.base import TableBase, condition_failed, missing_path, plain_map
 
 __all__ = [
+    "LedgerModel",
     "Reservation",
     "LedgerTotals",
     "reserve",
@@ -31,6 +34,25 @@ __all__ = [
     "recent_holds",
     "totals",
 ]
+
+
+class LedgerModel(TableBase):
+    """Spend per trigger per budget period: atomic ADD, reserve then reconcile."""
+
+    class Meta(TableBase.Meta):
+        table_name = "ledger"
+
+    trigger_id = UnicodeAttribute(hash_key=True)
+    period = UnicodeAttribute(range_key=True)
+    spent_usd = NumberAttribute(default=0)
+    reserved_usd = NumberAttribute(default=0)
+    # spent + reserved, kept as one number: a DynamoDB condition cannot add two attributes.
+    committed_usd = NumberAttribute(default=0)
+    last_cost_usd = NumberAttribute(null=True)
+    holds: MapAttribute[str, Any] = MapAttribute(
+        default=dict
+    )  # run_id -> the estimate that run reserved
+    expires = NumberAttribute(null=True)
 
 
 @dataclass(frozen=True)
@@ -52,10 +74,6 @@ class LedgerTotals:
     reserved_usd: float
 
 
-def _conditional_failed(exc: Exception) -> bool:
-    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
-
-
 def _get(trigger_id: str, period: str, *, consistent: bool = False) -> LedgerModel | None:
     try:
         return LedgerModel.get(trigger_id, period, consistent_read=consistent)
@@ -65,8 +83,7 @@ def _get(trigger_id: str, period: str, *, consistent: bool = False) -> LedgerMod
 
 def holds_of(item: LedgerModel) -> dict:
     """The ``holds`` map of a ledger item as a plain dict."""
-    raw = item.holds
-    return raw.as_dict() if hasattr(raw, "as_dict") else dict(raw or {})
+    return plain_map(item.holds)
 
 
 def _ensure_item(trigger_id: str, period: str, *, expires: int | None) -> None:
@@ -83,7 +100,7 @@ def _ensure_item(trigger_id: str, period: str, *, expires: int | None) -> None:
             expires=expires,
         ).save(condition=LedgerModel.trigger_id.does_not_exist())
     except PutError as exc:
-        if not _conditional_failed(exc):
+        if not condition_failed(exc):
             raise
 
 
@@ -109,7 +126,7 @@ def reserve(
             )
             return Reservation(True, period, estimate)
         except UpdateError as exc:
-            if not _conditional_failed(exc):
+            if not condition_failed(exc):
                 raise
     fresh = _get(trigger_id, period, consistent=True)
     held = holds_of(fresh).get(run_id) if fresh is not None else None
@@ -148,7 +165,7 @@ def reconcile(
     try:
         item.update(actions=actions, condition=t.holds[run_id] == estimate)
     except UpdateError as exc:
-        if _conditional_failed(exc) or "document path" in str(exc).lower():
+        if condition_failed(exc) or missing_path(exc):
             return None
         raise
     return LedgerTotals(float(item.spent_usd or 0), float(item.reserved_usd or 0))

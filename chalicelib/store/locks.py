@@ -15,13 +15,27 @@ it started waiting). Every write is one conditional UpdateItem:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from pynamodb.attributes import MapAttribute, NumberAttribute, UnicodeAttribute
 from pynamodb.exceptions import DoesNotExist, UpdateError
 from pynamodb.expressions.condition import size
 
-from chalicelib.store.models import LockModel
+from chalicelib.store.base import TableBase, condition_failed, missing_path, plain_map
 
-__all__ = ["Holder", "acquire", "wait", "leave", "release", "holder"]
+__all__ = ["LockModel", "Holder", "acquire", "wait", "leave", "release", "holder"]
+
+
+class LockModel(TableBase):
+    """A fenced lease on a serialize_key: one run at a time across triggers."""
+
+    class Meta(TableBase.Meta):
+        table_name = "locks"
+
+    key = UnicodeAttribute(hash_key=True)
+    owner = UnicodeAttribute(null=True)
+    lease_until = NumberAttribute(null=True)
+    waiters: MapAttribute[str, Any] = MapAttribute(default=dict)
 
 
 @dataclass(frozen=True)
@@ -33,13 +47,8 @@ class Holder:
     waiters: dict
 
 
-def _conditional_failed(exc: Exception) -> bool:
-    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
-
-
 def _waiters(item: LockModel) -> dict:
-    raw = item.waiters
-    return raw.as_dict() if hasattr(raw, "as_dict") else dict(raw or {})
+    return plain_map(item.waiters)
 
 
 def holder(key: str) -> Holder:
@@ -66,7 +75,7 @@ def acquire(key: str, *, run_id: str, lease_until_ms: int, now_ms: int) -> bool:
             condition=t.owner.does_not_exist() | (t.owner == run_id) | (t.lease_until < now_ms),
         )
     except UpdateError as exc:
-        if _conditional_failed(exc):
+        if condition_failed(exc):
             return False
         raise
     if run_id in _waiters(item):
@@ -80,7 +89,7 @@ def wait(key: str, *, run_id: str, entry: dict) -> None:
     try:
         LockModel(key).update(actions=[t.waiters[run_id].set(t.waiters[run_id] | entry)])
     except UpdateError as exc:
-        if "document path" not in str(exc).lower():
+        if not missing_path(exc):
             raise
         # The item predates its waiters map: create the map, then join.
         LockModel(key).update(actions=[t.waiters.set(t.waiters | {})])
@@ -95,7 +104,7 @@ def leave(key: str, *, run_id: str) -> None:
             actions=[t.waiters[run_id].remove()], condition=t.waiters[run_id].exists()
         )
     except UpdateError as exc:
-        if not (_conditional_failed(exc) or "document path" in str(exc).lower()):
+        if not (condition_failed(exc) or missing_path(exc)):
             raise
 
 
@@ -131,7 +140,7 @@ def release(key: str, *, run_id: str, handoff_until_ms: int) -> tuple[str, dict]
             )
             return None
         except UpdateError as exc:
-            if not _conditional_failed(exc):
+            if not condition_failed(exc):
                 raise
             # A waiter joined (or left) between our read and write: read again.
     return None

@@ -17,7 +17,8 @@ import app as app_module
 from chalicelib import wiring
 from chalicelib.gateway import AUTH_REFUSED, GATEWAY_RESPONSES
 from chalicelib.local.gateway import contract_client
-from chalicelib.services import auth, triggers
+from chalicelib.services import triggers
+from chalicelib.store.keys import KeyModel
 from tests.conftest import ROOT_KEY
 from tests.functional.api_client import Api
 
@@ -127,10 +128,10 @@ def test_a_revoked_key_is_refused_on_its_next_request(api):
 
 
 def test_an_authorizer_that_cannot_check_the_key_is_503_and_the_route_never_runs(api, monkeypatch):
-    def unreachable(key_id):
+    def unreachable(key_id, **kwargs):
         raise ConnectionError("DynamoDB is unreachable")
 
-    monkeypatch.setattr(auth.KeyModel, "get", unreachable)
+    monkeypatch.setattr(KeyModel, "get", unreachable)
     answer = api.call("GET", "/v1/triggers", key="chk_key_abc_" + "x" * 43)
     assert answer.status == 503
     assert answer.body == GATEWAY_RESPONSES["AUTHORIZER_FAILURE"].body()

@@ -104,3 +104,28 @@ def test_a_small_payload_stays_inline(aws, clock, root):
     item = dynamo.get_trigger(created["id"])
     assert json.loads(item.spec)["payload"] == {"n": 1}
     assert _payload_items() == []
+
+
+def test_a_long_title_ten_tags_and_a_payload_keep_the_trigger_item_under_1_kb(aws, clock, root):
+    """The item every claim, start and settle rewrites costs one write unit while < 1 KB.
+
+    A long title (the 200 characters a title may have), ten tags and a payload that stays
+    inline must not push it over: measured as created and as the settle of a fire leaves
+    it (``last_run`` included).
+    """
+    created = triggers.create_trigger(
+        root,
+        {
+            "workflow": "echo",
+            "schedule": {"interval_s": 60},
+            "title": "Nightly export of the payments ledger to the warehouse, " * 3 + "x" * 32,
+            "tags": [f"team-{n}-payments-prod"[:20] for n in range(10)],
+            "payload": {"bucket": "exports-prod", "prefix": "ledger/daily/", "rows": 10_000},
+        },
+        now=clock(),
+    )
+    assert _item_bytes(created["id"]) < 1024
+    clock.advance(60)
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
+    assert _item_bytes(created["id"]) < 1024

@@ -62,8 +62,9 @@ def test_lines_of_a_request_about_a_trigger_carry_its_id(scenario):
 
 
 def _emf(scenario) -> list[tuple[str, dict]]:
+    """EMF documents: printed on their own, or a log line carrying them (a fire's line)."""
     records = []
-    for function, line in scenario.stdout:
+    for function, line in [*scenario.stdout, *scenario.log_lines]:
         try:
             doc = json.loads(line)
         except ValueError:
@@ -77,18 +78,36 @@ def test_metrics_are_emf_with_low_cardinality_dimensions_and_ids_as_properties(s
     records = _emf(scenario)
     names = set()
     for _, doc in records:
-        (directive,) = doc["_aws"]["CloudWatchMetrics"]
-        assert directive["Namespace"] == "cronhook"
-        (dims,) = directive["Dimensions"]
-        # The alarms name exactly these base dimensions: they must be on every metric.
-        assert dims[: len(BASE_DIMENSIONS)] == list(BASE_DIMENSIONS), dims
-        assert doc["stage"] == "dev" and doc["service"] == "cronhook"
-        assert not FORBIDDEN_DIMENSIONS & set(dims), dims
-        for metric in directive["Metrics"]:
-            names.add(metric["Name"])
-            assert metric["Name"] in METRICS
-            extra = tuple(d for d in dims if d not in BASE_DIMENSIONS)
-            assert extra in METRICS[metric["Name"]].dims, (metric["Name"], dims)
+        for directive in doc["_aws"]["CloudWatchMetrics"]:
+            assert directive["Namespace"] == "cronhook"
+            (dims,) = directive["Dimensions"]
+            # The alarms name exactly these base dimensions: they must be on every metric.
+            assert dims[: len(BASE_DIMENSIONS)] == list(BASE_DIMENSIONS), dims
+            assert doc["stage"] == "dev" and doc["service"] == "cronhook"
+            assert not FORBIDDEN_DIMENSIONS & set(dims), dims
+            for metric in directive["Metrics"]:
+                names.add(metric["Name"])
+                assert metric["Name"] in METRICS
+                assert metric["Name"] in doc  # the value is a member of the document
+                extra = tuple(d for d in dims if d not in BASE_DIMENSIONS)
+                assert extra in METRICS[metric["Name"]].dims, (metric["Name"], dims)
+                assert all(d in doc for d in dims), (metric["Name"], dims)
     assert {"Fires", "Runs", "HeartbeatDuration", "DueCount", "Lateness"} <= names
     runs = [doc for function, doc in records if function == "runner" and "Runs" in doc]
     assert runs and all(doc.get("trigger_id") and doc.get("run_id") for doc in runs)
+
+
+def test_a_fire_writes_one_line_that_carries_its_metrics(scenario):
+    """The runner's only line for a settled fire is its "fire handled" line, with its EMF."""
+    handled = [
+        line
+        for name, line in _lines(scenario, "runner")
+        if line["message"] == "fire handled" and line["status"] != "dropped"
+    ]
+    assert handled
+    for line in handled:
+        assert line["Runs"] == 1 and "_aws" in line, line
+    printed_runs = [
+        doc for function, doc in _emf(scenario) if function == "runner" and "message" not in doc
+    ]
+    assert not [doc for doc in printed_runs if "Runs" in doc or "Lateness" in doc]

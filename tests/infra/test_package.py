@@ -18,6 +18,7 @@ from chalicelib.settings import (
 )
 from infra.iam import FUNCTIONS, role_logical_id
 from infra.template import (
+    FIRE_PATH_FUNCTIONS,
     LAMBDA_ARCHITECTURE,
     LAMBDA_RUNTIME,
     MAX_RECEIVE_COUNT,
@@ -177,7 +178,12 @@ def test_every_function_is_traced_logged_and_has_a_role_of_its_own(packaged):
     roles = set()
     for function, logical in FUNCTIONS.items():
         props = functions[logical]["Properties"]
-        assert props["Tracing"] == "Active"
+        if function in FIRE_PATH_FUNCTIONS:
+            # Sampled: traced when what sent the fire was (an API call), else not.
+            assert props["Tracing"] == {"Ref": "FirePathTracing"}
+            assert packaged.template["Parameters"]["FirePathTracing"]["Default"] == "PassThrough"
+        else:
+            assert props["Tracing"] == "Active"
         assert props["Role"] == {"Fn::GetAtt": [role_logical_id(function), "Arn"]}
         roles.add(role_logical_id(function))
         group = props["LoggingConfig"]["LogGroup"]["Ref"]

@@ -62,6 +62,18 @@ def test_in_process_benchmarks_run_and_report_every_key(own_environment):
     assert unbatched["sqs_requests"] > batched["sqs_requests"]
     sites = results["fire_cost"]["batched"]["by_site"]
     assert any("claim_slot_and_start" in site for site in sites), sites
+    # The deployed bill: log bytes are measured (counts, not time), and each cut removes
+    # what it names.
+    deployed = results["fire_cost"]["unbatched"]["deployed"]
+    after, before = (
+        sum(deployed[k].values()) for k in ("logs_bytes_per_fire", "logs_bytes_per_fire_before_cut")
+    )
+    assert 0 < after < before, (after, before)
+    rows = {row["cut"].split(" (")[0]: row["lines"] for row in deployed["cuts"]}
+    assert rows["as deployed before the cuts"]["X-Ray traces"] > 0
+    sampled = [v for k, v in rows.items() if k.startswith("+ X-Ray")]
+    assert sampled and sampled[0]["X-Ray traces"] == 0
+    assert deployed["run_record_bytes"] > 0 and deployed["now"]["lines"]["run storage"] > 0
     shown = table(results)
     assert "usd_per_million_fires" in shown and "heartbeat_read_ratio" in shown
 

@@ -1,0 +1,269 @@
+"""The trigger item, the hot one: its table, its indexes, its reads and the due-index writes.
+
+The due index is keyed ``(due_shard, due_at)``. ``due_at`` is the earliest instant the
+heartbeat must look at the trigger: its next slot, or the lease of a run in flight when
+that comes first (so a crashed run is reaped on time, even for a weekly cron).
+``in_flight`` is a map ``run_id → {l: lease_ms, s: started 0|1, k: surface, t: slot_ms}``;
+its size is the number of runs that own the trigger now. The writes that change who owns
+a trigger are in ``store/claims.py``.
+
+Cost rule from DESIGN.md: the trigger item that the heartbeat and runner rewrite on every
+fire stays well under 1 KB (DynamoDB bills a write unit per KB of the item written).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pynamodb.attributes import MapAttribute, NumberAttribute, UnicodeAttribute
+from pynamodb.exceptions import DoesNotExist, UpdateError
+from pynamodb.expressions.condition import size
+from pynamodb.indexes import GlobalSecondaryIndex, IncludeProjection, KeysOnlyProjection
+
+from chalicelib.store.base import TableBase, condition_failed, plain_map
+
+__all__ = [
+    "TriggerModel",
+    "DueIndex",
+    "TriggersByTenant",
+    "DueRow",
+    "shard_of",
+    "iter_due",
+    "query_due",
+    "get_trigger",
+    "entry_lease",
+    "in_flight_of",
+    "entry_after_error",
+    "advance_slot",
+    "set_due",
+    "disable_trigger",
+]
+
+
+class DueIndex(GlobalSecondaryIndex):
+    """Sparse, sharded: only triggers with something to look at (a slot or a lease)."""
+
+    class Meta:
+        index_name = "due"
+        projection = IncludeProjection(["next_fire_at", "sched"])
+
+    due_shard = UnicodeAttribute(hash_key=True)
+    due_at = NumberAttribute(range_key=True)
+
+
+class TriggersByTenant(GlobalSecondaryIndex):
+    class Meta:
+        index_name = "by_tenant"
+        projection = KeysOnlyProjection()
+
+    tenant = UnicodeAttribute(hash_key=True)
+    created_ms = NumberAttribute(range_key=True)
+
+
+class TriggerModel(TableBase):
+    """The hot item: claimed, started and settled on every fire."""
+
+    class Meta(TableBase.Meta):
+        table_name = "triggers"
+
+    id = UnicodeAttribute(hash_key=True)
+    tenant = UnicodeAttribute()
+    workflow = UnicodeAttribute()
+    kind = UnicodeAttribute()
+    spec = UnicodeAttribute()  # compact JSON of the user's settings (never secrets)
+    sched = UnicodeAttribute(null=True)  # compact JSON of the schedule, projected into `due`
+    status = UnicodeAttribute(default="active")
+    disabled_reason = UnicodeAttribute(null=True)
+    due_shard = UnicodeAttribute(null=True)
+    due_at = NumberAttribute(null=True)
+    next_fire_at = NumberAttribute(null=True)
+    in_flight: MapAttribute[str, Any] = MapAttribute(default=dict)
+    consecutive_failures = NumberAttribute(default=0)
+    run_count = NumberAttribute(default=0)
+    last_run: MapAttribute[str, Any] = MapAttribute(null=True)
+    created_by = UnicodeAttribute(null=True)
+    created_ms = NumberAttribute()
+    updated_ms = NumberAttribute()
+    version = NumberAttribute(default=1)
+    webhook_token = UnicodeAttribute(null=True)
+    secret_sealed = UnicodeAttribute(null=True)
+    secret_prev_sealed = UnicodeAttribute(null=True)
+    secret_prev_until = NumberAttribute(null=True)
+    # Older secrets still in their grace, JSON [[sealed, until_ms], ...] (rare: a rotation
+    # during another's grace), so a second rotation does not end the first one's grace.
+    secret_older = UnicodeAttribute(null=True)
+    outbound_secret_sealed = UnicodeAttribute(null=True)
+    # Who paused the trigger, when, and why (a person's note); cleared on enable.
+    disabled_note = UnicodeAttribute(null=True)
+    disabled_by = UnicodeAttribute(null=True)
+    disabled_ms = NumberAttribute(null=True)
+    # Slots of a backfill still to run (the slots themselves are in the states table):
+    # a settle that sees it starts the next slot (services/backfill.py).
+    backfill_left = NumberAttribute(null=True)
+    # The trigger's ``version`` when a fire found it had no state item (store/state.py):
+    # while ``version`` still has that value, a fire skips the state read. Two letters:
+    # this item is rewritten on every fire.
+    stateless_version = NumberAttribute(null=True, attr_name="sv")
+
+    due = DueIndex()
+    by_tenant = TriggersByTenant()
+
+
+@dataclass(frozen=True)
+class DueRow:
+    """One row of the due index: all the heartbeat needs to claim."""
+
+    trigger_id: str
+    due_at: int
+    next_fire_at: int | None
+    sched: str | None
+
+
+def shard_of(trigger_id: str, shards: int) -> str:
+    """The due-index shard of a trigger (stable)."""
+    return str(zlib.crc32(trigger_id.encode()) % max(1, shards))
+
+
+def iter_due(
+    shard: str, *, until_ms: int, after_ms: int | None = None, page_size: int = 500
+) -> Iterator[DueRow]:
+    """Rows of one shard whose ``due_at`` is at or before ``until_ms`` (and after
+    ``after_ms``), earliest first.
+
+    Read page by page as the caller consumes them: no cap on how many, the caller stops
+    when its time is up.
+    """
+    key = (
+        TriggerModel.due_at <= until_ms
+        if after_ms is None
+        else TriggerModel.due_at.between(after_ms + 1, until_ms)
+    )
+    for item in TriggerModel.due.query(shard, key, page_size=page_size):
+        yield DueRow(
+            trigger_id=item.id,
+            due_at=int(item.due_at),
+            next_fire_at=int(item.next_fire_at) if item.next_fire_at is not None else None,
+            sched=item.sched,
+        )
+
+
+def query_due(shard: str, *, until_ms: int, limit: int = 1000) -> list[DueRow]:
+    """At most ``limit`` rows of ``iter_due``."""
+    rows = []
+    for row in iter_due(shard, until_ms=until_ms, page_size=min(limit, 500)):
+        rows.append(row)
+        if len(rows) >= limit:
+            break
+    return rows
+
+
+def get_trigger(trigger_id: str, *, consistent: bool = True) -> TriggerModel | None:
+    """The trigger item, or None."""
+    try:
+        return TriggerModel.get(trigger_id, consistent_read=consistent)
+    except DoesNotExist:
+        return None
+
+
+def entry_lease(entry: Any) -> int:
+    """The lease (epoch ms) of an ``in_flight`` entry."""
+    return int(entry.get("l", 0)) if isinstance(entry, dict) else 0
+
+
+def in_flight_of(item: TriggerModel) -> dict:
+    """The ``in_flight`` map of an item as a plain dict."""
+    return plain_map(item.in_flight)
+
+
+def entry_after_error(trigger_id: str, run_id: str) -> tuple[TriggerModel | None, dict | None]:
+    """After a write that failed or went unanswered: the item and our ``in_flight`` entry.
+
+    Used to tell a write that was applied (its reply lost) from one that was not. A read
+    that fails too answers (None, None): nothing is known.
+    """
+    try:
+        item = get_trigger(trigger_id)
+    except Exception:
+        return None, None
+    if item is None:
+        return None, None
+    entry = in_flight_of(item).get(run_id)
+    return item, entry if isinstance(entry, dict) else None
+
+
+def advance_slot(
+    trigger_id: str, *, slot_ms: int, next_slot_ms: int | None, due_at: int | None, shard: str
+) -> bool:
+    """Move past a slot without claiming it (overlap ``skip``), fenced on the slot."""
+    t = TriggerModel
+    actions: list[Any] = []
+    if next_slot_ms is None:
+        actions.append(t.next_fire_at.remove())
+    else:
+        actions.append(t.next_fire_at.set(next_slot_ms))
+    if due_at is None:
+        actions += [t.due_at.remove(), t.due_shard.remove()]
+    else:
+        actions += [t.due_at.set(due_at), t.due_shard.set(shard)]
+    try:
+        TriggerModel(trigger_id).update(actions=actions, condition=t.next_fire_at == slot_ms)
+    except UpdateError as exc:
+        if condition_failed(exc):
+            return False
+        raise
+    return True
+
+
+def set_due(
+    trigger_id: str, *, expected_due_at: int | None, due_at: int | None, shard: str
+) -> bool:
+    """Re-key the trigger in the due index (after reaping, or when only a lease put it there)."""
+    t = TriggerModel
+    actions: list[Any] = (
+        [t.due_at.remove(), t.due_shard.remove()]
+        if due_at is None
+        else [t.due_at.set(due_at), t.due_shard.set(shard)]
+    )
+    condition = (
+        t.due_at.does_not_exist() if expected_due_at is None else t.due_at == expected_due_at
+    )
+    try:
+        TriggerModel(trigger_id).update(actions=actions, condition=condition)
+    except UpdateError as exc:
+        if condition_failed(exc):
+            return False
+        raise
+    return True
+
+
+def disable_trigger(trigger_id: str, *, reason: str, now_ms: int) -> TriggerModel | None:
+    """Disable an active trigger with a visible reason (no-op if already disabled).
+
+    With no run in flight it also leaves the due index in the same write, so the
+    heartbeat stops sending its slots; a run in flight keeps it there (its lease must
+    stay reapable), and the first message dropped for it takes it out.
+    """
+    t = TriggerModel
+    base: list[Any] = [
+        t.status.set("disabled"),
+        t.disabled_reason.set(reason),
+        t.disabled_ms.set(now_ms),
+        t.updated_ms.set(now_ms),
+        t.version.add(1),
+    ]
+    for idle in (True, False):
+        item = TriggerModel(trigger_id)
+        actions = [*base, t.due_at.remove(), t.due_shard.remove()] if idle else base
+        condition = t.status == "active"
+        if idle:
+            condition &= size(t.in_flight) == 0
+        try:
+            item.update(actions=actions, condition=condition)
+            return item
+        except UpdateError as exc:
+            if not condition_failed(exc):
+                raise
+    return None
