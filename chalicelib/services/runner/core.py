@@ -163,7 +163,7 @@ class Runner:
     def _execute(self, ctx: RunContext, run: RunModel, outcome: Outcome) -> None:
         """Build the fire, run the workflow, and note its result in ``outcome``."""
         item, message = ctx.item, ctx.message
-        state, outcome.state_version = dynamo.get_state(item.id)
+        state, outcome.state_version = dynamo.state_of(item)
         fire = _fire_of(
             ctx, item, state=state, attempt=int(run.attempt or 1), pipeline=self.pipeline
         )
