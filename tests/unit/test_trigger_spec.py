@@ -55,7 +55,10 @@ def test_the_defaults_are_the_create_bodys_defaults():
     body = parse_model(TriggerIn, {"workflow": "echo", "schedule": {"interval_s": 60}})
     stored = body.model_dump(mode="json", exclude={"state"})
     spec = TriggerSpec.from_json(json.dumps(stored))
-    assert spec.schedule == stored["schedule"] and spec.extra == {"workflow": "echo", "enabled": True}
+    assert spec.schedule == stored["schedule"] and spec.extra == {
+        "workflow": "echo",
+        "enabled": True,
+    }
     for name, default in DEFAULTS.items():
         assert getattr(spec, name) == default == stored[name]
 
