@@ -19,7 +19,11 @@ def _client_error(code: str) -> ClientError:
         (PutError(cause=_client_error("ConditionalCheckFailedException")), True, False),
         (UpdateError(cause=_client_error("ConditionalCheckFailedException")), True, False),
         (UpdateError(cause=_client_error("ProvisionedThroughputExceededException")), False, False),
-        (TransactWriteError("transaction", cause=_client_error("TransactionCanceledException")), False, True),
+        (
+            TransactWriteError("transaction", cause=_client_error("TransactionCanceledException")),
+            False,
+            True,
+        ),
         (_client_error("ConditionalCheckFailedException"), True, False),
         (_client_error("ValidationException"), False, False),
         (ValueError("ConditionalCheckFailedException"), False, False),
