@@ -22,7 +22,7 @@ the routes, the other services and the tests use; its modules never import it.
 
 from __future__ import annotations
 
-from chalicelib.domain.ids import new_trigger_id
+from chalicelib.domain.due import sched_json
 from chalicelib.domain.runs import RUN_STATUSES, RUN_SURFACES
 from chalicelib.domain.sources import SOURCE_NAMES
 from chalicelib.services.lookup import load_owned
@@ -79,5 +79,5 @@ __all__ = [
     "SOURCE_NAMES",
     "PATCH_ATTEMPTS",
     "last_claimed_slot_ms",
-    "new_trigger_id",
+    "sched_json",
 ]
