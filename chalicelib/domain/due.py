@@ -12,8 +12,8 @@ import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from chalicelib.domain.codec import encode_schedule
 from chalicelib.domain.schedule import ScheduleSpec
-from chalicelib.domain.spec import encode_schedule
 
 __all__ = ["to_ms", "from_ms", "due_at", "due_with_slot", "last_claimed_slot_ms", "sched_json"]
 

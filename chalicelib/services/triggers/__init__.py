@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from chalicelib.domain.due import sched_json
 from chalicelib.domain.runs import RUN_STATUSES, RUN_SURFACES
-from chalicelib.domain.sources import SOURCE_NAMES
+from chalicelib.domain.source_names import SOURCE_NAMES
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import decode_cursor, encode_cursor, take_page
 from chalicelib.services.triggers.create import create_trigger

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chalicelib.domain import schedule
-from chalicelib.domain.sources import describe_event
+from chalicelib.domain.source_names import describe_event
 from chalicelib.domain.spec import decode_schedule
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.services import budgets, events

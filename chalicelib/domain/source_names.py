@@ -1,8 +1,6 @@
-"""The event sources: the one list, which of them sign their deliveries, and their names.
+"""How people read an event source: the provider's name, and an event trigger's cadence.
 
-A *signed* source posts to the trigger's hook URL and proves itself with a signature
-(``domain/signatures.py``); a *delivered* source is handed over by AWS (or the local file
-adapter) and has no hook URL and no signing secret. Every event source is one or the other.
+The list of sources itself is ``domain/event_sources.py``.
 """
 
 from __future__ import annotations
@@ -11,19 +9,13 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
-    "SIGNED_SOURCES",
-    "DELIVERED_SOURCES",
-    "EVENT_SOURCES",
     "SOURCE_NAMES",
     "source_label",
     "describe_event",
 ]
 
-SIGNED_SOURCES = ("webhook", "github", "stripe", "slack", "standard", "shopify", "linkedin")
-DELIVERED_SOURCES = ("eventbridge", "s3", "email", "file")
-EVENT_SOURCES = SIGNED_SOURCES + DELIVERED_SOURCES
-
-# How a trigger's cadence names its provider; a source not listed is named by its key.
+# How a trigger's cadence names its provider; a source not listed (``linkedin``, the
+# delivered ones) is named by its key.
 SOURCE_NAMES = {
     "webhook": "webhook",
     "github": "GitHub",
