@@ -1,8 +1,8 @@
 """What every table module shares: the pynamodb base model and the reading of DynamoDB errors.
 
 A fenced write fails its condition when another writer got there first: that is an answer
-("not ours", "taken", "already there"), not an error. ``condition_failed`` is the one place
-that recognises it, whichever client raised it (pynamodb or boto3).
+("not ours", "taken", "already there"), not an error. ``condition_failed`` (``store/conditions.py``) is the one
+place that recognises it, whichever client raised it (pynamodb or boto3).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 from pynamodb.models import Model
 
-__all__ = ["TableBase", "condition_failed", "missing_path", "plain_map"]
+from chalicelib.store.conditions import condition_failed
 
-_CONDITION_FAILED = "ConditionalCheckFailedException"
+__all__ = ["TableBase", "condition_failed", "missing_path", "plain_map"]
 
 
 class TableBase(Model):
@@ -24,22 +24,6 @@ class TableBase(Model):
         region = "us-east-1"
         billing_mode = "PAY_PER_REQUEST"
         max_retry_attempts = 3
-
-
-def _error_code(exc: BaseException) -> str | None:
-    code = getattr(exc, "cause_response_code", None)  # pynamodb's PutError, UpdateError...
-    if code is not None:
-        return str(code)
-    response = getattr(exc, "response", None)  # botocore's ClientError
-    if isinstance(response, dict):
-        found = (response.get("Error") or {}).get("Code")
-        return str(found) if found is not None else None
-    return None
-
-
-def condition_failed(exc: BaseException) -> bool:
-    """Whether ``exc`` is a conditional write whose condition did not hold."""
-    return _error_code(exc) == _CONDITION_FAILED
 
 
 def missing_path(exc: BaseException) -> bool:

@@ -13,6 +13,7 @@ import pytest
 from chalicelib import assembly
 from chalicelib.domain.errors import Conflict, ValidationError
 from chalicelib.services import triggers
+from chalicelib.services.triggers import patch as patch_module
 from chalicelib.store import dynamo
 from chalicelib.store.models import RunModel
 from tests.conftest import T0
@@ -184,7 +185,7 @@ def test_stale_version_is_a_409_naming_version(aws, root, clock):
 
 def test_a_runner_disable_between_read_and_write_makes_the_patch_409(aws, root, clock, monkeypatch):
     trigger = create(root, clock, schedule={"interval_s": 3600})
-    real_load = triggers.load_owned
+    real_load = patch_module.load_owned
     calls = []
 
     def load_then_disable(principal, trigger_id):
@@ -194,7 +195,7 @@ def test_a_runner_disable_between_read_and_write_makes_the_patch_409(aws, root, 
         calls.append(1)
         return item
 
-    monkeypatch.setattr(triggers, "load_owned", load_then_disable)
+    monkeypatch.setattr(patch_module, "load_owned", load_then_disable)
     with pytest.raises(Conflict):
         patch(root, trigger, {"version": 1, "schedule": {"interval_s": 7200}}, clock)
     item = dynamo.get_trigger(trigger["id"])
@@ -300,7 +301,7 @@ def test_claim_between_the_patch_read_and_its_write_is_fenced_and_retried(
     assembly.tick(now=clock())
     clock.advance(30)  # 12:05:00
     runner = assembly.build_runner(clock=clock)
-    real_load = triggers.load_owned
+    real_load = patch_module.load_owned
     reads = []
 
     def load_then_claim(principal, trigger_id):
@@ -310,9 +311,9 @@ def test_claim_between_the_patch_read_and_its_write_is_fenced_and_retried(
         reads.append(item.next_fire_at)
         return item
 
-    monkeypatch.setattr(triggers, "load_owned", load_then_claim)
+    monkeypatch.setattr(patch_module, "load_owned", load_then_claim)
     edited = patch(root, trigger, {"version": 1, "schedule": {"cron": "* * * * *"}}, clock)
-    monkeypatch.setattr(triggers, "load_owned", real_load)
+    monkeypatch.setattr(patch_module, "load_owned", real_load)
     assert len(reads) == 2  # one lost race, one retry
     assert edited["next_fire_at"] == "2026-11-30T12:06:00.000Z"
     clock.advance(60)

@@ -25,6 +25,7 @@ from bench.hooks import hooked
 from chalicelib import assembly
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services import triggers
+from chalicelib.services.triggers import create as trigger_create
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.models import TriggerModel
@@ -46,7 +47,7 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
     aws, clock, root, executions, monkeypatch, seed
 ):
     numbers = itertools.count()
-    monkeypatch.setattr(triggers, "new_trigger_id", lambda: f"trg_fault{next(numbers):011d}")
+    monkeypatch.setattr(trigger_create, "new_trigger_id", lambda: f"trg_fault{next(numbers):011d}")
     start_ms = _ms(clock())
     trigger_ids = [
         triggers.create_trigger(

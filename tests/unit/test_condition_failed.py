@@ -1,29 +1,36 @@
-"""``store/conditions.condition_failed``: the one test of a write whose condition did not hold."""
+"""store/conditions: the one test for a failed condition, whichever client raised it."""
 
 from __future__ import annotations
 
 import pytest
 from botocore.exceptions import ClientError
-from pynamodb.exceptions import PutError, UpdateError
+from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
 
-from chalicelib.store.conditions import condition_failed
+from chalicelib.store.conditions import condition_failed, transaction_cancelled
 
 
 def _client_error(code: str) -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": "x"}}, "UpdateItem")
+    return ClientError({"Error": {"Code": code, "Message": "m"}}, "PutItem")
 
 
 @pytest.mark.parametrize(
-    ("exc", "failed"),
+    ("exc", "failed", "cancelled"),
     [
-        (UpdateError("x", cause=_client_error("ConditionalCheckFailedException")), True),
-        (PutError("x", cause=_client_error("ConditionalCheckFailedException")), True),
-        (_client_error("ConditionalCheckFailedException"), True),
-        (UpdateError("x", cause=_client_error("ProvisionedThroughputExceededException")), False),
-        (_client_error("ValidationException"), False),
-        (UpdateError("injected: no cause"), False),
-        (ValueError("ConditionalCheckFailedException"), False),
+        (PutError(cause=_client_error("ConditionalCheckFailedException")), True, False),
+        (UpdateError(cause=_client_error("ConditionalCheckFailedException")), True, False),
+        (UpdateError(cause=_client_error("ProvisionedThroughputExceededException")), False, False),
+        (
+            TransactWriteError("transaction", cause=_client_error("TransactionCanceledException")),
+            False,
+            True,
+        ),
+        (_client_error("ConditionalCheckFailedException"), True, False),
+        (_client_error("ValidationException"), False, False),
+        (ValueError("ConditionalCheckFailedException"), False, False),
+        (UpdateError("injected: no cause"), False, False),
+        (PutError("x", cause=_client_error("ConditionalCheckFailedException")), True, False),
     ],
 )
-def test_condition_failed_recognises_only_a_failed_condition(exc, failed):
+def test_condition_failed(exc, failed, cancelled):
     assert condition_failed(exc) is failed
+    assert transaction_cancelled(exc) is cancelled

@@ -1,0 +1,73 @@
+"""The due rule, and a schedule as the due index carries it.
+
+``due_at`` is the earliest instant the heartbeat must look at a trigger: its next slot
+when it is active, or the lease of a run in flight when that comes first (so a crashed
+run is reaped on time, even for a weekly cron). With neither, the trigger leaves the due
+index. Every write that moves a slot or pauses a trigger keys the index with this rule.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from chalicelib.domain.codec import encode_schedule
+from chalicelib.domain.schedule import ScheduleSpec
+
+__all__ = ["to_ms", "from_ms", "due_at", "due_with_slot", "last_claimed_slot_ms", "sched_json"]
+
+
+def to_ms(at: datetime) -> int:
+    """An aware instant as epoch milliseconds (rounded)."""
+    return int(round(at.timestamp() * 1000))
+
+
+def from_ms(ms: int) -> datetime:
+    """Epoch milliseconds as an aware UTC instant."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def due_at(next_slot_ms: int | None, leases: Iterable[int]) -> int | None:
+    """The earliest of the next slot (None: no slot counts) and every live lease.
+
+    None means the trigger has nothing the heartbeat must look at: out of the due index.
+    """
+    if next_slot_ms is not None:
+        return due_with_slot(next_slot_ms, leases)
+    candidates = [*leases]
+    return min(candidates) if candidates else None
+
+
+def due_with_slot(next_slot_ms: int, leases: Iterable[int]) -> int:
+    """``due_at`` of an active trigger: its next slot, or an earlier lease."""
+    return min([next_slot_ms, *leases])
+
+
+def last_claimed_slot_ms(
+    slots_in_flight: Iterable[int], last_run_slot_ms: int | None
+) -> int | None:
+    """The latest scheduled slot a trigger has claimed: in flight, or its last run's."""
+    slots = [*slots_in_flight]
+    if last_run_slot_ms is not None:
+        slots.append(last_run_slot_ms)
+    return max(slots) if slots else None
+
+
+def sched_json(
+    spec: ScheduleSpec, *, overlap: str, concurrency: int, tenant: str | None = None
+) -> str:
+    """The schedule plus the overlap policy, as projected into the due index.
+
+    The tenant rides along (``tn``) so the heartbeat can give each fire its tenant as the
+    queue's message group (fair sharing) without reading the trigger. Defaults (``skip``,
+    one at a time) are left out: the projection stays small.
+    """
+    data = json.loads(encode_schedule(spec))
+    if overlap != "skip":
+        data["o"] = overlap
+    if concurrency != 1:
+        data["n"] = concurrency
+    if tenant is not None:
+        data["tn"] = tenant
+    return json.dumps(data, separators=(",", ":"))

@@ -1,0 +1,134 @@
+"""``POST /v1/triggers``: validate, place the first slot (or the hook), take the quotas, store."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from chalicelib import sources
+from chalicelib.domain import schedule
+from chalicelib.domain.due import sched_json, to_ms
+from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.ids import new_trigger_id
+from chalicelib.domain.spec import ScheduleIn, TriggerIn, parse_model, schedule_spec_from
+from chalicelib.observability import logger, record_metric
+from chalicelib.services import audit, quotas
+from chalicelib.services import state as state_contract
+from chalicelib.services.auth import Principal
+from chalicelib.services.triggers.shared import (
+    check_expiry,
+    enqueue_if_sent,
+    first_fire,
+    spec_to_store,
+)
+from chalicelib.services.triggers.views import trigger_view
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo, trigger_writes
+from chalicelib.store.models import TriggerModel
+from chalicelib.workflows import get_workflow, is_known_target, remote
+
+__all__ = ["create_trigger"]
+
+
+def _parse(body: Any, *, now: datetime) -> TriggerIn:
+    data = parse_model(TriggerIn, body)
+    if (data.schedule is None) == (data.event is None):
+        raise ValidationError(
+            "give exactly one of schedule (cron, interval_s or at) or event", field="schedule"
+        )
+    if not is_known_target(data.workflow):
+        raise ValidationError(f"unknown workflow {data.workflow!r}", field="workflow")
+    check_expiry(data.limits, now=now)
+    return data
+
+
+def _new_item(principal: Principal, data: TriggerIn, trigger_id: str, now_ms: int) -> TriggerModel:
+    enabled = data.enabled
+    return trigger_writes.new_trigger(
+        trigger_id,
+        tenant=principal.tenant,
+        workflow=data.workflow,
+        spec="",
+        status="active" if enabled else "disabled",
+        disabled_reason=None if enabled else "manual",
+        disabled_by=None if enabled else principal.key_id,
+        disabled_ms=None if enabled else now_ms,
+        in_flight={},
+        created_by=principal.key_id,
+        created_ms=now_ms,
+        updated_ms=now_ms,
+        version=1,
+    )
+
+
+def _place_schedule(
+    item: TriggerModel, data: TriggerIn, sched_in: ScheduleIn, *, now: datetime
+) -> None:
+    """The schedule's projection, its first slot, and (when enabled) its due index key."""
+    settings = get_settings()
+    spec = schedule_spec_from(sched_in, anchor_at=now)
+    schedule.validate_schedule(spec, min_interval_s=settings.min_interval_s)
+    item.kind = spec.kind
+    item.sched = sched_json(
+        spec, overlap=data.overlap, concurrency=data.concurrency, tenant=item.tenant
+    )
+    item.next_fire_at = to_ms(first_fire(spec, now=now))
+    if data.enabled:
+        item.due_at = item.next_fire_at
+        item.due_shard = dynamo.shard_of(item.id, settings.due_shards)
+
+
+def _place(item: TriggerModel, data: TriggerIn, *, now: datetime) -> dict:
+    """Schedule or hook, then the target; what is shown once (secrets) in the 201."""
+    shown_once: dict = {}
+    if data.schedule is not None:
+        _place_schedule(item, data, data.schedule, now=now)
+    elif data.event is not None:  # exactly one of them (``_parse``)
+        item.kind = "event"
+        shown_once = sources.prepare(item, data.event, now=now)
+    # e.g. the http: target's outbound secret, shown once
+    shown_once.update(remote.prepare_target(item, data.workflow, now=now))
+    return shown_once
+
+
+def _store(item: TriggerModel, spec_json: dict, state: dict | None) -> None:
+    """Take the tenant's quotas (429 quota), store, and give them back if the write fails.
+
+    The quotas are taken last, after every check a client can fail.
+    """
+    capacity = quotas.trigger_capacity(spec_json)
+    quotas.take(item.tenant, triggers=1, runs=capacity)
+    try:
+        stored_spec, _ = dynamo.externalize_payload(item.id, spec_json)
+        item.spec = json.dumps(stored_spec, separators=(",", ":"))
+        trigger_writes.insert_trigger(item, state=state)
+    except Exception:
+        quotas.release(item.tenant, triggers=1, runs=capacity)
+        raise
+
+
+def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
+    """Validate and store a new trigger; 201 body (with the webhook secret, once)."""
+    data = _parse(body, now=now)
+    trigger_id = new_trigger_id()
+    registered = get_workflow(data.workflow)
+    # create only: backfill through the workflow's initial_state
+    state = state_contract.seed_state(registered, data, data.state)
+    state = state_contract.validate_state(registered, data, state)
+    spec_json = spec_to_store(data, exclude={"state"})
+    item = _new_item(principal, data, trigger_id, to_ms(now))
+    shown_once = _place(item, data, now=now)
+    _store(item, spec_json, state)
+    enqueue_if_sent(item, now=now)
+    audit.record(
+        principal,
+        "create",
+        tenant=principal.tenant,
+        trigger_id=trigger_id,
+        now=now,
+        detail={"workflow": data.workflow},
+    )
+    record_metric("TriggersCreated", kind=item.kind)
+    logger.info("trigger created", extra={"trigger_id": trigger_id, "kind": item.kind})
+    return trigger_view(item, state=state or {}, extra=shown_once)

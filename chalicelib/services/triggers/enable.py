@@ -1,0 +1,137 @@
+"""Enable and pause: one trigger (``/enable``, ``/disable``), or many by tag or workflow."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from chalicelib.domain import schedule
+from chalicelib.domain.due import due_with_slot, to_ms
+from chalicelib.domain.errors import Conflict, ValidationError
+from chalicelib.domain.spec import DisableIn, SwitchManyIn, decode_schedule, parse_model
+from chalicelib.domain.trigger_spec import TriggerSpec
+from chalicelib.observability import record_metric
+from chalicelib.services import audit
+from chalicelib.services.auth import Principal
+from chalicelib.services.lookup import load_owned
+from chalicelib.services.triggers.shared import enqueue_if_sent, leases
+from chalicelib.services.triggers.views import trigger_view
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo, trigger_reads, trigger_writes
+from chalicelib.store.models import TriggerModel
+from chalicelib.store.trigger_writes import Slot
+
+__all__ = ["set_enabled", "set_enabled_many", "switch_one"]
+
+
+def _resume_slot(item: TriggerModel, *, now: datetime) -> Slot | None:
+    """The next slot from now (no burst), keyed into the due index; None for an event."""
+    if not item.sched:
+        return None
+    first = schedule.next_fire_after(decode_schedule(item.sched), now)
+    if first is None:
+        raise Conflict("this trigger's schedule has no future fire; edit it first")
+    next_ms = to_ms(first)
+    return Slot(
+        next_fire_at=next_ms,
+        due_at=due_with_slot(next_ms, leases(item)),
+        due_shard=dynamo.shard_of(item.id, get_settings().due_shards),
+    )
+
+
+def switch_one(
+    principal: Principal,
+    item: TriggerModel,
+    *,
+    enabled: bool,
+    note: str | None,
+    now: datetime,
+    via: str | None = None,
+) -> None:
+    """Write one enable or pause (``item`` is updated in place) and audit it.
+
+    A pause records who and when, and the note if one was given; pausing a trigger that
+    is already disabled keeps its reason (``failures`` stays visible) and updates the
+    note. An enable clears all of it, and a backfill that waited for it goes on.
+    """
+    if enabled:
+        trigger_writes.enable_trigger(item, now_ms=to_ms(now), slot=_resume_slot(item, now=now))
+        enqueue_if_sent(item, now=now)
+    else:
+        trigger_writes.pause_trigger(
+            item,
+            by=principal.key_id,
+            now_ms=to_ms(now),
+            note=note,
+            manual=item.status == "active",
+        )
+    detail: dict = {}
+    if note:
+        detail["note"] = note
+    if via:
+        detail["via"] = via
+    audit.record(
+        principal,
+        "enable" if enabled else "disable",
+        tenant=item.tenant,
+        trigger_id=item.id,
+        now=now,
+        detail=detail,
+    )
+    if enabled and item.backfill_left:
+        from chalicelib.services import ondemand  # the backfill path, loaded when used
+
+        ondemand.dispatch_backfill(item.id, now=now)
+
+
+def set_enabled(
+    principal: Principal,
+    trigger_id: str,
+    *,
+    enabled: bool,
+    now: datetime,
+    body: Any = None,
+) -> dict:
+    """Enable (the next slot from now: no burst) or pause (reason ``manual``, with a note)."""
+    data = parse_model(DisableIn, body if body is not None else {})
+    item = load_owned(principal, trigger_id)
+    switch_one(principal, item, enabled=enabled, note=data.note, now=now)
+    state, _ = dynamo.get_state(item.id)
+    return trigger_view(item, state=state)
+
+
+def _chosen(item: TriggerModel, tenant: str, data: SwitchManyIn, wanted: str) -> bool:
+    """Whether a bulk switch changes ``item``: the tenant's, not yet ``wanted``, matching."""
+    if item.tenant != tenant or item.status == wanted:
+        return False
+    if data.workflow is not None and item.workflow != data.workflow:
+        return False
+    return data.tag is None or TriggerSpec.from_json(item.spec).has_tag(data.tag)
+
+
+def set_enabled_many(principal: Principal, body: Any, *, enabled: bool, now: datetime) -> dict:
+    """Pause or resume every trigger of the tenant with a tag and/or a workflow.
+
+    A note on a resume is kept in the audit log only (a resume clears the pause's note).
+    ``{changed, ids}``: the triggers whose status changed. A trigger already in the asked
+    status is left alone (a repeated call changes nothing); one that cannot be resumed
+    (its schedule has no future fire) is listed under ``skipped`` with the reason.
+    """
+    data = parse_model(SwitchManyIn, body)
+    if data.tag is None and data.workflow is None:
+        raise ValidationError("give tag or workflow (or both) to choose the triggers", field="tag")
+    ids = trigger_reads.tenant_trigger_ids(principal.tenant)
+    changed: list[str] = []
+    skipped: list[dict] = []
+    wanted = "active" if enabled else "disabled"
+    for item in sorted(trigger_reads.get_triggers(ids), key=lambda i: i.id):
+        if not _chosen(item, principal.tenant, data, wanted):
+            continue
+        try:
+            switch_one(principal, item, enabled=enabled, note=data.note, now=now, via="bulk")
+        except Conflict as exc:
+            skipped.append({"id": item.id, "reason": exc.message})
+            continue
+        changed.append(item.id)
+    record_metric("TriggersEnabled" if enabled else "TriggersDisabled", len(changed))
+    return {"changed": len(changed), "ids": changed, "skipped": skipped}

@@ -1,0 +1,90 @@
+"""``POST /v1/triggers/{id}/fire``: claim a manual run and enqueue it at once."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from chalicelib.domain.due import to_ms
+from chalicelib.domain.errors import Conflict, ServiceUnavailable
+from chalicelib.domain.ids import manual_run_id
+from chalicelib.domain.spec import FireIn, parse_model
+from chalicelib.services import audit
+from chalicelib.services.auth import Principal
+from chalicelib.services.lookup import load_owned
+from chalicelib.services.triggers.shared import stored_spec
+from chalicelib.settings import get_settings
+from chalicelib.store import dynamo
+from chalicelib.store.models import TriggerModel
+from chalicelib.store.sqs import FireMessage, send_fires
+
+__all__ = ["fire_now"]
+
+
+def _fireable(principal: Principal, trigger_id: str, *, now: datetime) -> TriggerModel:
+    """The trigger, if a manual run may start: 409 when paused, 503 when switched off."""
+    item = load_owned(principal, trigger_id)
+    if item.status != "active":
+        raise Conflict(f"trigger is disabled ({item.disabled_reason or 'manual'}); enable it first")
+    from chalicelib.services import switch  # the switch's own table, loaded when used
+
+    if not switch.triggers_enabled(now=now):
+        raise ServiceUnavailable("triggers are switched off (triggers_enabled); nothing fires")
+    return item
+
+
+def _claim(item: TriggerModel, run_id: str, *, now: datetime) -> str:
+    """Claim ``run_id`` (409 when the trigger's concurrency is full); its due shard."""
+    settings = get_settings()
+    capacity = stored_spec(item).concurrency
+    shard = dynamo.shard_of(item.id, settings.due_shards)
+    outcome, _ = dynamo.claim_and_start(
+        item.id,
+        run_id=run_id,
+        surface="manual",
+        lease_ms=to_ms(now) + settings.lease_s * 1000,
+        capacity=capacity,
+        shard=shard,
+        started=False,
+    )
+    if outcome != dynamo.ClaimResult.CLAIMED:
+        raise Conflict(f"trigger is busy: {capacity} run(s) already in flight")
+    return shard
+
+
+def fire_now(principal: Principal, trigger_id: str, *, now: datetime, body: Any = None) -> dict:
+    """Claim a manual run and enqueue it at once; 202 ``{run_id}``.
+
+    A body ``{"payload": ...}`` is this run's payload instead of the trigger's (kept in
+    an item of its own until the run settles: the queue message carries ids only).
+    """
+    data = parse_model(FireIn, body if body is not None else {})
+    item = _fireable(principal, trigger_id, now=now)
+    run_id = manual_run_id(item.id, to_ms(now))
+    shard = _claim(item, run_id, now=now)
+    from chalicelib.services import ondemand  # the on-demand path, loaded when used
+
+    with_payload = "payload" in data.model_fields_set
+    if with_payload:
+        # Written before the message is sent: the runner never starts without it.
+        ondemand.save_fire_payload(run_id, data.payload)
+    message = FireMessage(
+        run_id=run_id,
+        trigger_id=item.id,
+        surface="manual",
+        scheduled_ms=to_ms(now),
+        tenant=item.tenant,
+    )
+    if send_fires([message]):
+        dynamo.release_claim(item.id, run_id=run_id, slot_ms=None, shard=shard)
+        ondemand.delete_fire_payload(run_id)
+        raise ServiceUnavailable("the run could not be queued; try again")
+    audit.record(
+        principal,
+        "fire",
+        tenant=item.tenant,
+        trigger_id=trigger_id,
+        now=now,
+        detail={"run_id": run_id, "with_payload": with_payload},
+    )
+    return {"run_id": run_id}

@@ -1,0 +1,74 @@
+"""``GET /v1/triggers`` and ``GET /v1/workflows``: a tenant's triggers, the registered workflows."""
+
+from __future__ import annotations
+
+from chalicelib.domain.trigger_spec import TriggerSpec
+from chalicelib.services.auth import Principal
+from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit, take_page
+from chalicelib.services.triggers.views import trigger_view
+from chalicelib.store import trigger_reads
+from chalicelib.store.models import TriggerModel
+from chalicelib.workflows import REGISTRY, get_workflow
+from chalicelib.workflows.remote import display_target
+
+__all__ = ["TRIGGER_CURSOR", "WORKFLOW_CURSOR", "list_triggers", "list_workflows"]
+
+TRIGGER_CURSOR = {"id": "S", "tenant": "S", "created_ms": "N"}
+WORKFLOW_CURSOR = {"name": "S"}
+
+
+def _shown(
+    item: TriggerModel | None, *, tag: str | None, workflow: str | None, status: str | None
+) -> dict | None:
+    """The view of one listed trigger, or None when the filters drop it (or it is gone)."""
+    if item is None:
+        return None
+    if workflow and workflow not in (item.workflow, display_target(item.workflow)):
+        return None
+    if status and item.status != status:
+        return None
+    if tag and not TriggerSpec.from_json(item.spec).has_tag(tag):
+        return None
+    return trigger_view(item)
+
+
+def list_triggers(principal: Principal, params: dict) -> dict:
+    """A page of the tenant's triggers, newest first, filtered by tag/workflow/status."""
+    limit = parse_limit(params.get("limit"))
+    cursor = decode_cursor(
+        params.get("cursor"), shape=TRIGGER_CURSOR, fixed={"tenant": principal.tenant}
+    )
+    tag, wf = params.get("tag") or None, params.get("workflow") or None
+    status = choice(params, "status", ("active", "disabled"))
+
+    def materialize(rows: list) -> list:
+        found = {t.id: t for t in trigger_reads.get_triggers(r.id for r in rows)}
+        return [_shown(found.get(r.id), tag=tag, workflow=wf, status=status) for r in rows]
+
+    results = trigger_reads.tenant_triggers_query(principal.tenant, limit=limit, cursor=cursor)
+    items, last_key = take_page(
+        results, trigger_reads.TRIGGER_ROW, limit=limit, materialize=materialize
+    )
+    return {"items": items, "next_cursor": encode_cursor(last_key)}
+
+
+def list_workflows(params: dict) -> dict:
+    """The registered Python workflows: name, description and state schema."""
+    get_workflow("echo")  # loads the built-ins
+    limit = parse_limit(params.get("limit"), default=100)
+    # The same opaque cursor as every other list: one we did not issue is a 422.
+    key = decode_cursor(params.get("cursor"), shape=WORKFLOW_CURSOR)
+    after = key["name"]["S"] if key else ""
+    names = sorted(n for n in REGISTRY if n > after)
+    page = names[:limit]
+    items = [
+        {
+            "name": name,
+            "description": REGISTRY[name].description or None,
+            "state_schema": REGISTRY[name].state_schema,
+        }
+        for name in page
+    ]
+    more = len(names) > limit
+    cursor = encode_cursor({"name": {"S": page[-1]}}) if more and page else None
+    return {"items": items, "next_cursor": cursor}

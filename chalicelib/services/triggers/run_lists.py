@@ -1,0 +1,140 @@
+"""Runs through the API: a trigger's runs, the tenant's runs, one run.
+
+A run in flight has no record yet (it is written once, when the run ends: one write less
+per fire); it lives in its trigger's ``in_flight``, and is shown from there.
+"""
+
+from __future__ import annotations
+
+from chalicelib.domain.errors import NotFound
+from chalicelib.domain.ids import trigger_id_of_run
+from chalicelib.domain.runs import RUN_STATUSES, RUN_SURFACES
+from chalicelib.services.auth import Principal
+from chalicelib.services.lookup import load_owned
+from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit, take_page
+from chalicelib.services.runs import iso_ms, run_view
+from chalicelib.services.triggers.shared import in_flight
+from chalicelib.store import dynamo, run_reads, trigger_reads
+from chalicelib.store.models import TriggerModel
+from chalicelib.workflows.remote import display_target
+
+__all__ = [
+    "RUN_CURSOR",
+    "TRIGGER_RUN_CURSOR",
+    "RUN_STATUSES",
+    "RUN_SURFACES",
+    "in_flight_runs",
+    "list_trigger_runs",
+    "list_runs",
+    "get_run_view",
+]
+
+RUN_CURSOR = {"trigger_id": "S", "run_id": "S", "tenant": "S", "sort_key": "S"}
+TRIGGER_RUN_CURSOR = {"trigger_id": "S", "run_id": "S"}
+
+
+def in_flight_runs(item: TriggerModel) -> list[dict]:
+    """The trigger's runs in flight, as run views, newest first."""
+    return [
+        {
+            "id": entry.run_id,
+            "trigger_id": item.id,
+            "surface": entry.surface,
+            "status": entry.status,
+            "workflow": display_target(item.workflow),
+            "scheduled_for": iso_ms(entry.slot_ms),
+            "started_at": None,
+            "finished_at": None,
+            "lateness_ms": None,
+            "error": None,
+            "cost_usd": 0.0,
+            "event_id": None,
+            "attempt": 1,
+            "output": None,
+        }
+        for entry in in_flight(item)
+    ]
+
+
+def _wanted(run: dict, status: str | None, surface: str | None) -> bool:
+    return (not status or run["status"] == status) and (not surface or run["surface"] == surface)
+
+
+def list_trigger_runs(principal: Principal, trigger_id: str, params: dict) -> dict:
+    """A trigger's runs, newest first (runs in flight first, on the first page)."""
+    item = load_owned(principal, trigger_id)
+    limit = parse_limit(params.get("limit"))
+    cursor = decode_cursor(
+        params.get("cursor"), shape=TRIGGER_RUN_CURSOR, fixed={"trigger_id": item.id}
+    )
+    status = choice(params, "status", RUN_STATUSES)
+    surface = choice(params, "surface", RUN_SURFACES)
+    live = []
+    if cursor is None:
+        live = [r for r in in_flight_runs(item) if _wanted(r, status, surface)][:limit]
+    results = run_reads.trigger_runs_query(
+        item.id, status=status, surface=surface, limit=limit, cursor=cursor
+    )
+    done, last_key = take_page(results, run_reads.RUN_ROW, limit=max(1, limit - len(live)))
+    # A run that settled between the two reads is in both: its record is the newer truth.
+    recorded = {r.run_id for r in done}
+    live = [r for r in live if r["id"] not in recorded]
+    return {"items": live + [run_view(r) for r in done], "next_cursor": encode_cursor(last_key)}
+
+
+def list_runs(principal: Principal, params: dict) -> dict:
+    """The tenant's runs, newest first, by ``surface``, ``status`` and ``trigger_id``."""
+    trigger_id = params.get("trigger_id")
+    if trigger_id:
+        return list_trigger_runs(principal, trigger_id, params)
+    limit = parse_limit(params.get("limit"))
+    status = choice(params, "status", RUN_STATUSES)
+    surface = choice(params, "surface", RUN_SURFACES)
+    if status in ("running", "queued"):
+        return {
+            "items": _in_flight_runs_of_tenant(principal, status, surface, limit=limit),
+            "next_cursor": None,
+        }
+    cursor = decode_cursor(
+        params.get("cursor"), shape=RUN_CURSOR, fixed={"tenant": principal.tenant}
+    )
+    results = run_reads.tenant_runs_query(
+        principal.tenant, status=status, surface=surface, limit=limit, cursor=cursor
+    )
+    runs, last_key = take_page(results, run_reads.RUN_ROW, limit=limit)
+    return {"items": [run_view(r) for r in runs], "next_cursor": encode_cursor(last_key)}
+
+
+def _in_flight_runs_of_tenant(
+    principal: Principal, status: str, surface: str | None, *, limit: int
+) -> list[dict]:
+    """The tenant's runs in flight (``running`` or ``queued``), newest first.
+
+    This listing reads the tenant's triggers (KEYS_ONLY index, then BatchGetItem): a cost
+    per listing, paid only by this filter, instead of a write per fire.
+    """
+    found: list[dict] = []
+    ids = trigger_reads.tenant_trigger_ids(principal.tenant)
+    for start in range(0, len(ids), 100):
+        for item in trigger_reads.get_triggers(ids[start : start + 100]):
+            found += [r for r in in_flight_runs(item) if _wanted(r, status, surface)]
+    found.sort(key=lambda r: r["id"].split(".", 1)[-1], reverse=True)
+    return found[:limit]
+
+
+def get_run_view(principal: Principal, run_id: str) -> dict:
+    """One run (also a queued or running one)."""
+    trigger_id = trigger_id_of_run(run_id) if len(run_id) <= 200 else None
+    if trigger_id is None:
+        raise NotFound(f"run {run_id[:80]!r} not found")
+    run = dynamo.get_run(trigger_id, run_id)
+    if run is not None:
+        if run.tenant != principal.tenant:
+            raise NotFound(f"run {run_id!r} not found")
+        return run_view(run)
+    item = dynamo.get_trigger(trigger_id)
+    if item is not None and item.tenant == principal.tenant:
+        for view in in_flight_runs(item):
+            if view["id"] == run_id:
+                return view
+    raise NotFound(f"run {run_id!r} not found")

@@ -1,0 +1,47 @@
+"""How a cadence names an event source (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from chalicelib.domain.event_sources import EVENT_SOURCES
+from chalicelib.domain.source_names import SOURCE_NAMES, describe_event, source_label
+
+
+def test_every_named_source_is_a_source():
+    assert set(SOURCE_NAMES) <= set(EVENT_SOURCES)
+
+
+@pytest.mark.parametrize(
+    ("source", "label"),
+    [
+        ("github", "GitHub"),
+        ("standard", "Standard Webhooks"),
+        ("linkedin", "linkedin"),  # not named: its key
+        ("s3", "s3"),
+        (None, "event"),
+    ],
+)
+def test_source_label(source, label):
+    assert source_label(source) == label
+
+
+@pytest.mark.parametrize(
+    ("event", "text"),
+    [
+        ({"source": "webhook"}, "On webhook"),
+        ({"source": "stripe"}, "On Stripe webhook"),
+        (
+            {"source": "github", "filter": {"github_event": ["push", "release"]}},
+            "On GitHub push, release",
+        ),
+        ({"source": "stripe", "filter": {"type": "invoice.paid"}}, "On Stripe invoice.paid"),
+        ({"source": "shopify", "filter": {"topic": "orders/create"}}, "On Shopify orders/create"),
+        ({"source": "github", "filter": {"github_event": [], "type": "x"}}, "On GitHub x"),
+        ({"source": "slack", "filter": {"github_event": []}}, "On Slack webhook"),
+        ({}, "On event webhook"),
+        (None, "On event webhook"),
+    ],
+)
+def test_describe_event(event, text):
+    assert describe_event(event) == text
