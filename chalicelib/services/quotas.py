@@ -28,6 +28,7 @@ from chalicelib.domain.errors import Throttled
 from chalicelib.observability import logger, record_metric
 from chalicelib.settings import get_settings
 from chalicelib.store.aws import client
+from chalicelib.store.conditions import condition_failed
 from chalicelib.store.models import KeyModel, LedgerModel, TriggerModel
 
 __all__ = ["Usage", "take", "release", "usage_of", "trigger_capacity"]
@@ -102,7 +103,7 @@ def _seed(tenant: str) -> None:
             ConditionExpression="attribute_not_exists(trigger_id)",
         )
     except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+        if not condition_failed(exc):
             raise
 
 
@@ -148,7 +149,7 @@ def take(tenant: str, **deltas: int) -> None:
     try:
         client("dynamodb").update_item(**kwargs)
     except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+        if not condition_failed(exc):
             raise
         _refuse(tenant, deltas, limits)
 
@@ -187,7 +188,7 @@ def release(tenant: str, **deltas: int) -> None:
             ConditionExpression="attribute_exists(trigger_id)",
         )
     except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+        if not condition_failed(exc):
             logger.warning(
                 "quota usage not given back", extra={"tenant": tenant, "error": str(exc)}
             )

@@ -11,6 +11,7 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 
+from chalicelib.store.conditions import condition_failed
 from chalicelib.store.models import RunModel, StateModel, TriggerModel
 
 __all__ = [
@@ -25,10 +26,6 @@ __all__ = [
     "ran_run_ids",
     "recent_costs",
 ]
-
-
-def _condition_failed(exc: Exception) -> bool:
-    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
 
 
 def _payload_key(run_id: str) -> str:
@@ -86,7 +83,7 @@ def write_pending(trigger_id: str, slots: list[int], *, expected_version: int) -
     try:
         item.save(condition=condition)
     except PutError as exc:
-        if _condition_failed(exc):
+        if condition_failed(exc):
             return False
         raise
     return True
@@ -107,7 +104,7 @@ def set_left(trigger_id: str, left: int) -> None:
     try:
         TriggerModel(trigger_id).update(actions=[action], condition=t.id.exists())
     except UpdateError as exc:
-        if not _condition_failed(exc):
+        if not condition_failed(exc):
             raise  # else the trigger was deleted meanwhile
 
 
@@ -120,7 +117,7 @@ def mark_started(item: TriggerModel, slots: int) -> bool:
             condition=t.backfill_left.does_not_exist() | (t.backfill_left == 0),
         )
     except UpdateError as exc:
-        if _condition_failed(exc):
+        if condition_failed(exc):
             return False
         raise
     return True

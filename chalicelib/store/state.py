@@ -23,6 +23,7 @@ from pynamodb.exceptions import DoesNotExist, PutError, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.store.base import TableBase, condition_failed
+from chalicelib.store.conditions import transaction_cancelled
 from chalicelib.store.triggers import TriggerModel
 
 __all__ = ["StateModel", "get_state", "write_state", "has_state", "state_of", "mark_stateless"]
@@ -86,7 +87,7 @@ def mark_stateless(trigger_id: str, *, version: int) -> bool:
                 condition=t.id.exists() & (t.version == version),
             )
     except TransactWriteError as exc:
-        if exc.cause_response_code != "TransactionCanceledException":
+        if not transaction_cancelled(exc):
             raise
         return False
     return True
@@ -114,7 +115,7 @@ def _put_first(item: StateModel) -> bool:
                 condition=t.id.exists(),
             )
     except TransactWriteError as exc:
-        if exc.cause_response_code != "TransactionCanceledException":
+        if not transaction_cancelled(exc):
             raise
         if get_state(item.trigger_id)[1] != 0:
             return False  # another run wrote the state first
