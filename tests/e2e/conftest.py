@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,14 +16,14 @@ from typing import Any
 import pytest
 import requests
 
+from tests.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 E2E_KEY = "chr_e2e_root_key"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# A port no other xdist worker is handed (``make test`` runs the suite on two workers).
+_free_port = free_port
 
 
 @dataclass
