@@ -63,7 +63,7 @@ def create_staggered(principal: Any, clock: Any, count: int) -> list[str]:
 
 
 def fire_next(
-    aws: Any, clock: Any, runner: Any, *, seconds: float = 60, keep_dropped: bool = False
+    aws: Any, clock: Any, runner: Any, seconds: float = 60, *, keep_dropped: bool = False
 ) -> list[str]:
     """The statuses of the next tick's runs: ``seconds`` later, one tick, the queue drained.
 

@@ -83,12 +83,12 @@ def test_a_trigger_carried_over_a_restart_that_changed_the_heartbeat_fires_on_ti
         # after the start, and from then on every slot is sent ahead of its second. (The
         # one slot missed while it was down runs once, late: "after downtime, once".)
         steady = datetime.now(UTC) + timedelta(seconds=heartbeat_s)
-        fires = second.wait_for(
-            lambda: (lambda f: f if len(f) >= 4 else None)(
-                _fires_after(second, trigger_id, steady)
-            ),
-            timeout_s=180,
-        )
+
+        def three_fires() -> list[dict] | None:
+            fires = _fires_after(second, trigger_id, steady)
+            return fires if len(fires) >= 3 else None
+
+        fires = second.wait_for(three_fires, timeout_s=180)
         assert len({r["id"] for r in fires}) == len(fires)
         assert {r["status"] for r in fires} == {"succeeded"}
         # Late by a period would be ~19 s each; a loaded machine starts a fire within a
