@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -31,6 +32,33 @@ T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 _free_port = free_port
 
 
+def _defer_kms_private_keys() -> None:
+    """moto makes an RSA-2048 private key for every KMS key, symmetric ones too, and every
+    test makes a key: 0.1-0.4 s of CPU each. Make it on first use (Sign, Verify,
+    GetPublicKey) instead; nothing else changes."""
+    from moto.kms import models
+
+    make_now = models.generate_private_key
+    if getattr(make_now, "_deferred", False):
+        return
+
+    class _Deferred:
+        def __init__(self, key_spec: str):
+            self._key_spec = key_spec
+            self._key: Any = None
+
+        def __getattr__(self, name: str) -> Any:
+            if self._key is None:
+                self._key = make_now(self._key_spec)
+            return getattr(self._key, name)
+
+    def deferred(key_spec: str) -> Any:
+        return _Deferred(key_spec)
+
+    deferred._deferred = True  # type: ignore[attr-defined]
+    models.generate_private_key = deferred
+
+
 @pytest.fixture(scope="session")
 def moto_server() -> Iterator[str]:
     """One moto server for the session; each test resets it."""
@@ -39,6 +67,7 @@ def moto_server() -> Iterator[str]:
     from chalicelib.local.moto_atomic import make_dynamodb_atomic
 
     make_dynamodb_atomic()
+    _defer_kms_private_keys()
     port = _free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
@@ -163,7 +192,10 @@ def aws(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Aws]:
     from chalicelib.store.models import create_tables
 
     wiring.ready()
-    create_tables()
+    # create_tables builds a boto3 client per call (~0.2 s of CPU, every test): hand it
+    # the cached one, which points at the same endpoint.
+    with mock.patch("boto3.client", lambda *args, **kwargs: client("dynamodb")):
+        create_tables()
     reset_metric_counts()
     yield Aws(
         endpoint=moto_server,
