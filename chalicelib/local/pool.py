@@ -30,6 +30,9 @@ class RunnerPool:
         self.queue_url = queue_url
         self.fair = fair
         self.stop_event = stop_event
+        # Set when a runner has settled a message: its settle may have sent the next one
+        # (an event trigger's pull), so the idle poller receives again at once.
+        self.settled = threading.Event()
 
     def poller_loop(self) -> None:
         """Receive fire messages into the fair buffer, as Lambda's pollers do in AWS."""
@@ -62,8 +65,9 @@ class RunnerPool:
             messages = answer.get("Messages", [])
             for message in messages:
                 fair.add(tenant_of(message), message)
-            if not messages:
-                self.stop_event.wait(IDLE_POLL_S)
+            if not messages and not self.stop_event.is_set():
+                self.settled.wait(IDLE_POLL_S)
+                self.settled.clear()
 
     def runner_loop(self) -> None:
         """One runner of the pool: one message at a time, the fairest one waiting.
@@ -93,6 +97,7 @@ class RunnerPool:
                 failed = {message["MessageId"]}
             finally:
                 fair.done(held.tenant)
+                self.settled.set()
             if message["MessageId"] not in failed:
                 try:
                     sqs.delete_message(
