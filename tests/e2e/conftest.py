@@ -20,6 +20,8 @@ from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 E2E_KEY = "chr_e2e_root_key"
+# How long a start may take before /healthz answers (a bound, not a measurement).
+START_TIMEOUT_S = 240
 
 
 # A port no other xdist worker is handed (``make test`` runs the suite on two workers).
@@ -123,7 +125,13 @@ def start_stack(
         except requests.RequestException:
             return False
 
-    stack.wait_for(healthy, timeout_s=60)
+    try:
+        # Generous: on a loaded 2-core box (two test workers, other jobs) a start has
+        # taken over a minute. A stack that never answers is stopped, not left behind.
+        stack.wait_for(healthy, timeout_s=START_TIMEOUT_S)
+    except BaseException:
+        stop_stack(stack)
+        raise
     return stack
 
 
