@@ -48,6 +48,8 @@ def _defer_kms_private_keys() -> None:
             self._key: Any = None
 
         def __getattr__(self, name: str) -> Any:
+            if name.startswith("_"):  # copy/pickle probing a bare instance
+                raise AttributeError(name)
             if self._key is None:
                 self._key = make_now(self._key_spec)
             return getattr(self._key, name)
