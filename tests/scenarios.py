@@ -6,7 +6,7 @@
 - ``ticks_at_once``: heartbeat ticks released together on threads.
 - ``webhook_trigger``, ``deliver``, ``event_of``: a generic-webhook trigger, a signed
   delivery of ``{"n": n}`` straight to the service, and the event it stored.
-- the ``count-executions`` workflow and ``EXECUTIONS``, the count of its runs per fire id,
+- the ``scenario-count`` workflow and ``EXECUTIONS``, the count of its runs per fire id,
   taken inside the workflow: the one count that proves "never run twice".
 """
 
@@ -37,9 +37,9 @@ __all__ = [
 EXECUTIONS: Counter = Counter()
 _lock = threading.Lock()
 
-if "count-executions" not in REGISTRY:
+if "scenario-count" not in REGISTRY:
 
-    @workflow("count-executions")
+    @workflow("scenario-count")
     def count_executions(fire: Fire) -> Result:
         """Counts its executions per fire id; its runs in ``state.n``."""
         with _lock:
@@ -54,10 +54,10 @@ def create_scheduled(principal: Any, clock: Any, **body: Any) -> str:
 
 
 def create_staggered(principal: Any, clock: Any, count: int) -> list[str]:
-    """``count`` ``count-executions`` triggers every 60, 61, 62... s; their ids."""
+    """``count`` ``scenario-count`` triggers every 60, 61, 62... s; their ids."""
     created = []
     for n in range(count):
-        body = {"workflow": "count-executions", "schedule": {"interval_s": 60 + n}}
+        body = {"workflow": "scenario-count", "schedule": {"interval_s": 60 + n}}
         created.append(triggers.create_trigger(principal, body, now=clock())["id"])
     return created
 
