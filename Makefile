@@ -24,8 +24,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy chalicelib/domain
 
+# Two workers (pytest-xdist): most tests wait on a server or a local stack, and CI has two
+# cores. Tests that share a stack, a browser or infra's deployment stay on one worker
+# (tests/conftest.py). TEST_WORKERS=0 runs them in this process, one after another.
+TEST_WORKERS ?= 2
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run

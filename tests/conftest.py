@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from unittest import mock
 
 import pytest
+
+from tests.ports import free_port
 
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
@@ -26,10 +28,37 @@ ROOT_KEY = "chr_test_root_key"
 T0 = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# A port no other xdist worker is handed (``make test`` runs the suite on two workers).
+_free_port = free_port
+
+
+def _defer_kms_private_keys() -> None:
+    """moto makes an RSA-2048 private key for every KMS key, symmetric ones too, and every
+    test makes a key: 0.1-0.4 s of CPU each. Make it on first use (Sign, Verify,
+    GetPublicKey) instead; nothing else changes."""
+    from moto.kms import models
+
+    make_now = models.generate_private_key
+    if getattr(make_now, "_deferred", False):
+        return
+
+    class _Deferred:
+        def __init__(self, key_spec: str):
+            self._key_spec = key_spec
+            self._key: Any = None
+
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("_"):  # copy/pickle probing a bare instance
+                raise AttributeError(name)
+            if self._key is None:
+                self._key = make_now(self._key_spec)
+            return getattr(self._key, name)
+
+    def deferred(key_spec: str) -> Any:
+        return _Deferred(key_spec)
+
+    deferred._deferred = True  # type: ignore[attr-defined]
+    models.generate_private_key = deferred
 
 
 @pytest.fixture(scope="session")
@@ -40,6 +69,7 @@ def moto_server() -> Iterator[str]:
     from chalicelib.local.moto_atomic import make_dynamodb_atomic
 
     make_dynamodb_atomic()
+    _defer_kms_private_keys()
     port = _free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
@@ -164,7 +194,10 @@ def aws(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Aws]:
     from chalicelib.store.models import create_tables
 
     wiring.ready()
-    create_tables()
+    # create_tables builds a boto3 client per call (~0.2 s of CPU, every test): hand it
+    # the cached one, which points at the same endpoint.
+    with mock.patch("boto3.client", lambda *args, **kwargs: client("dynamodb")):
+        create_tables()
     reset_metric_counts()
     yield Aws(
         endpoint=moto_server,
@@ -203,3 +236,50 @@ def root():
     from chalicelib.services.auth import Principal
 
     return Principal("root", "local", "admin")
+
+
+# -- pytest-xdist ----------------------------------------------------------------------
+# ``make test`` runs on two workers (``-n 2 --dist loadgroup``). A test is sent to any
+# worker, except that the tests sharing one of our fixtures wider than a test (a local
+# stack per session, a browser per module, infra's package-once deployment) are kept on
+# one worker, so that fixture is built once, as in a serial run. The moto server is one
+# per worker by design (each worker's tests reset their own).
+_PER_WORKER_FIXTURES = {"moto_server"}
+
+
+def _shared_fixtures(item: pytest.Item) -> set[tuple[str, str]]:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return set()
+    shared = set()
+    for name in info.names_closure:
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            if (
+                fixturedef.scope != "function"
+                and fixturedef.baseid.startswith("tests")
+                and name not in _PER_WORKER_FIXTURES
+            ):
+                shared.add((fixturedef.baseid, name))
+    return shared
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each set of tests that share a wide fixture with one ``xdist_group``."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(key: tuple[str, str]) -> tuple[str, str]:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    uses = [(item, sorted(_shared_fixtures(item))) for item in items]
+    for _item, fixtures in uses:
+        for other in fixtures[1:]:
+            parent[find(other)] = find(fixtures[0])
+    for item, fixtures in uses:
+        if fixtures:
+            baseid, name = find(fixtures[0])
+            item.add_marker(pytest.mark.xdist_group(f"{baseid}::{name}"))

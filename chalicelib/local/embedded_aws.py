@@ -214,12 +214,9 @@ def _die_with_parent() -> None:
         pass
 
 
-def _serve(args: argparse.Namespace) -> int:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_BLOCK, _CONTROL_SIGNALS)
-    _die_with_parent()
+def _make_server(host: str, port: int) -> Any:
+    """moto's app behind a threaded werkzeug server (patched first); None if the port is busy."""
     import logging
-    import threading
 
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
@@ -237,15 +234,38 @@ def _serve(args: argparse.Namespace) -> int:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     app = DomainDispatcherApplication(create_backend_app)
     try:
-        server = make_server(
-            args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler
-        )
+        return make_server(host, port, app, threaded=True, request_handler=MotoRequestHandler)
     except OSError as exc:
         print(
-            f"embedded AWS: cannot listen on {args.host}:{args.port} ({exc.strerror});"
+            f"embedded AWS: cannot listen on {host}:{port} ({exc.strerror});"
             " set CRONHOOK_AWS_PORT to a free port",
             file=sys.stderr,
         )
+        return None
+
+
+def _wait_for_signals(args: argparse.Namespace, save: Any) -> None:
+    """Save on SIGUSR1; return on SIGTERM, or when the stack that started us is gone."""
+    while True:
+        info = signal.sigtimedwait(_CONTROL_SIGNALS, 1.0)
+        if info is None:
+            if args.parent and os.getppid() != args.parent:
+                return  # the stack is gone without stopping us
+            continue
+        if info.si_signo == signal.SIGUSR1:
+            save()
+            continue
+        return
+
+
+def _serve(args: argparse.Namespace) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, _CONTROL_SIGNALS)
+    _die_with_parent()
+    import threading
+
+    server = _make_server(args.host, args.port)
+    if server is None:
         return 1
     if args.keyring:  # the local KMS key, with the material kept across restarts
         from chalicelib.local.keyring import ensure_key
@@ -265,16 +285,7 @@ def _serve(args: argparse.Namespace) -> int:
         except Exception as exc:  # keep serving; the next save retries
             print(f"embedded AWS: saving tables failed: {exc!r}", file=sys.stderr)
 
-    while True:
-        info = signal.sigtimedwait(_CONTROL_SIGNALS, 1.0)
-        if info is None:
-            if args.parent and os.getppid() != args.parent:
-                break  # the stack is gone without stopping us
-            continue
-        if info.si_signo == signal.SIGUSR1:
-            save()
-            continue
-        break
+    _wait_for_signals(args, save)
     server.shutdown()
     save()
     return 0

@@ -260,7 +260,7 @@ def serve(host: str, port: int) -> _Server:
 
     gateway = ContractGateway(app_module.app, config)
 
-    def handler(*args: Any) -> _Handler:
-        return _Handler(*args, gateway=gateway)
+    def handler(request: Any, client_address: Any, server: Any) -> _Handler:
+        return _Handler(request, client_address, server, gateway=gateway)
 
     return _Server((host, port), handler)

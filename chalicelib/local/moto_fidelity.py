@@ -66,65 +66,83 @@ def _sequencer() -> str:
 
 def make_moto_faithful() -> None:
     """Patch moto's EventBridge templating and S3's EventBridge events (idempotent)."""
+    _patch_event_templates()
+    _patch_s3_events()
+
+
+def _patch_event_templates() -> None:
+    """EventBridge's ``<aws.events.event>`` placeholder: the whole event, as AWS sends it."""
     from moto.events import utils as events_utils
-    from moto.s3 import notifications
 
     parser = events_utils.EventTemplateParser
-    if not getattr(parser.parse, "_cronhook", False):
-        original_parse = parser.parse
+    if getattr(parser.parse, "_cronhook", False):
+        return
+    original_parse = parser.parse
 
-        def parse(input_template: Any, input_paths_map: Any, event: Any) -> Any:
-            if isinstance(input_template, str) and _PLACEHOLDER in input_template:
-                if not input_paths_map:
-                    text = input_template.replace(_PLACEHOLDER, json.dumps(aws_event(event)))
-                    return json.loads(text)
-            return original_parse(input_template, input_paths_map, event)
+    def parse(input_template: Any, input_paths_map: Any, event: Any) -> Any:
+        if isinstance(input_template, str) and _PLACEHOLDER in input_template:
+            if not input_paths_map:
+                text = input_template.replace(_PLACEHOLDER, json.dumps(aws_event(event)))
+                return json.loads(text)
+        return original_parse(input_template, input_paths_map, event)
 
-        parse._cronhook = True  # type: ignore[attr-defined]
-        parser.parse = staticmethod(parse)  # type: ignore[method-assign]
+    parse._cronhook = True  # type: ignore[attr-defined]
+    parser.parse = staticmethod(parse)  # type: ignore[method-assign]
+
+
+def _s3_event(account_id: str, bucket: Any, kind: list[str], key: Any) -> Any:
+    """The EventBridge event S3 sends for ``key`` (the shape AWS documents)."""
+    from moto.core.utils import unix_time
+    from moto.events.utils import _BASE_EVENT_MESSAGE
+    from moto.s3 import notifications
+
+    obj: dict[str, Any] = {
+        "key": key.name,
+        "size": key.size,
+        "etag": key.etag.replace('"', ""),
+        "sequencer": _sequencer(),
+    }
+    if getattr(bucket, "is_versioned", False) and key.version_id not in (None, "null"):
+        obj["version-id"] = key.version_id
+    event = copy.deepcopy(_BASE_EVENT_MESSAGE)
+    event.update(
+        {
+            "id": str(uuid.uuid4()),
+            "detail-type": notifications._detail_type(":".join(kind)),
+            "source": "aws.s3",
+            "account": account_id,
+            "time": unix_time(),
+            "region": bucket.region_name,
+            "resources": [bucket.arn],
+            "ingestion-time": unix_time(),
+            "detail": {
+                "version": "0",
+                "bucket": {"name": bucket.name},
+                "object": obj,
+                "request-id": uuid.uuid4().hex[:16].upper(),
+                "requester": account_id,
+                "source-ip-address": "127.0.0.1",
+                "reason": _REASONS.get(kind[-1], kind[-1]) if len(kind) > 2 else kind[-1],
+            },
+        }
+    )
+    return event
+
+
+def _patch_s3_events() -> None:
+    """S3 → EventBridge: AWS's event shape, one event per write, the default bus only."""
+    from moto.s3 import notifications
 
     if getattr(notifications._send_event_bridge_message, "_cronhook", False):
         return
 
     def send_event_bridge_message(account_id: str, bucket: Any, event_name: str, key: Any) -> None:
-        from moto.core.utils import unix_time
         from moto.events.models import events_backends
-        from moto.events.utils import _BASE_EVENT_MESSAGE
 
         kind = str(getattr(event_name, "value", event_name)).split(":")
         if kind[-1] == "Put" and getattr(key, "multipart", None) is not None:
             return  # moto's CompleteMultipartUpload also writes with a Put event; AWS: one
-        detail_type = notifications._detail_type(":".join(kind))
-        obj: dict[str, Any] = {
-            "key": key.name,
-            "size": key.size,
-            "etag": key.etag.replace('"', ""),
-            "sequencer": _sequencer(),
-        }
-        if getattr(bucket, "is_versioned", False) and key.version_id not in (None, "null"):
-            obj["version-id"] = key.version_id
-        event = copy.deepcopy(_BASE_EVENT_MESSAGE)
-        event.update(
-            {
-                "id": str(uuid.uuid4()),
-                "detail-type": detail_type,
-                "source": "aws.s3",
-                "account": account_id,
-                "time": unix_time(),
-                "region": bucket.region_name,
-                "resources": [bucket.arn],
-                "ingestion-time": unix_time(),
-                "detail": {
-                    "version": "0",
-                    "bucket": {"name": bucket.name},
-                    "object": obj,
-                    "request-id": uuid.uuid4().hex[:16].upper(),
-                    "requester": account_id,
-                    "source-ip-address": "127.0.0.1",
-                    "reason": _REASONS.get(kind[-1], kind[-1]) if len(kind) > 2 else kind[-1],
-                },
-            }
-        )
+        event = _s3_event(account_id, bucket, kind, key)
         backend = events_backends[account_id][bucket.region_name]
         for event_bus in list(backend.event_buses.values()):
             if event_bus.name != "default":

@@ -21,21 +21,35 @@
 from __future__ import annotations
 
 import atexit
-import json
 import os
-import secrets
 import signal
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from chalicelib.local.fairness import FairBuffer
+from chalicelib.local.lambda_events import InvocationContext, lambda_record, tenant_of
+from chalicelib.local.pool import IDLE_POLL_S, RunnerPool, ingest_loop
+from chalicelib.local.resources import (
+    PAYLOAD_BUCKET,
+    TABLE_PREFIX,
+    create_fire_queues,
+    create_sources,
+    local_environment,
+    resolve_api_key,
+    rewire_sources,
+)
+from chalicelib.local.restore import load_tables, recover_claims
 
-__all__ = ["LocalStack", "main"]
+__all__ = ["LocalStack", "StackConfig", "InvocationContext", "main"]
+
+# The names the tests and the bench import from here (kept where they were).
+_lambda_record = lambda_record
+_tenant_of = tenant_of
+_IDLE_POLL_S = IDLE_POLL_S
 
 
 @dataclass
@@ -85,54 +99,58 @@ class LocalStack:
     # -- embedded AWS -------------------------------------------------------------
 
     def _start_aws(self) -> None:
+        """Start the embedded AWS, make the stack's resources in it, load the saved tables."""
         from chalicelib.local.embedded_aws import EmbeddedAws
 
+        persist = self.config.persist
         self.aws = EmbeddedAws(
             host="127.0.0.1",
             port=self.config.aws_port,
-            save_to=self._state_file() if self.config.persist else None,
-            keyring=self.config.data_dir if self.config.persist else None,
-            table_prefix="cronhook-local-",
+            save_to=self._state_file() if persist else None,
+            keyring=self.config.data_dir if persist else None,
+            table_prefix=TABLE_PREFIX,
         )
         self.aws.start()
         atexit.register(self.aws.stop)  # a crash of this process must not orphan it
-        endpoint = self.aws.endpoint
         os.environ.update(
-            {
-                "AWS_ACCESS_KEY_ID": "local",
-                "AWS_SECRET_ACCESS_KEY": "local",
-                "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
-                "CRONHOOK_AWS_ENDPOINT": endpoint,
-                "CRONHOOK_STAGE": "local",
-                "CRONHOOK_TABLE_PREFIX": "cronhook-local-",
-                "CRONHOOK_PUBLIC_URL": f"http://{self.config.host}:{self.config.port}",
-                "CRONHOOK_MIN_INTERVAL_S": str(self.config.min_interval_s),
-                "CRONHOOK_MAX_CONCURRENCY": str(self.config.max_concurrency),
-                "CRONHOOK_HEARTBEAT_S": str(self.config.heartbeat_s),
-                "CRONHOOK_LOOKAHEAD_S": str(self.config.heartbeat_s),
-            }
+            local_environment(
+                endpoint=self.aws.endpoint,
+                public_url=f"http://{self.config.host}:{self.config.port}",
+                heartbeat_s=self.config.heartbeat_s,
+                min_interval_s=self.config.min_interval_s,
+                max_concurrency=self.config.max_concurrency,
+            )
         )
         os.environ.pop("AWS_PROFILE", None)
         from chalicelib.settings import reset_settings
-        from chalicelib.store.aws import client, reset_clients
+        from chalicelib.store.aws import reset_clients
 
         reset_settings()
         reset_clients()
-        sqs = client("sqs")
-        self.dlq_url = sqs.create_queue(QueueName="cronhook-fires-dlq")["QueueUrl"]
-        dlq_arn = sqs.get_queue_attributes(QueueUrl=self.dlq_url, AttributeNames=["QueueArn"])[
-            "Attributes"
-        ]["QueueArn"]
-        self.queue_url = sqs.create_queue(
-            QueueName="cronhook-fires",
-            Attributes={
-                "VisibilityTimeout": "360",
-                "RedrivePolicy": json.dumps(
-                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "5"}
-                ),
-            },
-        )["QueueUrl"]
-        client("s3").create_bucket(Bucket="cronhook-local-payloads")
+        self._create_resources()
+        # Claimer threads overlap network waits; here "DynamoDB" is one moto process that
+        # serialises every write (moto_atomic): extra claimers only queue behind each
+        # other and compete with the runners for this process. One unless told otherwise.
+        os.environ.setdefault("CRONHOOK_HEARTBEAT_WORKERS", "1")
+        # echo, fail and sleep, for trying things out (off in deployed stages).
+        os.environ.setdefault("CRONHOOK_BUILTIN_WORKFLOWS", "1")
+        self.api_key = resolve_api_key(self.config.api_key, self.config.data_dir)
+        os.environ["CRONHOOK_API_KEY"] = self.api_key
+        reset_settings()
+        from chalicelib import wiring
+        from chalicelib.store.models import create_tables
+
+        wiring.ready()
+        create_tables(wait=False)
+        self._load()
+        rewire_sources()
+
+    def _create_resources(self) -> None:
+        """Queues, payload bucket, KMS key and sources; their names into the environment."""
+        from chalicelib.store.aws import client
+
+        self.queue_url, self.dlq_url = create_fire_queues()
+        client("s3").create_bucket(Bucket=PAYLOAD_BUCKET)
         if self.config.persist:
             # The embedded AWS made the key with the material kept in the data dir (the
             # same key as before a restart: secrets sealed then still open).
@@ -146,77 +164,13 @@ class LocalStack:
         os.environ.update(
             {
                 "CRONHOOK_QUEUE_URL": self.queue_url,
-                "CRONHOOK_BUCKET": "cronhook-local-payloads",
+                "CRONHOOK_BUCKET": PAYLOAD_BUCKET,
                 "CRONHOOK_KMS_KEY_ID": key_id,
             }
         )
-        os.environ.update(self._start_sources_aws())
-        # Claimer threads overlap network waits; here "DynamoDB" is one moto process that
-        # serialises every write (moto_atomic): extra claimers only queue behind each
-        # other and compete with the runners for this process. One unless told otherwise.
-        os.environ.setdefault("CRONHOOK_HEARTBEAT_WORKERS", "1")
-        # echo, fail and sleep, for trying things out (off in deployed stages).
-        os.environ.setdefault("CRONHOOK_BUILTIN_WORKFLOWS", "1")
-        self._ensure_api_key()
-        reset_settings()
-        from chalicelib import wiring
-        from chalicelib.store.models import create_tables
-
-        wiring.ready()
-        create_tables(wait=False)
-        self._load()
-        self._rewire_sources()
-
-    def _start_sources_aws(self) -> dict[str, str]:
-        """The ingest queue, mail bucket and topic, and SES rule set of the delivered sources."""
-        from chalicelib.store.aws import client
-
-        sqs = client("sqs")
-        self.ingest_url = sqs.create_queue(
-            QueueName="cronhook-ingest", Attributes={"VisibilityTimeout": "60"}
-        )["QueueUrl"]
-        ingest_arn = sqs.get_queue_attributes(
-            QueueUrl=self.ingest_url, AttributeNames=["QueueArn"]
-        )["Attributes"]["QueueArn"]
-        client("s3").create_bucket(Bucket="cronhook-local-mail")
-        sns = client("sns")
-        topic = sns.create_topic(Name="cronhook-local-mail")["TopicArn"]
-        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=ingest_arn)
-        ses = client("ses")
-        ses.create_receipt_rule_set(RuleSetName="cronhook-local")
-        ses.set_active_receipt_rule_set(RuleSetName="cronhook-local")
-        return {
-            "CRONHOOK_INGEST_QUEUE_URL": self.ingest_url,
-            "CRONHOOK_INGEST_QUEUE_ARN": ingest_arn,
-            "CRONHOOK_MAIL_BUCKET": "cronhook-local-mail",
-            "CRONHOOK_MAIL_TOPIC_ARN": topic,
-            "CRONHOOK_SES_RULE_SET": "cronhook-local",
-            # The embedded AWS's buckets are the stack's own: a trigger may wire them.
-            "CRONHOOK_WIRE_BUCKETS": "1",
-        }
-
-    def _rewire_sources(self) -> None:
-        """Rules and receipt rules live in the embedded AWS, not the tables: make them again."""
-        from chalicelib.sources.wiring import rewire_all
-
-        for trigger_id, problem in rewire_all():
-            print(
-                f"trigger {trigger_id}: its event source is not wired: {problem}", file=sys.stderr
-            )
-
-    def _ensure_api_key(self) -> None:
-        key = self.config.api_key
-        key_file = self.config.data_dir / "api_key"
-        if not key:
-            if key_file.exists():
-                key = key_file.read_text().strip()
-            else:
-                key = "chr_" + secrets.token_urlsafe(24)
-                self.config.data_dir.mkdir(parents=True, exist_ok=True)
-                key_file.write_text(key + "\n")
-                key_file.chmod(0o600)
-        self.api_key = key
-        os.environ["CRONHOOK_API_KEY"] = key
+        sources = create_sources()
+        self.ingest_url = sources["CRONHOOK_INGEST_QUEUE_URL"]
+        os.environ.update(sources)
 
     # -- persistence ------------------------------------------------------------------
 
@@ -231,56 +185,8 @@ class LocalStack:
     def _load(self) -> None:
         if not self.config.persist or not self._state_file().exists():
             return
-        from chalicelib.local.embedded_aws import item_for_boto3
-        from chalicelib.store.aws import client
-
-        ddb = client("dynamodb")
-        data = json.loads(self._state_file().read_text())
-        existing = set(ddb.list_tables()["TableNames"])
-        for name, items in data.get("tables", {}).items():
-            if name not in existing:
-                print(f"not loading {name}: no such table any more", file=sys.stderr)
-                continue
-            for start in range(0, len(items), 25):
-                chunk = [
-                    {"PutRequest": {"Item": item_for_boto3(it)}} for it in items[start : start + 25]
-                ]
-                ddb.batch_write_item(RequestItems={name: chunk})
-        self._recover_claims()
-
-    def _recover_claims(self) -> None:
-        """After a restart the queue is empty: release unstarted claims, reap started ones."""
-        from chalicelib.assembly import reap_expired
-        from chalicelib.services.heartbeat import refresh_due
-        from chalicelib.settings import get_settings
-        from chalicelib.store import dynamo
-        from chalicelib.store.models import TriggerModel
-
-        now = datetime.now(UTC)
-        # The heartbeat's cursors say which slots were sent; the messages died with the
-        # old queue, so forget them: the first tick sends every due slot again.
-        for shard in range(get_settings().due_shards):
-            cursor = dynamo.get_cursor(str(shard))
-            if cursor is not None:
-                dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
-        for item in TriggerModel.scan():
-            in_flight = dynamo.in_flight_of(item)
-            if not in_flight:
-                continue
-            for run_id, entry in in_flight.items():
-                if not int(entry.get("s", 0)):
-                    slot = entry.get("t") if entry.get("k", "s") == "s" else None
-                    dynamo.release_claim(
-                        item.id,
-                        run_id=run_id,
-                        slot_ms=int(slot) if slot is not None else None,
-                        shard=dynamo.shard_of(item.id, get_settings().due_shards),
-                    )
-            fresh = dynamo.get_trigger(item.id)
-            if fresh is not None:
-                # Every run that had started died with the old process.
-                reap_expired(fresh, now=now, reap_all=True)
-                refresh_due(dynamo.get_trigger(item.id), now=now)
+        load_tables(self._state_file())
+        recover_claims()
 
     # -- the API ---------------------------------------------------------------------
 
@@ -288,9 +194,7 @@ class LocalStack:
         from chalicelib.local.http import serve
 
         self.http = serve(self.config.host, self.config.port)
-        thread = threading.Thread(target=self.http.serve_forever, name="http", daemon=True)
-        thread.start()
-        self.threads.append(thread)
+        self._spawn(self.http.serve_forever, "http")
 
     # -- heartbeat and runners ---------------------------------------------------------
 
@@ -310,124 +214,6 @@ class LocalStack:
             # Off the tick's path: a signal; the embedded AWS snapshots its own tables.
             self.save()
 
-    def _poller_loop(self) -> None:
-        """Receive fire messages into the fair buffer, as Lambda's pollers do in AWS."""
-        from chalicelib.settings import get_settings
-        from chalicelib.store.aws import client
-
-        sqs = client("sqs")
-        visibility = get_settings().runner_timeout_s + 60
-        fair = self.fair
-        while not self.stop_event.is_set():
-            for held in fair.to_extend(every_s=visibility / 2):
-                self._set_visibility(sqs, held.message, visibility)
-            if fair.full():
-                fair.wait(_IDLE_POLL_S)
-                continue
-            try:
-                answer = sqs.receive_message(
-                    QueueUrl=self.queue_url,
-                    MaxNumberOfMessages=10,
-                    WaitTimeSeconds=0,
-                    VisibilityTimeout=visibility,
-                    AttributeNames=["All"],
-                )
-            except Exception as exc:
-                if self.stop_event.is_set():
-                    break
-                print(f"receive failed: {exc!r}", file=sys.stderr)
-                time.sleep(1)
-                continue
-            messages = answer.get("Messages", [])
-            for message in messages:
-                fair.add(_tenant_of(message), message)
-            if not messages:
-                self.stop_event.wait(_IDLE_POLL_S)
-
-    def _runner_loop(self) -> None:
-        """One runner of the pool: one message at a time, the fairest one waiting.
-
-        The next message is the oldest of the tenant with the fewest runs in progress
-        (``local/fairness.py``), as SQS fair queues do in AWS.
-        """
-        from chalicelib import wiring
-        from chalicelib.settings import get_settings
-        from chalicelib.store.aws import client
-
-        sqs = client("sqs")
-        timeout_s = get_settings().runner_timeout_s
-        fair = self.fair
-        while not self.stop_event.is_set():
-            held = fair.take()
-            if held is None:
-                fair.wait(_IDLE_POLL_S)
-                continue
-            message = held.message
-            event = {"Records": [_lambda_record(message, self.queue_url)]}
-            try:
-                result = wiring.handle_sqs_batch(event, InvocationContext(timeout_s))
-                failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
-            except Exception as exc:
-                print(f"runner batch failed: {exc!r}", file=sys.stderr)
-                failed = {message["MessageId"]}
-            finally:
-                fair.done(held.tenant)
-            if message["MessageId"] not in failed:
-                try:
-                    sqs.delete_message(
-                        QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"]
-                    )
-                except Exception as exc:  # delivered again later; the start fence drops it
-                    print(f"delete failed: {exc!r}", file=sys.stderr)
-
-    def _set_visibility(self, sqs: Any, message: dict, seconds: int) -> None:
-        try:
-            sqs.change_message_visibility(
-                QueueUrl=self.queue_url,
-                ReceiptHandle=message["ReceiptHandle"],
-                VisibilityTimeout=seconds,
-            )
-        except Exception as exc:  # it comes back when its visibility timeout ends
-            print(f"extending a held message failed: {exc!r}", file=sys.stderr)
-
-    def _ingest_loop(self) -> None:
-        """The ingest queue's consumer, as Lambda's event source mapping would run it."""
-        from chalicelib import wiring
-        from chalicelib.store.aws import client
-
-        sqs = client("sqs")
-        while not self.stop_event.is_set():
-            try:
-                answer = sqs.receive_message(
-                    QueueUrl=self.ingest_url, MaxNumberOfMessages=10, WaitTimeSeconds=0
-                )
-            except Exception as exc:
-                if self.stop_event.is_set():
-                    break
-                print(f"ingest receive failed: {exc!r}", file=sys.stderr)
-                self.stop_event.wait(1)
-                continue
-            messages = answer.get("Messages", [])
-            if not messages:
-                self.stop_event.wait(_IDLE_POLL_S)
-                continue
-            event = {"Records": [_lambda_record(m, self.ingest_url) for m in messages]}
-            try:
-                result = wiring.handle_ingest_batch(event)
-                failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
-            except Exception as exc:
-                print(f"ingest batch failed: {exc!r}", file=sys.stderr)
-                failed = {m["MessageId"] for m in messages}
-            done = [m for m in messages if m["MessageId"] not in failed]
-            if done:
-                sqs.delete_message_batch(
-                    QueueUrl=self.ingest_url,
-                    Entries=[
-                        {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
-                        for i, m in enumerate(done)
-                    ],
-                )
-
     def _watch_loop(self) -> None:
         from chalicelib.local.watch import run_watches
 
@@ -446,25 +232,23 @@ class LocalStack:
                 " set CRONHOOK_SMTP_PORT to a free port"
             ) from None
 
+    def _spawn(self, target: Any, name: str, *args: Any) -> None:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
     def start(self) -> None:
         """Start AWS, the API, the heartbeat timer and the runner pool."""
         self._start_aws()
         self._start_mail()
         self._start_http()
-        for target, name in ((self._ingest_loop, "ingest"), (self._watch_loop, "watch")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self.threads.append(thread)
-        beat = threading.Thread(target=self._heartbeat_loop, name="heartbeat", daemon=True)
-        beat.start()
-        self.threads.append(beat)
-        poller = threading.Thread(target=self._poller_loop, name="runner-poller", daemon=True)
-        poller.start()
-        self.threads.append(poller)
+        self._spawn(ingest_loop, "ingest", self.ingest_url, self.stop_event)
+        self._spawn(self._watch_loop, "watch")
+        self._spawn(self._heartbeat_loop, "heartbeat")
+        pool = RunnerPool(self.queue_url, self.fair, self.stop_event)
+        self._spawn(pool.poller_loop, "runner-poller")
         for n in range(self.config.max_concurrency):
-            worker = threading.Thread(target=self._runner_loop, name=f"runner-{n}", daemon=True)
-            worker.start()
-            self.threads.append(worker)
+            self._spawn(pool.runner_loop, f"runner-{n}")
 
     def stop(self) -> None:
         """Stop everything and save the tables."""
@@ -483,64 +267,6 @@ class LocalStack:
         # The embedded AWS saves the tables as it stops (SIGTERM), after the runners settled.
         if self.aws is not None:
             self.aws.stop()
-
-
-# Short polls, not long polls: moto's long poll wakes for a new message but not for a
-# delayed one becoming visible, so a fire sent with DelaySeconds would wait out the poll
-# (up to a second or two late). AWS's long poll does wake; Lambda's pollers do it there.
-_IDLE_POLL_S = 0.2
-
-
-def _tenant_of(message: dict) -> str:
-    """The tenant a received fire message belongs to (its message group)."""
-    group = (message.get("Attributes") or {}).get("MessageGroupId")
-    if group:
-        return str(group)
-    try:
-        from chalicelib.store.sqs import FireMessage
-
-        return FireMessage.parse(message["Body"]).tenant or ""
-    except (KeyError, ValueError, TypeError):
-        return ""
-
-
-class InvocationContext:
-    """The part of Lambda's context the runner reads: the time left in the invocation.
-
-    Each batch gets the runner's timeout (``CRONHOOK_RUNNER_TIMEOUT_S``), as a Lambda
-    invocation does, so a batch of slow workflows hands its later messages back to the
-    queue here as it would in AWS (nothing kills a local batch that runs over, though).
-    """
-
-    def __init__(self, timeout_s: float, *, clock: Any = time.monotonic):
-        self._clock = clock
-        self._deadline = clock() + timeout_s
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._deadline - self._clock()) * 1000))
-
-
-def _lambda_record(message: dict, queue_url: str) -> dict:
-    """An SQS message in the shape Lambda's event source mapping delivers it."""
-    attributes = message.get("Attributes", {})
-    return {
-        "messageId": message["MessageId"],
-        "receiptHandle": message["ReceiptHandle"],
-        "body": message["Body"],
-        "attributes": {
-            "ApproximateReceiveCount": attributes.get("ApproximateReceiveCount", "1"),
-            "SentTimestamp": attributes.get("SentTimestamp", "0"),
-            "SenderId": attributes.get("SenderId", "local"),
-            "ApproximateFirstReceiveTimestamp": attributes.get(
-                "ApproximateFirstReceiveTimestamp", "0"
-            ),
-        },
-        "messageAttributes": {},
-        "md5OfBody": message.get("MD5OfBody", ""),
-        "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:" + queue_url.rsplit("/", 1)[-1],
-        "awsRegion": "us-east-1",
-    }
 
 
 def main() -> None:

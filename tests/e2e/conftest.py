@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,14 +16,16 @@ from typing import Any
 import pytest
 import requests
 
+from tests.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 E2E_KEY = "chr_e2e_root_key"
+# How long a start may take before /healthz answers (a bound, not a measurement).
+START_TIMEOUT_S = 240
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# A port no other xdist worker is handed (``make test`` runs the suite on two workers).
+_free_port = free_port
 
 
 @dataclass
@@ -124,7 +125,13 @@ def start_stack(
         except requests.RequestException:
             return False
 
-    stack.wait_for(healthy, timeout_s=60)
+    try:
+        # Generous: on a loaded 2-core box (two test workers, other jobs) a start has
+        # taken over a minute. A stack that never answers is stopped, not left behind.
+        stack.wait_for(healthy, timeout_s=START_TIMEOUT_S)
+    except BaseException:
+        stop_stack(stack)
+        raise
     return stack
 
 

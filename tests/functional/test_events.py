@@ -4,8 +4,6 @@ trigger, retries, lost runs, the heartbeat's safety sweep, replay, listing."""
 from __future__ import annotations
 
 import json
-import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -305,73 +303,6 @@ def test_events_are_listed_newest_first_a_page_at_a_time(aws, clock, root, recor
     other = make_trigger(root, clock)
     with pytest.raises(ValidationError):  # a cursor of another trigger is refused
         events.list_events(root, other["id"], {"cursor": first["next_cursor"]})
-
-
-@pytest.mark.server
-def test_concurrent_runners_never_run_more_of_a_triggers_events_than_its_concurrency(
-    aws, clock, root, monkeypatch
-):
-    lock = threading.Lock()
-    running = {"now": 0, "max": 0}
-    ran: list[int] = []
-
-    def slow(fire: Fire) -> Result:
-        with lock:
-            running["now"] += 1
-            running["max"] = max(running["max"], running["now"])
-        time.sleep(0.2)
-        with lock:
-            running["now"] -= 1
-            ran.append(fire.payload["n"])
-        return Result()
-
-    monkeypatch.setitem(REGISTRY, "slow", Workflow(name="slow", func=slow))
-    created = make_trigger(root, clock, workflow="slow", concurrency=2)
-    total = 24
-    for n in range(total):
-        deliver(created, clock, n)
-    runner = assembly.build_runner(clock=clock)
-    stop = threading.Event()
-    sweeps: list[int] = []
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            while not stop.is_set():
-                messages = aws.receive(max_messages=2)
-                for m in messages:
-                    runner.handle(FireMessage.parse(m["Body"]))
-                aws.delete(messages)
-                if not messages:
-                    time.sleep(0.01)
-        except BaseException as exc:  # surfaced below
-            errors.append(exc)
-
-    workers = [threading.Thread(target=work) for _ in range(4)]
-    for w in workers:
-        w.start()
-    deadline = time.monotonic() + 60
-    progress, idle_since = -1, time.monotonic()
-    try:
-        while len(ran) < total and time.monotonic() < deadline and not errors:
-            time.sleep(0.1)
-            if len(ran) != progress:
-                progress, idle_since = len(ran), time.monotonic()
-            elif time.monotonic() - idle_since > 5.0:
-                # Nothing ran for 5 s while events wait: the sweep restarts the queue
-                # (a tick in the future, so that no lease of a live run expires).
-                later = clock() + timedelta(seconds=events.SWEEP_GRACE_S + 1)
-                sweeps.append(assembly.tick(now=later).events_dispatched)
-                idle_since = time.monotonic()
-    finally:
-        stop.set()
-        for w in workers:
-            w.join(timeout=10)
-    assert not errors
-    assert sorted(ran) == list(range(total))  # each event ran exactly once
-    assert 1 <= running["max"] <= 2
-    statuses = {e.status for e in EventModel.scan()}
-    assert statuses == {"succeeded"}
 
 
 def test_an_event_waiting_for_its_serialize_key_runs_when_the_key_is_handed_over(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from datetime import timedelta
+from functools import partial
 
 from chalicelib import assembly
 from chalicelib.services import events, keys, triggers
@@ -12,6 +13,7 @@ from chalicelib.services.auth import Principal
 from chalicelib.store import dynamo, kms, locks
 from chalicelib.store.sqs import FireMessage
 from chalicelib.workflows import Result, workflow
+from tests.scenarios import create_scheduled
 from tests.signing import signed_headers
 
 GATE = threading.Event()
@@ -34,11 +36,7 @@ def _ms(at):
     return int(at.timestamp() * 1000)
 
 
-def _create(root, clock, **body):
-    body.setdefault("workflow", "test-serial")
-    body.setdefault("schedule", {"interval_s": 60})
-    body.setdefault("serialize_key", "client-7")
-    return triggers.create_trigger(root, body, now=clock())["id"]
+_create = partial(create_scheduled, workflow="test-serial", serialize_key="client-7")
 
 
 def _handle_visible(aws, runner):

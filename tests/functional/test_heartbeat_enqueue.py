@@ -16,7 +16,6 @@ from chalicelib.services.heartbeat import shards
 from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage
-from tests.functional.test_protocol import EXECUTIONS, ticks_at_once
 
 
 def _create_many(root, clock, count: int) -> list[str]:
@@ -51,25 +50,6 @@ def test_a_tick_enqueues_every_due_slot_once_most_urgent_first_and_claims_nothin
     # The next tick at the same instant finds nothing new to send.
     again = assembly.tick(now=clock())
     assert (again.due, again.enqueued) == (0, 0)
-
-
-def test_concurrent_heartbeats_dispatch_each_slot_once(aws, clock, root, monkeypatch):
-    monkeypatch.setenv("CRONHOOK_DUE_SHARDS", "1")
-    reset_settings()
-    ids = _create_many(root, clock, 8)
-    runner = assembly.build_runner(clock=clock)
-    EXECUTIONS.clear()
-    seen: list[str] = []
-    for _round in range(5):
-        clock.advance(120)
-        reports = ticks_at_once(6, now=clock())
-        sent = [run_id for r in reports for run_id in r.run_ids]
-        assert len(sent) == len(set(sent)), sent
-        seen += sent
-        assert {c.split(".")[0] for c in sent} == set(ids)
-        aws.drain(runner)
-    assert len(seen) == len(set(seen)), "a slot was sent by two ticks"
-    assert EXECUTIONS and set(EXECUTIONS.values()) == {1}
 
 
 def test_a_tick_out_of_time_hands_the_rest_to_the_next_tick_and_loses_nothing(

@@ -34,13 +34,30 @@ def exchange(port: int, head: bytes, chunks=(), *, read_first: bool = False) -> 
     with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
         sock.sendall(head)
         if read_first:
-            return sock.recv(65536)
+            return _first_answer(sock)
         for chunk in chunks:
             sock.sendall(chunk)
         answer = b""
         while data := sock.recv(65536):
             answer += data
         return answer
+
+
+def _first_answer(sock: socket.socket) -> bytes:
+    """The first answer on ``sock``, whole: its head, then Content-Length bytes of body
+    (the server may write them in separate sends; one recv can return the head alone)."""
+    raw = b""
+    while b"\r\n\r\n" not in raw and (data := sock.recv(65536)):
+        raw += data
+    head, _, body = raw.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    while len(body) < length and (data := sock.recv(65536)):
+        body += data
+    return head + b"\r\n\r\n" + body
 
 
 def parsed(raw: bytes) -> tuple[int, dict, dict]:

@@ -68,33 +68,6 @@ def sent_entries():
     events.unregister("provide-client-params.sqs.SendMessageBatch", unique_id="test-sent")
 
 
-def test_twenty_concurrent_heartbeats_dispatch_each_due_trigger_exactly_once(
-    aws, clock, root, monkeypatch
-):
-    # One due shard, so each of the 20 heartbeats races on every trigger with one query.
-    monkeypatch.setenv("CRONHOOK_DUE_SHARDS", "1")
-    reset_settings()
-    ids = [_create(root, clock) for _ in range(5)]
-    runner = assembly.build_runner(clock=clock)
-    EXECUTIONS.clear()
-    sent_all: list[str] = []
-    for round_no in range(20):
-        clock.advance(60)
-        now = clock()
-        reports = ticks_at_once(20, now=now)
-        sent = [run_id for r in reports for run_id in r.run_ids]
-        # The cursor is fenced: one of the 20 sends the window, the others nothing.
-        assert sum(1 for r in reports if r.run_ids) == 1, f"round {round_no}"
-        # Each window holds every trigger's slots up to now + 60 s (the first holds two).
-        assert len(sent) == (10 if round_no == 0 else 5), f"round {round_no}: {sent}"
-        assert sorted({c.split(".")[0] for c in sent}) == sorted(ids)
-        sent_all += sent
-        assert aws.drain(runner) == ["succeeded"] * 5
-    assert len(sent_all) == len(set(sent_all)), "a slot was enqueued twice"
-    assert len(EXECUTIONS) == 100
-    assert set(EXECUTIONS.values()) == {1}
-
-
 def test_a_duplicate_sqs_delivery_runs_once(aws, clock, root):
     trigger_id = _create(root, clock)
     clock.advance(60)

@@ -20,7 +20,6 @@ import json
 import logging
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import unquote, urlparse
+
+from tests.ports import free_port
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -52,12 +53,6 @@ MOTO_UNSUPPORTED = {
 }
 # moto creates a RestApi without importing its Body, so a Deployment of it has no methods.
 MOTO_DROPPED = {"AWS::ApiGateway::Deployment", "AWS::ApiGateway::Stage"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class MotoProcess:

@@ -1,0 +1,78 @@
+"""A restart of the local stack: load the saved tables, then settle what the old process left.
+
+The queue is in memory and died with the old process; the tables were saved to
+``$CRONHOOK_DATA_DIR/tables.json``. Claims that were in flight are released (not started)
+or recorded ``lost`` (started), and the heartbeat's cursors are forgotten, so the first
+tick sends every due slot again.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+__all__ = ["load_tables", "recover_claims"]
+
+
+def load_tables(state_file: Path) -> None:
+    """Put every saved item back into its table (a table that is gone is skipped, said)."""
+    from chalicelib.local.embedded_aws import item_for_boto3
+    from chalicelib.store.aws import client
+
+    ddb = client("dynamodb")
+    data = json.loads(state_file.read_text())
+    existing = set(ddb.list_tables()["TableNames"])
+    for name, items in data.get("tables", {}).items():
+        if name not in existing:
+            print(f"not loading {name}: no such table any more", file=sys.stderr)
+            continue
+        for start in range(0, len(items), 25):
+            chunk = [
+                {"PutRequest": {"Item": item_for_boto3(it)}} for it in items[start : start + 25]
+            ]
+            ddb.batch_write_item(RequestItems={name: chunk})
+
+
+def _forget_cursors() -> None:
+    """The heartbeat's cursors say which slots were sent; the messages died with the old
+    queue, so forget them: the first tick sends every due slot again."""
+    from chalicelib.settings import get_settings
+    from chalicelib.store import dynamo
+
+    for shard in range(get_settings().due_shards):
+        cursor = dynamo.get_cursor(str(shard))
+        if cursor is not None:
+            dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
+
+
+def recover_claims(*, now: datetime | None = None) -> None:
+    """After a restart the queue is empty: release unstarted claims, reap started ones."""
+    from chalicelib.assembly import reap_expired
+    from chalicelib.services.heartbeat import refresh_due
+    from chalicelib.settings import get_settings
+    from chalicelib.store import dynamo
+    from chalicelib.store.models import TriggerModel
+
+    now = now or datetime.now(UTC)
+    _forget_cursors()
+    shards = get_settings().due_shards
+    for item in TriggerModel.scan():
+        in_flight = dynamo.in_flight_of(item)
+        if not in_flight:
+            continue
+        for run_id, entry in in_flight.items():
+            if not int(entry.get("s", 0)):
+                slot = entry.get("t") if entry.get("k", "s") == "s" else None
+                dynamo.release_claim(
+                    item.id,
+                    run_id=run_id,
+                    slot_ms=int(slot) if slot is not None else None,
+                    shard=dynamo.shard_of(item.id, shards),
+                )
+        fresh = dynamo.get_trigger(item.id)
+        if fresh is not None:
+            # Every run that had started died with the old process.
+            reap_expired(fresh, now=now, reap_all=True)
+            refresh_due(dynamo.get_trigger(item.id), now=now)
