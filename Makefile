@@ -22,7 +22,8 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy chalicelib/domain
+	$(BIN)/mypy chalicelib app.py
+	$(BIN)/python -m tools.check_house
 
 # Two workers (pytest-xdist): most tests wait on a server or a local stack, and CI has two
 # cores. Tests that share a stack, a browser or infra's deployment stay on one worker
