@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from chalicelib import assembly
 from chalicelib.services import triggers
 from chalicelib.store import dynamo
@@ -106,6 +108,12 @@ def test_a_small_payload_stays_inline(aws, clock, root):
     assert _payload_items() == []
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="not met yet (issue 12): the item is 1,139 B as created, 877 B of it the stored spec "
+    "with every default spelled out; storing the spec without defaults and moving title and tags "
+    "to a cold item would bring it to about 460 B. strict: this fails once the item fits.",
+)
 def test_a_long_title_ten_tags_and_a_payload_keep_the_trigger_item_under_1_kb(aws, clock, root):
     """The item every claim, start and settle rewrites costs one write unit while < 1 KB.
 
