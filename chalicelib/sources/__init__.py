@@ -16,17 +16,23 @@ The trigger use cases call ``prepare``, ``validate_event`` and ``on_delete`` dir
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from chalicelib.domain.spec import DELIVERED_SOURCES, EventIn, validate_source_fields
+from chalicelib.domain.event_sources import DELIVERED_SOURCES
 from chalicelib.services import events
 from chalicelib.sources import wiring
 from chalicelib.store.models import TriggerModel
+
+if TYPE_CHECKING:  # the request models load pydantic: not on the ingest path (cold start)
+    from chalicelib.domain.spec import EventIn
 
 __all__ = ["prepare", "on_delete"]
 
 
 def prepare(item: TriggerModel, event_in: EventIn, *, now: datetime) -> dict:
     """Create-time checks and wiring of an event trigger, whatever its source."""
+    from chalicelib.domain.spec import validate_source_fields  # cold start: API only
+
     validate_source_fields(event_in)
     if event_in.source not in DELIVERED_SOURCES:
         return events.prepare(item, event_in, now=now)
@@ -37,6 +43,8 @@ def prepare(item: TriggerModel, event_in: EventIn, *, now: datetime) -> dict:
 
 def validate_event(event_in: EventIn) -> None:
     """What a PATCH re-checks: the source's fields (of a whole event), then the filter."""
+    from chalicelib.domain.spec import EventIn, validate_source_fields  # cold start: API only
+
     if isinstance(event_in, EventIn):
         validate_source_fields(event_in)
     events.validate_event(event_in)

@@ -19,15 +19,17 @@ Names are ``cronhook-<stage>-<trigger id>``, so the IAM policy can be scoped to 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib.domain.errors import ServiceUnavailable, ValidationError
-from chalicelib.domain.spec import EventIn
 from chalicelib.observability import logger
 from chalicelib.settings import get_settings
 from chalicelib.store.aws import client
+
+if TYPE_CHECKING:  # the request models load pydantic: not on the ingest path (cold start)
+    from chalicelib.domain.spec import EventIn
 from chalicelib.store.models import TriggerModel
 
 __all__ = [
@@ -286,7 +288,7 @@ def unprovision(item: TriggerModel) -> None:
 def rewire_all() -> list[tuple[str, str]]:
     """Wire every delivered-source trigger again (the local stack's restart); the failures."""
     from chalicelib.domain.errors import CronhookError
-    from chalicelib.domain.spec import DELIVERED_SOURCES, parse_model
+    from chalicelib.domain.spec import DELIVERED_SOURCES, EventIn, parse_model
 
     problems = []
     for item in TriggerModel.scan(TriggerModel.kind == "event"):

@@ -46,6 +46,9 @@ def test_in_flight_entries_are_newest_first():
         ("", None),
         (None, None),
     ],
+    # Stable ids: a manual run id has a random suffix, and pytest-xdist's workers must
+    # collect the same names.
+    ids=["schedule", "manual", "event", "short", "empty", "none"],
 )
 def test_only_a_scheduled_run_id_names_a_slot(run_id, slot):
     assert scheduled_slot_of_run(run_id) == slot

@@ -7,7 +7,7 @@ keeps the previous secrets verifying for their grace (``domain/secret_grace``).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.domain import filters, ids, signatures
 from chalicelib.domain.errors import Conflict, ServiceUnavailable, ValidationError
@@ -17,7 +17,6 @@ from chalicelib.domain.secret_grace import (
     previous_after_rotation,
     previous_in_grace,
 )
-from chalicelib.domain.spec import EventIn, RotateSecretIn, parse_model
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import audit
 from chalicelib.services.auth import Principal
@@ -27,6 +26,9 @@ from chalicelib.services.runs import iso_ms
 from chalicelib.store import kms
 from chalicelib.store.models import TriggerModel
 from chalicelib.store.webhook_secrets import write_secrets
+
+if TYPE_CHECKING:  # the request models load pydantic: not on the fire path (cold start)
+    from chalicelib.domain.spec import EventIn
 
 __all__ = [
     "MAX_PREVIOUS_SECRETS",
@@ -96,6 +98,8 @@ def rotate_secret(principal: Principal, trigger_id: str, body: Any, *, now: date
     item = load_owned(principal, trigger_id)
     if item.kind != "event":
         raise Conflict("only event triggers have a signing secret")
+    from chalicelib.domain.spec import RotateSecretIn, parse_model  # cold start: API only
+
     data = parse_model(RotateSecretIn, body if body else {})
     _, event = event_spec(item)
     secret = _new_secret(source_of(event), data.secret)
