@@ -39,9 +39,9 @@ def _forget_cursors() -> None:
     """The heartbeat's cursors say which slots were sent; the messages died with the old
     queue, so forget them: the first tick sends every due slot again."""
     from chalicelib.settings import get_settings
-    from chalicelib.store import dynamo
+    from chalicelib.store import dynamo, shard_registry
 
-    for shard in range(get_settings().due_shards):
+    for shard in shard_registry.shards_to_read(get_settings().due_shards):
         cursor = dynamo.get_cursor(str(shard))
         if cursor is not None:
             dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=None)

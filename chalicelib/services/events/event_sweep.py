@@ -18,7 +18,7 @@ from chalicelib.services.events.pull import message_for
 from chalicelib.services.events.recovery import recover
 from chalicelib.services.events.spec import ms
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, event_reads
+from chalicelib.store import dynamo, event_reads, shard_registry
 from chalicelib.store.models import EventModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
@@ -69,7 +69,7 @@ def sweep(*, now: datetime, report: Any) -> None:
 def _overdue_by_trigger(*, until_sk: str) -> dict[str, list[tuple[EventModel, str]]]:
     """Every shard's overdue rows, as (row, run id) grouped by trigger."""
     rows: dict[str, list[tuple[EventModel, str]]] = {}
-    for shard in range(get_settings().due_shards):
+    for shard in shard_registry.shards_to_read(get_settings().due_shards):
         for row in event_reads.overdue(str(shard), until_sk=until_sk, limit=SWEEP_ROWS_PER_SHARD):
             _, run_id = parse_pending_key(row.pending_sk)
             trigger_id = ids.trigger_id_of_run(run_id) if run_id else None

@@ -39,10 +39,10 @@ from chalicelib.services.heartbeat.send import send
 from chalicelib.services.heartbeat.slots import fire_message, slots_of
 from chalicelib.services.pipeline import Pipeline
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo
+from chalicelib.store import dynamo, shard_registry
 from chalicelib.store.sqs import FireMessage
 
-__all__ = ["TICK_BUDGET_S", "Sweep", "tick"]
+__all__ = ["TICK_BUDGET_S", "Sweep", "tick", "tick_shard"]
 
 # A tick stops reading due rows after this long (the heartbeat Lambda's timeout is 60 s)
 # and hands what it did not reach to the next tick through the cursor.
@@ -71,24 +71,55 @@ def tick(*, now: datetime, pipeline: Pipeline, sweeps: Sequence[Sweep]) -> TickR
     settings = get_settings()
     now_ms = ms(now)
     report = TickReport(now_ms=now_ms, started=started)
-    horizon_ms = now_ms + settings.lookahead_s * 1000
+    current = settings.due_shards
+    # The shards of the current count, and those of a former one still holding rows.
+    count = shard_registry.begin_tick(current)
+    empty: set[int] = set()
     # One failed AWS call costs only its own shard or row, never the whole tick.
-    for shard_no in range(settings.due_shards):
-        window = _Window(str(shard_no), now=now, horizon_ms=horizon_ms, report=report)
-        try:
-            window.run(deadline=deadline, pipeline=pipeline)
-        except Exception:
-            report.errors += 1
-            logger.exception("due shard failed; it is read again next tick")
+    for shard_no in range(count):
+        if tick_shard(shard_no, now=now, deadline=deadline, pipeline=pipeline, report=report):
+            if shard_no >= current and shard_registry.is_empty(shard_no):
+                empty.add(shard_no)
     for sweep in sweeps:
         try:
             sweep(now=now, report=report)
         except Exception:
             report.errors += 1
             logger.exception("heartbeat sweep failed; the next tick sweeps again")
+    if count > current:
+        _retire(current=current, count=count, empty=empty, now_ms=now_ms)
     report.duration_ms = (time.perf_counter() - started) * 1000
     _record(report)
     return report
+
+
+def tick_shard(
+    shard_no: int, *, now: datetime, deadline: float, pipeline: Pipeline, report: TickReport
+) -> bool:
+    """Read, enqueue and reap one due shard into ``report``; False if it failed."""
+    horizon_ms = ms(now) + get_settings().lookahead_s * 1000
+    window = _Window(str(shard_no), now=now, horizon_ms=horizon_ms, report=report)
+    try:
+        window.run(deadline=deadline, pipeline=pipeline)
+    except Exception:
+        report.errors += 1
+        logger.exception("due shard failed; it is read again next tick", extra={"shard": shard_no})
+        return False
+    return True
+
+
+def _retire(*, current: int, count: int, empty: set[int], now_ms: int) -> None:
+    """Lower the registry over the old shards this tick found empty (fenced)."""
+    try:
+        lowered = shard_registry.retire(
+            current=current, read_count=count, empty=empty, now_ms=now_ms
+        )
+    except Exception:
+        logger.exception("shard registry not updated; the next tick tries again")
+        return
+    if lowered is not None:
+        logger.info("due shards retired", extra={"from": count, "to": lowered})
+        record_metric("DueShardsRetired", count - lowered)
 
 
 def _record(report: TickReport) -> None:

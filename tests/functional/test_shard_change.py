@@ -1,0 +1,152 @@
+"""Changing the due shard count loses nothing: the shard registry (``store.shard_registry``).
+
+Triggers created under one ``CRONHOOK_DUE_SHARDS``, the stack restarted (settings reset)
+under another: every slot still fires exactly once, the rows on old shards fire and are
+re-keyed by their claim, and the old shards retire once found empty. Time is driven by
+hand (explicit ``now``), on the moto server.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from chalicelib import assembly
+from chalicelib.services import triggers
+from chalicelib.settings import reset_settings
+from chalicelib.store import dynamo, shard_registry
+from tests.functional.test_protocol import EXECUTIONS, ticks_at_once
+
+# Each at least the test's step (120 s), so every slot is due at a tick of its own.
+INTERVALS = [120, 121, 127, 150, 180, 240]
+GRACE_S = 360
+
+
+@pytest.fixture(autouse=True)
+def _short_grace(monkeypatch):
+    monkeypatch.setattr(shard_registry, "RETIRE_GRACE_S", GRACE_S)
+
+
+def _shards(monkeypatch, count: int) -> None:
+    monkeypatch.setenv("CRONHOOK_DUE_SHARDS", str(count))
+    reset_settings()
+
+
+def _create(root, clock, shards: int) -> dict[str, int]:
+    """At least 12 triggers, until every one of ``shards`` holds one."""
+    made: dict[str, int] = {}
+    while len(made) < 12 or {dynamo.shard_of(t, shards) for t in made} != set(
+        map(str, range(shards))
+    ):
+        interval = INTERVALS[len(made) % len(INTERVALS)]
+        body = {"workflow": "count-executions", "schedule": {"interval_s": interval}}
+        made[triggers.create_trigger(root, body, now=clock())["id"]] = interval
+    return made
+
+
+def _slots_fired() -> dict[str, list[int]]:
+    fired: dict[str, list[int]] = {}
+    for fire_id in EXECUTIONS:
+        trigger_id, _, rest = fire_id.partition(".")
+        fired.setdefault(trigger_id, []).append(int(rest[:13]))
+    return {k: sorted(v) for k, v in fired.items()}
+
+
+def _assert_every_slot_once(made: dict[str, int], *, until_ms: int) -> None:
+    """Each trigger fired each of its slots once, none skipped, up to about ``until_ms``."""
+    assert EXECUTIONS and set(EXECUTIONS.values()) == {1}, EXECUTIONS
+    fired = _slots_fired()
+    assert set(fired) == set(made)
+    for trigger_id, interval in made.items():
+        slots = fired[trigger_id]
+        gaps = {b - a for a, b in zip(slots, slots[1:], strict=False)}
+        assert gaps <= {interval * 1000}, (trigger_id, slots)  # no slot skipped
+        assert slots[-1] > until_ms - 2 * interval * 1000  # and none left behind
+
+
+def _run(aws, clock, runner, rounds: int, *, step_s: int = 120, at_once: int = 1) -> list[str]:
+    sent: list[str] = []
+    for _round in range(rounds):
+        clock.advance(step_s)
+        if at_once > 1:
+            reports = ticks_at_once(at_once, now=clock())
+        else:
+            reports = [assembly.tick(now=clock())]
+        assert all(r.errors == 0 for r in reports)
+        sent += [run_id for r in reports for run_id in r.run_ids]
+        aws.drain(runner)
+    return sent
+
+
+def _change(aws, clock, root, monkeypatch, *, before: int, after: int, at_once: int = 1):
+    _shards(monkeypatch, before)
+    made = _create(root, clock, before)
+    held = {dynamo.get_trigger(t).due_shard for t in made}
+    assert len(held) == before  # the fleet sits on every shard of the first count
+    runner = assembly.build_runner(clock=clock)
+    EXECUTIONS.clear()
+    sent = _run(aws, clock, runner, 2)
+    assert shard_registry.read().in_use == before
+    _shards(monkeypatch, after)  # the restart under the new count
+    runner = assembly.build_runner(clock=clock)
+    sent += _run(aws, clock, runner, 3, at_once=at_once)
+    return made, runner, sent
+
+
+@pytest.mark.parametrize("at_once", [1, 3])
+def test_a_lowered_shard_count_fires_every_slot_once_and_retires_the_old_shards(
+    aws, clock, root, monkeypatch, at_once
+):
+    made, runner, sent = _change(aws, clock, root, monkeypatch, before=8, after=2, at_once=at_once)
+    # The old shards are read until their rows have fired and been re-keyed.
+    assert shard_registry.read().in_use == 8
+    assert {dynamo.get_trigger(t).due_shard for t in made} <= {"0", "1"}
+    # Found empty, they retire once they stayed empty for the grace.
+    steps = GRACE_S // 120 + 2
+    sent += _run(aws, clock, runner, steps, at_once=at_once)
+    assert shard_registry.read().in_use == 2
+    assert shard_registry.shards_to_read(2) == range(2)
+    sent += _run(aws, clock, runner, 2, at_once=at_once)
+    assert len(sent) == len(set(sent)), "a slot was sent twice"
+    _assert_every_slot_once(made, until_ms=int(clock().timestamp() * 1000))
+
+
+def test_a_raised_shard_count_fires_every_slot_once(aws, clock, root, monkeypatch):
+    made, runner, sent = _change(aws, clock, root, monkeypatch, before=2, after=8)
+    assert shard_registry.read().in_use == 8
+    sent += _run(aws, clock, runner, 3)
+    expected = {t: dynamo.shard_of(t, 8) for t in made}
+    assert {t: dynamo.get_trigger(t).due_shard for t in made} == expected  # re-keyed by claims
+    _assert_every_slot_once(made, until_ms=int(clock().timestamp() * 1000))
+
+
+def test_a_lowered_count_before_any_tick_finds_the_old_shards(aws, clock, root, monkeypatch):
+    """A stack whose registry was never written (deployed before it) probes for old rows."""
+    _shards(monkeypatch, 8)
+    made = _create(root, clock, 8)
+    _shards(monkeypatch, 2)
+    runner = assembly.build_runner(clock=clock)
+    EXECUTIONS.clear()
+    _run(aws, clock, runner, 3)
+    assert shard_registry.read().in_use == 8
+    _assert_every_slot_once(made, until_ms=int(clock().timestamp() * 1000))
+
+
+def test_an_old_shard_holding_a_row_is_not_retired(aws, clock, root, monkeypatch):
+    """A trigger whose next slot is far away keeps its old shard read until it fires."""
+    _shards(monkeypatch, 8)
+    made: list[str] = []
+    while not made or dynamo.shard_of(made[-1], 8) in ("0", "1"):
+        body = {"workflow": "count-executions", "schedule": {"interval_s": 86400}}
+        made.append(triggers.create_trigger(root, body, now=clock())["id"])
+    far = made[-1]
+    runner = assembly.build_runner(clock=clock)
+    EXECUTIONS.clear()
+    _shards(monkeypatch, 2)
+    _run(aws, clock, runner, GRACE_S // 120 + 3)
+    assert not EXECUTIONS  # not due yet, and still on its old shard
+    assert shard_registry.read().in_use == int(dynamo.shard_of(far, 8)) + 1
+    clock.advance(86400)
+    _run(aws, clock, runner, 1)
+    assert sorted(k.partition(".")[0] for k in EXECUTIONS) == sorted(made)  # each once
+    assert set(EXECUTIONS.values()) == {1}
+    assert dynamo.get_trigger(far).due_shard == dynamo.shard_of(far, 2)  # re-keyed
