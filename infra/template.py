@@ -195,7 +195,29 @@ def _parameters(stage: str) -> dict:
             ),
         },
         **_parameters_issue15(stage),
+        **_parameters_shards(),
         **waf_parameters(),
+    }
+
+
+# The most due shards a stack may name: as far as the shard registry probes for old rows
+# the first time it runs (chalicelib.store.shard_registry.PROBE_SHARDS).
+MAX_DUE_SHARDS = 32
+
+
+def _parameters_shards() -> dict:
+    return {
+        "DueShards": {
+            "Type": "Number",
+            "Default": 4,
+            "MinValue": 1,
+            "MaxValue": MAX_DUE_SHARDS,
+            "Description": (
+                "Shards of the due index (CRONHOOK_DUE_SHARDS). Raise or lower it at any "
+                "update: the heartbeat keeps reading a former count's shards until their "
+                "rows have fired and been re-keyed (chalicelib/store/shard_registry.py)."
+            ),
+        },
     }
 
 
@@ -486,6 +508,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "CRONHOOK_PUBLIC_URL": public_url,
         "CRONHOOK_MAX_CONCURRENCY": str(ceiling),
         "CRONHOOK_RUNNER_TIMEOUT_S": str(runner_timeout),
+        "CRONHOOK_DUE_SHARDS": {"Ref": "DueShards"},
         "POWERTOOLS_LOG_LEVEL": "INFO",
         # Never record handler results in traces: a create answer carries a secret once.
         "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
