@@ -63,6 +63,7 @@ METRICS: dict[str, Metric] = {
     "HeartbeatDuration": Metric("Heartbeat", "tick duration (ms)", stat="Maximum"),
     "DueCount": Metric("Heartbeat", "due per tick", stat="Maximum"),
     "HeartbeatErrors": Metric("Heartbeat", "AWS calls failed in ticks"),
+    "DueShardsRetired": Metric("Heartbeat", "due shards retired (a lowered count)"),
     "ClaimsLost": Metric(_RECOVERY, "claims lost to races"),
     "LeasesReaped": Metric(_RECOVERY, "leases reaped (runs lost)"),
     "SettleFencedOut": Metric(_RECOVERY, "settles fenced out"),

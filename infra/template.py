@@ -508,7 +508,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "CRONHOOK_PUBLIC_URL": public_url,
         "CRONHOOK_MAX_CONCURRENCY": str(ceiling),
         "CRONHOOK_RUNNER_TIMEOUT_S": str(runner_timeout),
-        "CRONHOOK_DUE_SHARDS": {"Ref": "DueShards"},
+        "CRONHOOK_DUE_SHARDS": {"Fn::Sub": "${DueShards}"},  # a string, as every variable
         "POWERTOOLS_LOG_LEVEL": "INFO",
         # Never record handler results in traces: a create answer carries a secret once.
         "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",

@@ -30,6 +30,7 @@ from chalicelib.store.models import EventModel, TriggerModel
 __all__ = [
     "RETIRE_GRACE_S",
     "PROBE_SHARDS",
+    "LEGACY_SHARDS",
     "Registry",
     "read",
     "shards_to_read",
@@ -41,8 +42,10 @@ __all__ = [
 # How long the shards to retire must stay empty before the registry forgets them.
 RETIRE_GRACE_S = 900
 
-# The first tick that finds no registry (a stack deployed before it) looks this far for
-# shards that still hold rows, once: a count lowered in the same deploy loses nothing.
+# The first tick that finds no registry (a stack that ran before it) takes as in use the
+# count every stack had before ``DueShards`` (4), and every shard that has a cursor item
+# (a shard once ticked), among the first ``PROBE_SHARDS``: one BatchGetItem, once.
+LEGACY_SHARDS = 4
 PROBE_SHARDS = 32
 
 _KEY = {"id": {"S": "#shards"}}
@@ -124,13 +127,26 @@ def begin_tick(current: int) -> int:
         found = read()
         if found.in_use is not None and found.in_use >= current:
             return found.in_use
-        count = current
-        if found.in_use is None:
-            held = [n for n in range(current, PROBE_SHARDS) if not is_empty(n)]
-            count = max([current] + [n + 1 for n in held])
+        count = current if found.in_use is not None else max(current, LEGACY_SHARDS, _ticked())
         if _write(found, Registry(in_use=count, version=found.version)):
             return count
     return max(current, read().in_use or 0)
+
+
+def _ticked() -> int:
+    """1 + the highest shard with a cursor item (0: none)."""
+    table = TriggerModel.Meta.table_name
+    keys = [{"id": {"S": f"#cursor#{n}"}} for n in range(PROBE_SHARDS)]
+    request: dict = {table: {"Keys": keys, "ProjectionExpression": "id", "ConsistentRead": True}}
+    highest = 0
+    for _attempt in range(10):
+        answer = client("dynamodb").batch_get_item(RequestItems=request)
+        for item in answer.get("Responses", {}).get(table, []):
+            highest = max(highest, int(item["id"]["S"].rsplit("#", 1)[1]) + 1)
+        request = answer.get("UnprocessedKeys") or {}
+        if not request:
+            break
+    return highest
 
 
 def is_empty(shard: int) -> bool:

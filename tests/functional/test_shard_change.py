@@ -14,7 +14,8 @@ from chalicelib import assembly
 from chalicelib.services import triggers
 from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo, kms, shard_registry
-from chalicelib.store.models import EventModel
+from chalicelib.store.aws import client
+from chalicelib.store.models import EventModel, TriggerModel
 from tests.functional.test_event_recovery import deliver, make_trigger, ran  # noqa: F401
 from tests.functional.test_protocol import EXECUTIONS, ticks_at_once
 
@@ -87,7 +88,7 @@ def _change(aws, clock, root, monkeypatch, *, before: int, after: int, at_once: 
     runner = assembly.build_runner(clock=clock)
     EXECUTIONS.clear()
     sent = _run(aws, clock, runner, 2)
-    assert shard_registry.read().in_use == before
+    assert shard_registry.read().in_use == max(before, shard_registry.LEGACY_SHARDS)
     _shards(monkeypatch, after)  # the restart under the new count
     runner = assembly.build_runner(clock=clock)
     sent += _run(aws, clock, runner, 3, at_once=at_once)
@@ -122,16 +123,27 @@ def test_a_raised_shard_count_fires_every_slot_once(aws, clock, root, monkeypatc
     _assert_every_slot_once(made, until_ms=int(clock().timestamp() * 1000))
 
 
-def test_a_lowered_count_before_any_tick_finds_the_old_shards(aws, clock, root, monkeypatch):
-    """A stack whose registry was never written (deployed before it) probes for old rows."""
+def test_a_stack_that_ran_before_the_registry_keeps_its_ticked_shards(
+    aws, clock, root, monkeypatch
+):
+    """Ticked under 8 shards by a heartbeat that wrote no registry, then lowered to 2."""
     _shards(monkeypatch, 8)
     made = _create(root, clock, 8)
-    _shards(monkeypatch, 2)
     runner = assembly.build_runner(clock=clock)
     EXECUTIONS.clear()
+    _run(aws, clock, runner, 1)
+    client("dynamodb").delete_item(
+        TableName=TriggerModel.Meta.table_name, Key={"id": {"S": "#shards"}}
+    )
+    _shards(monkeypatch, 2)
     _run(aws, clock, runner, 3)
-    assert shard_registry.read().in_use == 8
+    assert shard_registry.read().in_use == 8  # every shard with a cursor item
     _assert_every_slot_once(made, until_ms=int(clock().timestamp() * 1000))
+
+
+def test_a_stack_never_ticked_takes_the_former_default_as_in_use(aws, clock, root, monkeypatch):
+    _shards(monkeypatch, 2)
+    assert shard_registry.begin_tick(2) == shard_registry.LEGACY_SHARDS == 4
 
 
 def test_an_old_shard_holding_a_row_is_not_retired(aws, clock, root, monkeypatch):
@@ -185,7 +197,8 @@ def test_a_pending_event_on_an_old_shard_runs_once_and_holds_its_shard(
     aws.drain(runner)
     # Not swept yet (its message may still come), and its shard is held: it is pending.
     assert sorted(ran) == list(range(n))
-    assert shard_registry.read().in_use == shard + 1
+    held = shard_registry.read()
+    assert held.in_use > shard and (held.retire_to or held.in_use) > shard
     _run(aws, clock, runner, 1)  # past the sweep's grace: the sweep reads shard >= 2
     assert sorted(ran) == list(range(n + 1))  # it ran, once
     _run(aws, clock, runner, GRACE_S // 120 + 2)

@@ -16,4 +16,4 @@ def test_every_function_reads_the_due_shards_parameter(packaged):
     assert param["MaxValue"] == MAX_DUE_SHARDS == PROBE_SHARDS
     for logical in FUNCTIONS.values():
         env = packaged.template["Resources"][logical]["Properties"]["Environment"]["Variables"]
-        assert env["CRONHOOK_DUE_SHARDS"] == {"Ref": "DueShards"}, logical
+        assert env["CRONHOOK_DUE_SHARDS"] == {"Fn::Sub": "${DueShards}"}, logical
