@@ -43,8 +43,8 @@ __all__ = [
 RETIRE_GRACE_S = 900
 
 # The first tick that finds no registry (a stack that ran before it) takes as in use the
-# count every stack had before ``DueShards`` (4), and every shard that has a cursor item
-# (a shard once ticked), among the first ``PROBE_SHARDS``: one BatchGetItem, once.
+# count every stack had before ``DueShards`` (4), every shard that has a cursor item (a
+# shard once ticked), and every shard holding a row, among the first ``PROBE_SHARDS``.
 LEGACY_SHARDS = 4
 PROBE_SHARDS = 32
 
@@ -127,10 +127,20 @@ def begin_tick(current: int) -> int:
         found = read()
         if found.in_use is not None and found.in_use >= current:
             return found.in_use
-        count = current if found.in_use is not None else max(current, LEGACY_SHARDS, _ticked())
+        count = current if found.in_use is not None else _first_count(current)
         if _write(found, Registry(in_use=count, version=found.version)):
             return count
     return max(current, read().in_use or 0)
+
+
+def _first_count(current: int) -> int:
+    """The count in use when no registry was ever written: every shard that holds a row."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    probed = range(max(current, LEGACY_SHARDS), PROBE_SHARDS)
+    with ThreadPoolExecutor(max_workers=8) as pool:  # once per stack: the queries at once
+        held = [n for n, empty in zip(probed, pool.map(is_empty, probed), strict=True) if not empty]
+    return max([current, LEGACY_SHARDS, _ticked()] + [n + 1 for n in held])
 
 
 def _ticked() -> int:
