@@ -44,7 +44,8 @@ RETIRE_GRACE_S = 900
 
 # The first tick that finds no registry (a stack that ran before it) takes as in use the
 # count every stack had before ``DueShards`` (4), every shard that has a cursor item (a
-# shard once ticked), and every shard holding a row, among the first ``PROBE_SHARDS``.
+# shard once ticked), and every shard holding a due row, among the first ``PROBE_SHARDS``
+# (one key-only query each, once per stack).
 LEGACY_SHARDS = 4
 PROBE_SHARDS = 32
 
@@ -134,13 +135,13 @@ def begin_tick(current: int) -> int:
 
 
 def _first_count(current: int) -> int:
-    """The count in use when no registry was ever written: every shard that holds a row."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    probed = range(max(current, LEGACY_SHARDS), PROBE_SHARDS)
-    with ThreadPoolExecutor(max_workers=8) as pool:  # once per stack: the queries at once
-        held = [n for n, empty in zip(probed, pool.map(is_empty, probed), strict=True) if not empty]
+    """The count in use when no registry was ever written: every shard that holds a due row."""
+    held = [n for n in range(max(current, LEGACY_SHARDS), PROBE_SHARDS) if _holds_due_rows(n)]
     return max([current, LEGACY_SHARDS, _ticked()] + [n + 1 for n in held])
+
+
+def _holds_due_rows(shard: int) -> bool:
+    return any(True for _row in TriggerModel.due.query(str(shard), limit=1, page_size=1))
 
 
 def _ticked() -> int:
