@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from botocore.exceptions import ClientError
 
 from chalicelib.store.aws import client
+from chalicelib.store.conditions import condition_failed
 from chalicelib.store.models import EventModel, TriggerModel
 
 __all__ = [
@@ -112,10 +113,15 @@ def _write(expected: Registry, new: Registry) -> bool:
             ExpressionAttributeValues=values,
         )
     except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+        if condition_failed(exc):
             return False
         raise
     return True
+
+
+def record_fresh(current: int) -> bool:
+    """On a stack whose tables were just made: what the first tick would record (no probe)."""
+    return _write(Registry(), Registry(in_use=max(current, LEGACY_SHARDS)))
 
 
 def begin_tick(current: int) -> int:

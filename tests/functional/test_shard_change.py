@@ -80,6 +80,13 @@ def _run(aws, clock, runner, rounds: int, *, step_s: int = 120, at_once: int = 1
     return sent
 
 
+def _no_registry() -> None:
+    """As on a stack no tick ever recorded its shards (the ``aws`` fixture records them)."""
+    client("dynamodb").delete_item(
+        TableName=TriggerModel.Meta.table_name, Key={"id": {"S": "#shards"}}
+    )
+
+
 def _change(aws, clock, root, monkeypatch, *, before: int, after: int, at_once: int = 1):
     _shards(monkeypatch, before)
     made = _create(root, clock, before)
@@ -132,9 +139,7 @@ def test_a_stack_that_ran_before_the_registry_keeps_its_ticked_shards(
     runner = assembly.build_runner(clock=clock)
     EXECUTIONS.clear()
     _run(aws, clock, runner, 1)
-    client("dynamodb").delete_item(
-        TableName=TriggerModel.Meta.table_name, Key={"id": {"S": "#shards"}}
-    )
+    _no_registry()
     _shards(monkeypatch, 2)
     _run(aws, clock, runner, 3)
     assert shard_registry.read().in_use == 8  # every shard with a cursor item
@@ -142,12 +147,14 @@ def test_a_stack_that_ran_before_the_registry_keeps_its_ticked_shards(
 
 
 def test_a_stack_never_ticked_takes_the_former_default_as_in_use(aws, clock, root, monkeypatch):
+    _no_registry()
     _shards(monkeypatch, 2)
     assert shard_registry.begin_tick(2) == shard_registry.LEGACY_SHARDS == 4
 
 
 def test_an_old_shard_holding_a_row_is_not_retired(aws, clock, root, monkeypatch):
     """A trigger whose next slot is far away keeps its old shard read until it fires."""
+    _no_registry()
     _shards(monkeypatch, 8)
     made: list[str] = []
     while not made or dynamo.shard_of(made[-1], 8) in ("0", "1"):
