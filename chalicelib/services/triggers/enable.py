@@ -133,5 +133,8 @@ def set_enabled_many(principal: Principal, body: Any, *, enabled: bool, now: dat
             skipped.append({"id": item.id, "reason": exc.message})
             continue
         changed.append(item.id)
-    record_metric("TriggersEnabled" if enabled else "TriggersDisabled", len(changed))
+    if enabled:
+        record_metric("TriggersEnabled", len(changed))
+    else:
+        record_metric("TriggersDisabled", len(changed))
     return {"changed": len(changed), "ids": changed, "skipped": skipped}
