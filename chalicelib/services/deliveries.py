@@ -28,11 +28,12 @@ from chalicelib.domain.errors import CronhookError, InvalidSignature, PayloadToo
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
-from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit, take_page
+from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import deliveries as store
 from chalicelib.store import dynamo
 from chalicelib.store.models import DeliveryModel
+from chalicelib.store.paging import take_page
 
 __all__ = ["OUTCOMES", "REJECTED_PER_HOUR", "RETENTION_S", "recorded", "record", "list_deliveries"]
 

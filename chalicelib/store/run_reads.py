@@ -33,7 +33,7 @@ def trigger_runs_query(
     limit: int,
     cursor: dict | None,
 ) -> Any:
-    """A trigger's run records, newest first (for ``pages.take_page``)."""
+    """A trigger's run records, newest first (for ``store.paging.take_page``)."""
     condition = _condition(status, surface)
     return RunModel.query(
         trigger_id,
@@ -52,7 +52,7 @@ def tenant_runs_query(
     limit: int,
     cursor: dict | None,
 ) -> Any:
-    """A tenant's run records, newest first (for ``pages.take_page``)."""
+    """A tenant's run records, newest first (for ``store.paging.take_page``)."""
     condition = _condition(status, surface)
     return RunModel.by_tenant.query(
         tenant,

@@ -25,7 +25,7 @@ def get_triggers(ids: Iterable[str]) -> list[TriggerModel]:
 
 
 def tenant_triggers_query(tenant: str, *, limit: int, cursor: dict | None) -> Any:
-    """The tenant index, newest first, ``limit`` rows a page (for ``pages.take_page``)."""
+    """The tenant index, newest first, ``limit`` rows a page (for ``store.paging.take_page``)."""
     return TriggerModel.by_tenant.query(
         tenant, scan_index_forward=False, page_size=limit, last_evaluated_key=cursor
     )

@@ -26,7 +26,7 @@ from chalicelib.domain.due import sched_json
 from chalicelib.domain.runs import RUN_STATUSES, RUN_SURFACES
 from chalicelib.domain.source_names import SOURCE_NAMES
 from chalicelib.services.lookup import load_owned
-from chalicelib.services.pages import decode_cursor, encode_cursor, take_page
+from chalicelib.services.pages import decode_cursor, encode_cursor
 from chalicelib.services.triggers.create import create_trigger
 from chalicelib.services.triggers.delete import delete_trigger, delete_workflow_triggers
 from chalicelib.services.triggers.enable import set_enabled, set_enabled_many
@@ -48,6 +48,7 @@ from chalicelib.services.triggers.run_lists import (
 )
 from chalicelib.services.triggers.shared import last_claimed_slot_ms
 from chalicelib.services.triggers.views import get_trigger_view, trigger_view
+from chalicelib.store.paging import take_page
 
 __all__ = [
     "create_trigger",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.services.auth import Principal
-from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit, take_page
+from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.triggers.views import trigger_view
 from chalicelib.store import trigger_reads
 from chalicelib.store.models import TriggerModel
+from chalicelib.store.paging import take_page
 from chalicelib.workflows import REGISTRY, get_workflow
 from chalicelib.workflows.remote import display_target
 

@@ -11,11 +11,12 @@ from chalicelib.domain.ids import trigger_id_of_run
 from chalicelib.domain.runs import RUN_STATUSES, RUN_SURFACES
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
-from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit, take_page
+from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms, run_view
 from chalicelib.services.triggers.shared import in_flight
 from chalicelib.store import dynamo, run_reads, trigger_reads
 from chalicelib.store.models import TriggerModel
+from chalicelib.store.paging import take_page
 from chalicelib.workflows.remote import display_target
 
 __all__ = [
