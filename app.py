@@ -8,6 +8,7 @@ from chalice import Chalice, Rate, Response
 
 from chalicelib import wiring
 from chalicelib.declare import LIST_QUERY, READ_ERRORS, WRITE_ERRORS, Query, declare
+from chalicelib.domain.runs import RUN_STATUSES
 from chalicelib.settings import RUNNER_MAX_CONCURRENCY
 from chalicelib.wiring import api, caller, json_body, now_utc
 
@@ -21,16 +22,7 @@ app.api.cors = False
 RUN_STATUS = Query(
     "status",
     "Only runs with this status",
-    enum=(
-        "queued",
-        "running",
-        "succeeded",
-        "failed",
-        "skipped",
-        "refused",
-        "budget_exceeded",
-        "lost",
-    ),
+    enum=RUN_STATUSES,
 )
 RUN_SURFACE = Query(
     "surface", "Only runs from this surface", enum=("schedule", "event", "manual", "backfill")

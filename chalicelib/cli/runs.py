@@ -24,6 +24,7 @@ from chalicelib.cli.output import (
     status,
     stderr,
 )
+from chalicelib.domain.runs import RUN_STATUSES, RUN_SURFACES
 
 __all__ = [
     "DEFAULT_RUNS_LIMIT",
@@ -39,18 +40,6 @@ __all__ = [
 DEFAULT_RUNS_LIMIT = 20
 # Below this width the runs list drops its SURFACE column.
 SURFACE_COLUMNS = 100
-
-RUN_SURFACES = ("schedule", "event", "manual", "backfill")
-RUN_STATUSES = (
-    "queued",
-    "running",
-    "succeeded",
-    "failed",
-    "skipped",
-    "refused",
-    "budget_exceeded",
-    "lost",
-)
 
 
 def _limit(default: int, help_text: str) -> Decorator:
