@@ -48,7 +48,9 @@ def sweep(*, now: datetime, report: Any) -> None:
       running one whose lease is ``SWEEP_GRACE_S`` past had its run end (or vanish)
       without its bookkeeping: ``recover`` finishes it.
     """
-    rows = _overdue_by_trigger(until_sk=f"{ms(now) - SWEEP_GRACE_S * 1000:013d}~")
+    # The tick read the shard registry already; a sweep run on its own reads it.
+    shards = getattr(report, "shards_read", 0) or None
+    rows = _overdue_by_trigger(until_sk=f"{ms(now) - SWEEP_GRACE_S * 1000:013d}~", shards=shards)
     messages: list[FireMessage] = []
     for trigger_id, found in rows.items():
         found.sort(key=lambda pair: pair[0].pending_sk or "")
@@ -66,10 +68,13 @@ def sweep(*, now: datetime, report: Any) -> None:
     logger.info("pending events redispatched", extra={"sent": sent, "failed": len(failed)})
 
 
-def _overdue_by_trigger(*, until_sk: str) -> dict[str, list[tuple[EventModel, str]]]:
+def _overdue_by_trigger(
+    *, until_sk: str, shards: int | None = None
+) -> dict[str, list[tuple[EventModel, str]]]:
     """Every shard's overdue rows, as (row, run id) grouped by trigger."""
     rows: dict[str, list[tuple[EventModel, str]]] = {}
-    for shard in shard_registry.shards_to_read(get_settings().due_shards):
+    read = range(shards) if shards else shard_registry.shards_to_read(get_settings().due_shards)
+    for shard in read:
         for row in event_reads.overdue(str(shard), until_sk=until_sk, limit=SWEEP_ROWS_PER_SHARD):
             _, run_id = parse_pending_key(row.pending_sk)
             trigger_id = ids.trigger_id_of_run(run_id) if run_id else None

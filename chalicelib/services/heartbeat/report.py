@@ -26,6 +26,9 @@ class TickReport:
     send_ms: float = 0.0
     run_ids: list[str] = field(default_factory=list)
     now_ms: int = 0  # the tick's now, and its start on the process clock
+    shards_read: int = (
+        0  # how many shards this tick read (the registry's count): its sweeps read as many
+    )
     started: float = 0.0
 
     def add(self, other: TickReport) -> None:
@@ -36,5 +39,7 @@ class TickReport:
 
 
 _COUNTS = tuple(
-    name for name, kind in TickReport.__annotations__.items() if kind == "int" and name != "now_ms"
+    name
+    for name, kind in TickReport.__annotations__.items()
+    if kind == "int" and name not in ("now_ms", "shards_read")
 )

@@ -74,6 +74,7 @@ def tick(*, now: datetime, pipeline: Pipeline, sweeps: Sequence[Sweep]) -> TickR
     current = settings.due_shards
     # The shards of the current count, and those of a former one still holding rows.
     count = shard_registry.begin_tick(current)
+    report.shards_read = count
     empty: set[int] = set()
     # One failed AWS call costs only its own shard or row, never the whole tick.
     for shard_no in range(count):
