@@ -16,6 +16,7 @@ from chalicelib.services.heartbeat import shards
 from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage
+from tests.functional.test_protocol import EXECUTIONS  # noqa: F401  (registers count-executions)
 
 
 def _create_many(root, clock, count: int) -> list[str]:
