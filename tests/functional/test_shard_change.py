@@ -212,3 +212,25 @@ def test_a_pending_event_on_an_old_shard_runs_once_and_holds_its_shard(
     _run(aws, clock, runner, GRACE_S // 120 + 2)
     assert sorted(ran) == list(range(n + 1))
     assert shard_registry.read().in_use == 2  # ended, its shard retired
+
+
+def test_a_tick_that_cannot_read_the_registry_fires_the_configured_shards_and_loses_nothing(
+    aws, clock, root, monkeypatch
+):
+    """The registry read fails (throttled, a 500): that tick does not raise, it reads the
+    configured shards only; the next tick reads the old ones too. Every slot once."""
+    made, runner, _sent = _change(aws, clock, root, monkeypatch, before=8, after=2)
+    real_read = shard_registry.read
+
+    def unreadable():
+        raise RuntimeError("registry unreachable (injected)")
+
+    monkeypatch.setattr(shard_registry, "read", unreadable)
+    clock.advance(120)
+    report = assembly.tick(now=clock())
+    assert report.errors == 1 and report.shards_read == 2
+    aws.drain(runner)
+    monkeypatch.setattr(shard_registry, "read", real_read)
+    _run(aws, clock, runner, 3)
+    assert len(EXECUTIONS) and set(EXECUTIONS.values()) == {1}
+    _assert_every_slot_once(made, until_ms=int(clock().timestamp() * 1000))

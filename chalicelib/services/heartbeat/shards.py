@@ -73,13 +73,13 @@ def tick(*, now: datetime, pipeline: Pipeline, sweeps: Sequence[Sweep]) -> TickR
     report = TickReport(now_ms=now_ms, started=started)
     current = settings.due_shards
     # The shards of the current count, and those of a former one still holding rows.
-    count = shard_registry.begin_tick(current)
+    count = _shards_this_tick(current, report)
     report.shards_read = count
     empty: set[int] = set()
     # One failed AWS call costs only its own shard or row, never the whole tick.
     for shard_no in range(count):
         if tick_shard(shard_no, now=now, deadline=deadline, pipeline=pipeline, report=report):
-            if shard_no >= current and shard_registry.is_empty(shard_no):
+            if shard_no >= current and _found_empty(shard_no, report):
                 empty.add(shard_no)
     for sweep in sweeps:
         try:
@@ -92,6 +92,29 @@ def tick(*, now: datetime, pipeline: Pipeline, sweeps: Sequence[Sweep]) -> TickR
     report.duration_ms = (time.perf_counter() - started) * 1000
     _record(report)
     return report
+
+
+def _shards_this_tick(current: int, report: TickReport) -> int:
+    """How many shards to read; the configured count when the registry cannot be reached.
+
+    Reading only the configured shards for one tick loses nothing: rows a former, higher
+    count left behind wait for the next tick that reaches the registry.
+    """
+    try:
+        return shard_registry.begin_tick(current)
+    except Exception:
+        report.errors += 1
+        logger.exception("shard registry unreadable; this tick reads the configured shards")
+        return current
+
+
+def _found_empty(shard_no: int, report: TickReport) -> bool:
+    try:
+        return shard_registry.is_empty(shard_no)
+    except Exception:
+        report.errors += 1
+        logger.exception("due shard not probed; it is not retired this tick")
+        return False
 
 
 def tick_shard(
