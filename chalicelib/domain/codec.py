@@ -7,36 +7,31 @@ and import this module, not the request models (``spec``), on a cold start.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
+from chalicelib.domain.epoch_ms import ms, opt_dt
 from chalicelib.domain.schedule import ScheduleSpec
 
-__all__ = ["encode_schedule", "decode_schedule"]
+__all__ = ["schedule_fields", "encode_schedule", "decode_schedule"]
 
 
-def _ms(at: datetime | None) -> int | None:
-    return None if at is None else int(round(at.timestamp() * 1000))
-
-
-def _from_ms(ms: Any) -> datetime | None:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(float(ms) / 1000, tz=UTC)
-
-
-def encode_schedule(spec: ScheduleSpec) -> str:
-    """A compact JSON encoding, small enough to project into the due index."""
+def schedule_fields(spec: ScheduleSpec) -> dict[str, Any]:
+    """The fields of ``encode_schedule``'s JSON (defaults and unset fields left out)."""
     data = {
         "c": spec.cron,
         "tz": spec.timezone if spec.timezone != "UTC" else None,
         "i": spec.interval_s,
-        "a": _ms(spec.at),
+        "a": ms(spec.at) if spec.at is not None else None,
         "ds": spec.dst_skipped if spec.dst_skipped != "shift" else None,
         "dr": spec.dst_repeated if spec.dst_repeated != "once" else None,
-        "an": _ms(spec.anchor_at),
+        "an": ms(spec.anchor_at) if spec.anchor_at is not None else None,
     }
-    return json.dumps({k: v for k, v in data.items() if v is not None}, separators=(",", ":"))
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def encode_schedule(spec: ScheduleSpec) -> str:
+    """A compact JSON encoding, small enough to project into the due index."""
+    return json.dumps(schedule_fields(spec), separators=(",", ":"))
 
 
 def decode_schedule(text: str) -> ScheduleSpec:
@@ -46,8 +41,8 @@ def decode_schedule(text: str) -> ScheduleSpec:
         cron=data.get("c"),
         timezone=data.get("tz") or "UTC",
         interval_s=data.get("i"),
-        at=_from_ms(data.get("a")),
+        at=opt_dt(data.get("a")),
         dst_skipped=data.get("ds") or "shift",
         dst_repeated=data.get("dr") or "once",
-        anchor_at=_from_ms(data.get("an")),
+        anchor_at=opt_dt(data.get("an")),
     )

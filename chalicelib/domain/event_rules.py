@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.domain.settle import retry_delay_s
+from chalicelib.domain.trigger_spec import EVENT_DEFAULTS
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
@@ -32,7 +33,7 @@ __all__ = [
     "expired",
 ]
 
-DEFAULT_MAX_ATTEMPTS = 3
+DEFAULT_MAX_ATTEMPTS: int = EVENT_DEFAULTS["max_attempts"]
 DEFAULT_SOURCE = "webhook"
 # How an event (and an event run) may end.
 TERMINAL = ("succeeded", "failed", "skipped", "refused", "budget_exceeded")

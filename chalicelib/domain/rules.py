@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any
 
+from chalicelib.domain.trigger_spec import EVENT_DEFAULTS, LIMITS_DEFAULTS
+
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_MAX_FAILURES",
@@ -27,9 +29,9 @@ __all__ = [
 ]
 
 # An event is tried this many times unless its trigger says otherwise (``event.max_attempts``).
-DEFAULT_MAX_ATTEMPTS = 3
+DEFAULT_MAX_ATTEMPTS: int = EVENT_DEFAULTS["max_attempts"]
 # A trigger is disabled after this many failures in a row unless ``limits.max_failures`` says.
-DEFAULT_MAX_FAILURES = 5
+DEFAULT_MAX_FAILURES: int = LIMITS_DEFAULTS["max_failures"]
 
 # A run that ended with one of these never ran its workflow: neither a success nor a
 # failure of the trigger (not counted toward ``limits.max_failures``).

@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from chalicelib.domain.epoch_ms import dt, ms
 from chalicelib.domain.errors import ValidationError
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
@@ -43,10 +44,6 @@ AUDIT_RETENTION_DAYS = 400
 _SECRET_NAME = re.compile(r"secret|token|password|passwd|api_?key|^key$|signature", re.I)
 _MAX_DETAIL_BYTES = 8_000
 CURSOR_SHAPE = {"tenant": "S", "sk": "S"}
-
-
-def _ms(at: datetime) -> int:
-    return int(round(at.timestamp() * 1000))
 
 
 def scrub(value: Any) -> Any:
@@ -82,7 +79,7 @@ def record(
     sk: str | None = None,
 ) -> bool:
     """Write one audit entry; False if an entry with the same explicit ``sk`` exists already."""
-    at_ms = _ms(now)
+    at_ms = ms(now)
     entry = AuditModel(
         tenant,
         sk or f"{at_ms:013d}#{secrets.token_hex(4)}",
@@ -160,14 +157,14 @@ def _after_run(ctx: RunContext) -> None:
     if item is None or item.status != "disabled" or item.disabled_reason in (None, "manual"):
         return
     updated_ms = int(item.updated_ms or 0)
-    if updated_ms < _ms(ctx.now):
+    if updated_ms < ms(ctx.now):
         return  # disabled before this run started: not this run's doing
     record(
         None,
         "disable",
         tenant=item.tenant,
         trigger_id=item.id,
-        now=datetime.fromtimestamp(updated_ms / 1000, tz=UTC),
+        now=dt(updated_ms),
         detail={"reason": item.disabled_reason, "run_id": ctx.message.run_id},
         sk=f"{updated_ms:013d}#disable#{item.id}",
     )

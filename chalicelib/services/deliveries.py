@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.domain import ids, signatures
+from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.errors import CronhookError, InvalidSignature, PayloadTooLarge
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.auth import Principal
@@ -49,10 +50,6 @@ OUTCOMES = (
 REJECTED_PER_HOUR = 100
 RETENTION_S = 7 * 86400
 DELIVERY_CURSOR = {"trigger_id": "S", "sk": "S"}
-
-
-def _ms(at: datetime) -> int:
-    return int(at.timestamp() * 1000)
 
 
 def _outcome_of_answer(status: int, answer: Mapping[str, Any]) -> str | None:
@@ -114,7 +111,7 @@ def record(
     detail: str | None = None,
 ) -> bool:
     """Write one delivery (bounded for everything but ``accepted``); True if written."""
-    now_ms = _ms(now)
+    now_ms = ms(now)
     expires = now_ms // 1000 + RETENTION_S
     if outcome != "accepted":
         seen = store.count_in_hour(trigger_id, hour=now_ms // 3_600_000, expires=expires)

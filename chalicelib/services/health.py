@@ -17,6 +17,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from chalicelib.domain.epoch_ms import ms
 from chalicelib.observability import logger
 from chalicelib.services.auth import Principal
 from chalicelib.services.runs import iso_ms
@@ -34,13 +35,9 @@ _QUEUE_ATTRIBUTES = [
 ]
 
 
-def _ms(at: datetime) -> int:
-    return int(at.timestamp() * 1000)
-
-
 def record_tick(*, now: datetime) -> None:
     """Note that the tick that started at ``now`` ended (one PutItem a tick)."""
-    HeartbeatModel(HEARTBEAT_ITEM, at_ms=_ms(now)).save()
+    HeartbeatModel(HEARTBEAT_ITEM, at_ms=ms(now)).save()
 
 
 def lateness_p99_ms(values: list[int]) -> int | None:
@@ -80,7 +77,7 @@ def _queue_depths() -> tuple[int | None, int | None]:
 
 
 def _last_hour(tenant: str, *, now: datetime) -> tuple[int, list[int], bool]:
-    since = f"{_ms(now) - 3_600_000:013d}"
+    since = f"{ms(now) - 3_600_000:013d}"
     count, lateness = 0, []
     for run in RunModel.by_tenant.query(tenant, RunModel.sort_key >= since, page_size=500):
         count += 1
@@ -109,7 +106,7 @@ def health(principal: Principal, *, now: datetime) -> dict:
         "last_tick_at": iso_ms(last_tick_ms),
         "heartbeat_s": settings.heartbeat_s,
         # The console's banner: no tick for more than two periods means no fires.
-        "stale": last_tick_ms is None or _ms(now) - last_tick_ms > 2 * period_ms,
+        "stale": last_tick_ms is None or ms(now) - last_tick_ms > 2 * period_ms,
         "queue_depth": queue_depth,
         "dlq_depth": dlq_depth,
         "lateness_p99_ms": lateness_p99_ms(lateness),

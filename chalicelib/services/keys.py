@@ -16,6 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.errors import Forbidden, NotFound, ValidationError
 from chalicelib.domain.ids import new_key_id
 from chalicelib.domain.spec import KeyIn, parse_model
@@ -31,10 +32,6 @@ __all__ = ["create_key", "list_keys", "delete_key", "key_view"]
 
 CURSOR_SHAPE = {"id": "S", "tenant": "S", "created_ms": "N"}
 _TENANT_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_-")
-
-
-def _ms(at: datetime) -> int:
-    return int(round(at.timestamp() * 1000))
 
 
 def key_view(stored: KeyModel) -> dict:
@@ -70,7 +67,7 @@ def create_key(principal: Principal, body: Any, *, now: datetime) -> dict:
             tenant=tenant,
             role=data.role,
             key_hash=hash_key(key),
-            created_ms=_ms(now),
+            created_ms=ms(now),
             created_by=principal.key_id,
         )
     except Exception:

@@ -27,7 +27,6 @@ How a backfill runs within the trigger's limits:
 
 from __future__ import annotations
 
-import json
 import math
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -37,6 +36,7 @@ from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.errors import Conflict, ServiceUnavailable, ValidationError
 from chalicelib.domain.ids import schedule_run_id
+from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import audit, switch
 from chalicelib.services.auth import Principal
@@ -247,7 +247,7 @@ def dispatch_backfill(trigger_id: str, *, now: datetime) -> int:
         if item is None:
             store.drop_pending(trigger_id)
             return started
-        capacity = int(json.loads(item.spec or "{}").get("concurrency") or 1)
+        capacity = TriggerSpec.from_json(item.spec).concurrency
         run_id = schedule_run_id(trigger_id, slot)
         shard = dynamo.shard_of(trigger_id, settings.due_shards)
         outcome, _ = dynamo.claim_and_start(

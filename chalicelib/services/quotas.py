@@ -19,12 +19,12 @@ has triggers. Of two creates racing for the last place, the conditional write le
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
 from chalicelib.domain.errors import Throttled
+from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.settings import get_settings
 from chalicelib.store.aws import client
@@ -54,10 +54,7 @@ class Usage:
 
 def trigger_capacity(spec: dict) -> int:
     """The most runs a trigger can have in flight at once (its ``concurrency``)."""
-    try:
-        return max(1, int(spec.get("concurrency") or 1))
-    except (TypeError, ValueError):
-        return 1
+    return TriggerSpec.from_dict(spec).concurrency
 
 
 def _limits() -> dict[str, int]:
@@ -78,7 +75,7 @@ def _count(tenant: str) -> Usage:
     ids = [row.id for row in TriggerModel.by_tenant.query(tenant, page_size=500)]
     runs = 0
     for item in TriggerModel.batch_get(ids) if ids else []:
-        runs += trigger_capacity(json.loads(item.spec or "{}"))
+        runs += TriggerSpec.from_json(item.spec).concurrency
     keys = sum(1 for k in KeyModel.by_tenant.query(tenant) if not k.revoked)
     return Usage(triggers=len(ids), keys=keys, runs=runs)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.ids import run_sort_key
 from chalicelib.settings import get_settings
 from chalicelib.store.models import RunModel, TriggerModel
@@ -37,7 +38,7 @@ def new_run_record(
     event_id: str | None = None,
 ) -> RunModel:
     """A run record for ``run_id`` of ``item`` (not yet saved)."""
-    now_ms = int(now.timestamp() * 1000)
+    now_ms = ms(now)
     retention_s = get_settings().run_retention_days * 86400
     return RunModel(
         item.id,

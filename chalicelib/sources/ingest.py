@@ -21,6 +21,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib.domain.errors import Gone, ServiceUnavailable
+from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import events
 from chalicelib.sources.payloads import email_payload, s3_matches, s3_payload
@@ -81,7 +82,7 @@ def _trigger(trigger_id: str, source: str) -> tuple[TriggerModel, dict] | None:
     item = dynamo.get_trigger(trigger_id)
     if item is None or item.kind != "event":
         return None
-    event = (json.loads(item.spec or "{}").get("event")) or {}
+    event = TriggerSpec.from_json(item.spec).event or {}
     if event.get("source") != source:
         return None
     return item, event
@@ -103,7 +104,7 @@ def _from_eventbridge(trigger_id: str, event: dict, *, now: datetime) -> str:
     item = dynamo.get_trigger(trigger_id)
     if item is None:
         return _dropped("trigger_gone")
-    source = ((json.loads(item.spec or "{}").get("event")) or {}).get("source")
+    source = TriggerSpec.from_json(item.spec).event_source
     if source == "eventbridge":
         return _store(item, "eventbridge", event, now=now)
     if source == "s3":

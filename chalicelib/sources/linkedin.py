@@ -10,11 +10,11 @@ verified (``X-LI-Signature``) and deduped (the notification id) like any webhook
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 from chalicelib.domain import signatures
 from chalicelib.domain.errors import InvalidSignature
+from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.services import events
 
 __all__ = ["answer_challenge"]
@@ -26,7 +26,7 @@ def answer_challenge(token: str, params: dict, *, now: datetime) -> dict:
     code = params.get("challengeCode")
     if item is None or not isinstance(code, str):
         raise InvalidSignature()
-    source = ((json.loads(item.spec or "{}").get("event")) or {}).get("source")
+    source = TriggerSpec.from_json(item.spec).event_source
     if source != "linkedin":
         raise InvalidSignature()
     answer = signatures.linkedin_challenge(code, secrets=events.secrets_of(item, now=now))

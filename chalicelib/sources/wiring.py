@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib.domain.errors import ServiceUnavailable, ValidationError
+from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger
 from chalicelib.settings import get_settings
 from chalicelib.store.aws import client
@@ -266,8 +267,7 @@ def _put_receipt_rule(trigger_id: str, *, address: str) -> None:
 
 def unprovision(item: TriggerModel) -> None:
     """Remove a deleted trigger's wiring; a failure is logged, never raised (it is deleted)."""
-    spec = json.loads(item.spec or "{}")
-    event = spec.get("event") or {}
+    event = TriggerSpec.from_json(item.spec).event or {}
     source = event.get("source")
     try:
         if source == "eventbridge":
@@ -292,7 +292,7 @@ def rewire_all() -> list[tuple[str, str]]:
 
     problems = []
     for item in TriggerModel.scan(TriggerModel.kind == "event"):
-        event = (json.loads(item.spec or "{}").get("event")) or {}
+        event = TriggerSpec.from_json(item.spec).event or {}
         if event.get("source") not in DELIVERED_SOURCES or event.get("source") == "file":
             continue
         try:

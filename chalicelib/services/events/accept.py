@@ -20,6 +20,7 @@ from typing import Any
 from chalicelib.domain import filters, ids, signatures
 from chalicelib.domain.errors import CronhookError, QuotaExceeded
 from chalicelib.domain.event_rules import pending_key
+from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.events.pull import older_waits
 from chalicelib.services.events.spec import ms, parse_json, pending_shard
@@ -43,7 +44,7 @@ def refused(exc: CronhookError, outcome: str, trigger_id: str | None) -> Cronhoo
 
 
 def _window_s(spec: dict) -> int:
-    return int((spec.get("event") or {}).get("dedupe_window_s") or 7 * 86400)
+    return TriggerSpec.from_dict(spec).dedupe_window_s
 
 
 def duplicate(original: EventModel) -> dict:
@@ -166,7 +167,7 @@ def accept(
             s3.delete_body(record.body_s3_key)
         record_metric("WebhooksDuplicate", source=source)
         return 200, duplicate(original)
-    if _full_after_store(item, capacity=int(spec.get("concurrency") or 1)) or older_waits(
+    if _full_after_store(item, capacity=TriggerSpec.from_dict(spec).concurrency) or older_waits(
         item.id, event_id
     ):
         record_metric("EventsQueued")
@@ -193,7 +194,7 @@ def _check_waiting_quota(
     before the others' puts, so the cap can be passed by that many, never more.
     """
     cap = get_settings().max_waiting_events
-    if len(dynamo.in_flight_of(item)) < int(spec.get("concurrency") or 1):
+    if len(dynamo.in_flight_of(item)) < TriggerSpec.from_dict(spec).concurrency:
         return None
     if event_reads.waiting_count(item.id, cap=cap) < cap:
         return None

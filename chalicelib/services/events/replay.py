@@ -11,28 +11,18 @@ from chalicelib.observability import logger
 from chalicelib.services import audit
 from chalicelib.services.auth import Principal
 from chalicelib.services.events.spec import ms, pending_shard
-from chalicelib.services.lookup import load_owned
+from chalicelib.services.lookup import load_owned, load_owned_event
 from chalicelib.settings import get_settings
-from chalicelib.store import event_reads, event_writes, s3
+from chalicelib.store import event_writes, s3
 from chalicelib.store.models import EventModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = ["replay_event"]
 
 
-def _owned_event(principal: Principal, event_id: str) -> EventModel:
-    """The caller's stored event; 404 for anything else (another tenant's is not there)."""
-    if not event_id.startswith("evt_") or len(event_id) > 64:
-        raise NotFound(f"event {event_id!r} not found")
-    event = event_reads.get_event(event_id)
-    if event is None or event.tenant != principal.tenant:
-        raise NotFound(f"event {event_id!r} not found")
-    return event
-
-
 def replay_event(principal: Principal, event_id: str, *, now: datetime) -> dict:
     """Run a stored event again, as a new run of the same event: 202 ``{run_id}``."""
-    event = _owned_event(principal, event_id)
+    event = load_owned_event(principal, event_id)
     item = load_owned(principal, event.trigger_id)
     if item.status != "active":
         raise Conflict(f"trigger is disabled ({item.disabled_reason or 'manual'}); enable it first")

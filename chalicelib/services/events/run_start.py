@@ -9,9 +9,9 @@ so a burst drains run after run without waiting for heartbeat ticks.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
+from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import record_metric
 from chalicelib.services.events.pull import dispatch_pending, message_for
 from chalicelib.services.events.recovery import finish_if_run_over
@@ -56,7 +56,7 @@ def start_event_run(
             trigger_id=item.id,
             ready_by_ms=now_ms + EARLY_MS,
         )
-    capacity = int(json.loads(item.spec or "{}").get("concurrency") or 1)
+    capacity = TriggerSpec.from_json(item.spec).concurrency
     in_flight = dynamo.in_flight_of(item)
     if len(in_flight) >= capacity and message.run_id not in in_flight:
         # A slot freed since our read was freed by a run that pulls the next event.

@@ -6,9 +6,10 @@ Instants here are epoch milliseconds (``ms``), as the events table stores them.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 
+from chalicelib.domain.epoch_ms import ms
+from chalicelib.domain.trigger_spec import expand
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.models import TriggerModel
@@ -16,14 +17,10 @@ from chalicelib.store.models import TriggerModel
 __all__ = ["ms", "event_spec", "parse_json", "pending_shard", "webhook_url"]
 
 
-def ms(at: datetime) -> int:
-    """An aware datetime as epoch milliseconds."""
-    return int(round(at.timestamp() * 1000))
-
-
 def event_spec(item: TriggerModel) -> tuple[dict, dict]:
-    """A trigger's stored settings and their ``event`` part."""
-    spec = json.loads(item.spec or "{}")
+    """A trigger's stored settings and their ``event`` part, every default spelled out
+    (``trigger_spec.expand``: a spec is stored without its defaults)."""
+    spec = expand(json.loads(item.spec or "{}"))
     return spec, spec.get("event") or {}
 
 

@@ -9,12 +9,12 @@ reported; once the period's spend reaches ``max_usd`` the trigger is disabled (r
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
 from chalicelib.domain import budget
 from chalicelib.domain.epoch_ms import ms
+from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.pipeline import Refusal, RunContext, RunPolicy
 from chalicelib.store import dynamo, ledger
@@ -27,11 +27,7 @@ LEDGER_RETENTION_S = 90 * 86400
 
 
 def _budget_of(spec: dict) -> tuple[float, str] | None:
-    limits = spec.get("limits") or {}
-    max_usd = limits.get("max_usd")
-    if max_usd is None:
-        return None
-    return float(max_usd), str(limits.get("budget_period") or "month")
+    return TriggerSpec.from_dict(spec).budget
 
 
 def _period(item: TriggerModel, spec: dict, period: str, *, at: datetime) -> budget.Period:
@@ -94,10 +90,10 @@ def _budget_finish(ctx: RunContext) -> None:
 def _budget_lost(*, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
     """A reaped run may have spent its estimate: charge it, and release the hold."""
     try:
-        spec = json.loads(item.spec or "{}")
+        spec = TriggerSpec.from_json(item.spec)
     except ValueError:
         return
-    if _budget_of(spec) is None:
+    if spec.budget is None:
         return
     for period, holds in ledger.recent_holds(item.id):
         if run_id in holds:

@@ -7,18 +7,16 @@ a budget hold charged, a backfill goes on).
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 from chalicelib.domain.epoch_ms import ms, opt_dt
 from chalicelib.domain.rules import (
     due_at,
     event_will_retry,
-    max_attempts_of,
-    max_failures_of,
     surface_of_entry,
 )
 from chalicelib.domain.settle import Limits, disable_reason_after_run
+from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.pipeline import Pipeline
 from chalicelib.services.runs import new_run_record
@@ -100,13 +98,12 @@ def _reap_one(
 
 
 def _disable_after_lost(fresh: TriggerModel, *, now: datetime) -> None:
-    limits = json.loads(fresh.spec).get("limits") or {}
     reason = disable_reason_after_run(
         kind=fresh.kind,
         succeeded=False,
         consecutive_failures=int(fresh.consecutive_failures),
         run_count=int(fresh.run_count),
-        limits=Limits(max_failures=max_failures_of(limits)),
+        limits=Limits(max_failures=TriggerSpec.from_json(fresh.spec).max_failures),
         next_fire_at=opt_dt(int(fresh.next_fire_at) if fresh.next_fire_at is not None else None),
         now=now,
     )
@@ -125,7 +122,7 @@ def _event_will_retry(item: TriggerModel, entry: object) -> bool:
         event = EventModel.get(str(entry["e"]), consistent_read=True)
     except Exception:  # unknown: count it, as any lost run
         return False
-    max_attempts = max_attempts_of(json.loads(item.spec or "{}"))
+    max_attempts = TriggerSpec.from_json(item.spec).max_attempts
     return event.status == "running" and event_will_retry(
         int(event.attempt or 1), max_attempts=max_attempts
     )

@@ -24,7 +24,7 @@ from chalicelib.services.triggers.shared import (
 )
 from chalicelib.services.triggers.views import trigger_view
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, trigger_writes
+from chalicelib.store import dynamo, payloads, trigger_writes
 from chalicelib.store.models import TriggerModel
 from chalicelib.workflows import get_workflow, is_known_target, remote
 
@@ -100,7 +100,8 @@ def _store(item: TriggerModel, spec_json: dict, state: dict | None) -> None:
     capacity = quotas.trigger_capacity(spec_json)
     quotas.take(item.tenant, triggers=1, runs=capacity)
     try:
-        stored_spec, _ = dynamo.externalize_payload(item.id, spec_json)
+        stored_spec, _ = payloads.externalize_payload(item.id, spec_json)
+        stored_spec, _ = payloads.externalize_about(item.id, stored_spec)
         item.spec = json.dumps(stored_spec, separators=(",", ":"))
         trigger_writes.insert_trigger(item, state=state)
     except Exception:

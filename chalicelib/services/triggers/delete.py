@@ -11,7 +11,7 @@ from chalicelib.services import audit, quotas
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.triggers.shared import stored_spec
-from chalicelib.store import dynamo, trigger_reads, trigger_writes
+from chalicelib.store import payloads, trigger_reads, trigger_writes
 from chalicelib.store.models import TriggerModel
 
 __all__ = ["delete_trigger", "delete_item", "delete_workflow_triggers"]
@@ -38,7 +38,8 @@ def delete_item(
         item.tenant, triggers=1, runs=quotas.trigger_capacity({"concurrency": spec.concurrency})
     )
     trigger_writes.delete_state(item.id)
-    dynamo.delete_payload(item.id, spec.payload_ref)
+    payloads.delete_payload(item.id, spec.payload_ref)
+    payloads.delete_about(item.id, spec.about_ref)
     if item.backfill_left:
         from chalicelib.services import ondemand  # the backfill path, loaded when used
 

@@ -9,15 +9,14 @@ from chalicelib.domain import schedule
 from chalicelib.domain.due import due_with_slot, to_ms
 from chalicelib.domain.errors import Conflict, ValidationError
 from chalicelib.domain.spec import DisableIn, SwitchManyIn, decode_schedule, parse_model
-from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import record_metric
 from chalicelib.services import audit
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
-from chalicelib.services.triggers.shared import enqueue_if_sent, leases
+from chalicelib.services.triggers.shared import described_spec, enqueue_if_sent, leases
 from chalicelib.services.triggers.views import trigger_view
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, trigger_reads, trigger_writes
+from chalicelib.store import dynamo, payloads, trigger_reads, trigger_writes
 from chalicelib.store.models import TriggerModel
 from chalicelib.store.trigger_writes import Slot
 
@@ -100,13 +99,14 @@ def set_enabled(
     return trigger_view(item, state=state)
 
 
-def _chosen(item: TriggerModel, tenant: str, data: SwitchManyIn, wanted: str) -> bool:
-    """Whether a bulk switch changes ``item``: the tenant's, not yet ``wanted``, matching."""
+def _chosen(item: TriggerModel, about: dict, tenant: str, data: SwitchManyIn, wanted: str) -> bool:
+    """Whether a bulk switch changes ``item``: the tenant's, not yet ``wanted``, matching
+    (``about``: its title and tags, see ``payloads.load_abouts``)."""
     if item.tenant != tenant or item.status == wanted:
         return False
     if data.workflow is not None and item.workflow != data.workflow:
         return False
-    return data.tag is None or TriggerSpec.from_json(item.spec).has_tag(data.tag)
+    return data.tag is None or described_spec(item, about).has_tag(data.tag)
 
 
 def set_enabled_many(principal: Principal, body: Any, *, enabled: bool, now: datetime) -> dict:
@@ -124,8 +124,10 @@ def set_enabled_many(principal: Principal, body: Any, *, enabled: bool, now: dat
     changed: list[str] = []
     skipped: list[dict] = []
     wanted = "active" if enabled else "disabled"
-    for item in sorted(trigger_reads.get_triggers(ids), key=lambda i: i.id):
-        if not _chosen(item, principal.tenant, data, wanted):
+    items = sorted(trigger_reads.get_triggers(ids), key=lambda i: i.id)
+    abouts = payloads.load_abouts(items) if data.tag is not None else {}
+    for item in items:
+        if not _chosen(item, abouts.get(item.id, {}), principal.tenant, data, wanted):
             continue
         try:
             switch_one(principal, item, enabled=enabled, note=data.note, now=now, via="bulk")

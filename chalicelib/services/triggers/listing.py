@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.services.auth import Principal
 from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit
+from chalicelib.services.triggers.shared import described_spec
 from chalicelib.services.triggers.views import trigger_view
-from chalicelib.store import trigger_reads
+from chalicelib.store import payloads, trigger_reads
 from chalicelib.store.models import TriggerModel
 from chalicelib.store.paging import take_page
 from chalicelib.workflows import REGISTRY, get_workflow
@@ -19,18 +19,27 @@ WORKFLOW_CURSOR = {"name": "S"}
 
 
 def _shown(
-    item: TriggerModel | None, *, tag: str | None, workflow: str | None, status: str | None
+    item: TriggerModel | None,
+    about: dict,
+    *,
+    tag: str | None,
+    workflow: str | None,
+    status: str | None,
 ) -> dict | None:
-    """The view of one listed trigger, or None when the filters drop it (or it is gone)."""
+    """The view of one listed trigger, or None when the filters drop it (or it is gone).
+
+    ``about`` is its title and tags as the page read them (``payloads.load_abouts``; an
+    old item still has them inline in its spec).
+    """
     if item is None:
         return None
     if workflow and workflow not in (item.workflow, display_target(item.workflow)):
         return None
     if status and item.status != status:
         return None
-    if tag and not TriggerSpec.from_json(item.spec).has_tag(tag):
+    if tag and not described_spec(item, about).has_tag(tag):
         return None
-    return trigger_view(item)
+    return trigger_view(item, about=about)
 
 
 def list_triggers(principal: Principal, params: dict) -> dict:
@@ -44,7 +53,11 @@ def list_triggers(principal: Principal, params: dict) -> dict:
 
     def materialize(rows: list) -> list:
         found = {t.id: t for t in trigger_reads.get_triggers(r.id for r in rows)}
-        return [_shown(found.get(r.id), tag=tag, workflow=wf, status=status) for r in rows]
+        abouts = payloads.load_abouts(found.values())
+        return [
+            _shown(found.get(r.id), abouts.get(r.id, {}), tag=tag, workflow=wf, status=status)
+            for r in rows
+        ]
 
     results = trigger_reads.tenant_triggers_query(principal.tenant, limit=limit, cursor=cursor)
     items, last_key = take_page(

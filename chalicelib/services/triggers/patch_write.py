@@ -50,7 +50,7 @@ from chalicelib.services.triggers.shared import (
     stored_spec,
 )
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, trigger_writes
+from chalicelib.store import dynamo, payloads, trigger_writes
 from chalicelib.store.models import TriggerModel
 from chalicelib.store.trigger_writes import DueChange, EditOutcome, StateEdit, TriggerEdit
 from chalicelib.workflows import get_workflow, is_known_target, remote
@@ -68,7 +68,7 @@ def _validated(
 ) -> tuple[TriggerIn, dict | None]:
     """The merged settings, validated as a whole, and the new state (None: unchanged)."""
     merged = merged_spec(
-        dynamo.load_spec(item),
+        dynamo.load_spec(item, about=True),
         data,
         sent,
         kind=item.kind,
@@ -214,11 +214,12 @@ def write_patch(
     full, state = _validated(item, data, sent, now=now)
     shown_once, sealed = _new_target(item, full.workflow, now=now)
     status = status_after(item.status, sent, data.enabled)
-    # A large payload goes to an item of its own (dynamo.externalize_payload); the one
-    # it replaces is deleted once the new spec is written.
-    old_ref = stored_spec(item).payload_ref
+    # A large payload, and the title and tags, go to items of their own (store/payloads);
+    # those they replace are deleted once the new spec is written.
+    old = stored_spec(item)
     spec = spec_to_store(full, exclude={"state", "enabled"})
-    stored, new_ref = dynamo.externalize_payload(item.id, spec, existing=old_ref)
+    stored, new_ref = payloads.externalize_payload(item.id, spec, existing=old.payload_ref)
+    stored, new_about = payloads.externalize_about(item.id, stored, existing=old.about_ref)
     edit = TriggerEdit(
         expected_version=int(item.version or 1),
         spec=json.dumps(stored, separators=(",", ":")),
@@ -230,7 +231,9 @@ def write_patch(
     )
     edit = dataclasses.replace(edit, **_slot_fields(item, full, status, now=now))
     in_place = _commit(item, edit, state)
-    if old_ref != new_ref:
-        dynamo.delete_payload(item.id, old_ref)
+    if old.payload_ref != new_ref:
+        payloads.delete_payload(item.id, old.payload_ref)
+    if old.about_ref != new_about:
+        payloads.delete_about(item.id, old.about_ref)
     written, state_after = _written(item, in_place=in_place, state=state)
     return written, state_after, shown_once

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -9,13 +10,14 @@ from chalicelib.domain import due, schedule
 from chalicelib.domain.errors import ValidationError
 from chalicelib.domain.runs import InFlight, read_in_flight, scheduled_slot_of_run
 from chalicelib.domain.spec import TriggerIn
-from chalicelib.domain.trigger_spec import TriggerSpec
+from chalicelib.domain.trigger_spec import TriggerSpec, compact
 from chalicelib.store import dynamo
 from chalicelib.store.models import TriggerModel
 
 __all__ = [
     "loaded_spec",
     "stored_spec",
+    "described_spec",
     "in_flight",
     "leases",
     "last_run_of",
@@ -27,15 +29,22 @@ __all__ = [
 ]
 
 
-def loaded_spec(item: TriggerModel) -> tuple[dict, TriggerSpec]:
-    """The stored spec with its payload read back: as a dict, and typed."""
-    raw = dynamo.load_spec(item)
+def loaded_spec(item: TriggerModel, *, about: bool | dict = True) -> tuple[dict, TriggerSpec]:
+    """The stored spec with its payload and its title and tags read back: as a dict, and
+    typed (``about``: a dict is the about part read already, see ``payloads.load_abouts``)."""
+    raw = dynamo.load_spec(item, about=about)
     return raw, TriggerSpec.from_dict(raw)
 
 
 def stored_spec(item: TriggerModel) -> TriggerSpec:
     """The stored spec as it is on the item (an externalized payload stays a reference)."""
     return TriggerSpec.from_json(item.spec)
+
+
+def described_spec(item: TriggerModel, about: dict) -> TriggerSpec:
+    """The stored spec with the title and tags a list read (``payloads.load_abouts``); an
+    item stored before they were kept apart has them inline, and ``about`` is empty."""
+    return TriggerSpec.from_dict({**json.loads(item.spec or "{}"), **about})
 
 
 def in_flight(item: TriggerModel) -> list[InFlight]:
@@ -84,11 +93,16 @@ def check_expiry(limits: Any, *, now: datetime) -> None:
 
 
 def spec_to_store(data: TriggerIn, *, exclude: set[str]) -> dict:
-    """The spec to store: the validated body without ``exclude`` and the event's secret."""
+    """The spec to store: the validated body without ``exclude``, the event's secret and
+    every field that has its default value (``trigger_spec.compact``; readers expand it).
+
+    Every claim, start and settle rewrites the trigger item, at a write unit per KB: the
+    defaults spelled out were 380 B or more of it.
+    """
     spec_json = data.model_dump(mode="json", exclude=exclude)
     if spec_json.get("event"):
         spec_json["event"].pop("secret", None)
-    return spec_json
+    return compact(spec_json)
 
 
 def enqueue_if_sent(item: TriggerModel | None, *, now: datetime) -> None:

@@ -78,10 +78,15 @@ def _settings_view(item: TriggerModel, spec: TriggerSpec) -> dict:
 
 
 def trigger_view(
-    item: TriggerModel, *, state: dict | None = None, extra: dict | None = None
+    item: TriggerModel,
+    *,
+    state: dict | None = None,
+    extra: dict | None = None,
+    about: dict | None = None,
 ) -> dict:
-    """A trigger as the API shows it (never a secret)."""
-    raw, spec = loaded_spec(item)
+    """A trigger as the API shows it (never a secret); ``about``: its title and tags when
+    a list read them already (``payloads.load_abouts``)."""
+    raw, spec = loaded_spec(item, about=about if about is not None else True)
     view = {
         **_settings_view(item, spec),
         **_pause_view(item),
