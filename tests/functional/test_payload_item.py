@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from chalicelib import assembly
+from chalicelib.domain.spec import TriggerIn, parse_model
 from chalicelib.services import triggers
 from chalicelib.store import dynamo
 from chalicelib.store.aws import client
@@ -45,6 +46,19 @@ def _item_bytes(trigger_id: str) -> int:
 
 def _payload_items() -> list[str]:
     return [i.trigger_id for i in StateModel.scan() if "#payload#" in i.trigger_id]
+
+
+def _about_items() -> list[str]:
+    return [i.trigger_id for i in StateModel.scan() if "#about#" in i.trigger_id]
+
+
+LONG = {
+    "workflow": "echo",
+    "schedule": {"interval_s": 60},
+    "title": "Nightly export of the payments ledger to the warehouse, " * 3 + "x" * 32,
+    "tags": [f"team-{n}-payments-prod"[:20] for n in range(10)],
+    "payload": {"bucket": "exports-prod", "prefix": "ledger/daily/", "rows": 10_000},
+}
 
 
 def test_a_large_payload_is_kept_out_of_the_trigger_item_and_reaches_the_workflow(
@@ -131,5 +145,93 @@ def test_a_long_title_ten_tags_and_a_payload_keep_the_trigger_item_under_1_kb(aw
     clock.advance(60)
     assembly.tick(now=clock())
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
-    print("MEASURE settled", _item_bytes(created["id"]))
     assert _item_bytes(created["id"]) < 1024
+
+
+def _old_spec(body: dict) -> str:
+    """The spec as stored before defaults and title/tags were left out of the item."""
+    spec = parse_model(TriggerIn, body).model_dump(mode="json", exclude={"state"})
+    return json.dumps(spec, separators=(",", ":"))
+
+
+def _same_fields(view: dict) -> dict:
+    """A view without what differs between two triggers made from one body."""
+    different = {"id", "webhook_url", "created_at", "updated_at", "next_fire_at", "last_run"}
+    return {k: v for k, v in view.items() if k not in different}
+
+
+def test_a_trigger_stored_the_old_way_reads_lists_and_fires_as_a_new_one(
+    aws, clock, root, monkeypatch
+):
+    """Items written with every default spelled out (and title and tags inline) read the same."""
+    seen = []
+
+    def keep(fire):
+        seen.append(fire.payload)
+        return Result()
+
+    monkeypatch.setitem(REGISTRY, "keep-payload", Workflow(name="keep-payload", func=keep))
+    body = {**LONG, "workflow": "keep-payload", "limits": {"max_failures": 2}}
+    new = triggers.create_trigger(root, body, now=clock())
+    old = triggers.create_trigger(root, body, now=clock())
+    TriggerModel(old["id"]).update(actions=[TriggerModel.spec.set(_old_spec(body))])
+    assert "about_ref" in dynamo.get_trigger(new["id"]).spec
+    assert "about_ref" not in dynamo.get_trigger(old["id"]).spec
+    assert '"max_failures":5' not in dynamo.get_trigger(new["id"]).spec
+
+    views = [triggers.get_trigger_view(root, t["id"]) for t in (new, old)]
+    assert _same_fields(views[0]) == _same_fields(views[1]) == _same_fields(new)
+    assert views[1]["limits"] == {
+        "max_runs": None,
+        "expires_at": None,
+        "max_usd": None,
+        "budget_period": "month",
+        "max_failures": 2,
+    }
+    assert views[1]["schedule"] == {
+        "cron": None,
+        "timezone": "UTC",
+        "interval_s": 60,
+        "at": None,
+        "dst": None,
+    }
+    listed = triggers.list_triggers(root, {"tag": "team-3-payments-prod"})["items"]
+    assert sorted(v["id"] for v in listed) == sorted([new["id"], old["id"]])
+    shown = {k: v for k, v in _same_fields(views[0]).items() if k != "state"}
+    assert [_same_fields(v) for v in listed] == [shown] * 2
+
+    clock.advance(60)
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded", "succeeded"]
+    assert seen == [LONG["payload"], LONG["payload"]]
+    after = [triggers.get_trigger_view(root, t["id"]) for t in (new, old)]
+    assert _same_fields(after[0]) == _same_fields(after[1])
+    assert after[1]["run_count"] == 1
+
+    # An edit stores the old trigger the new way; what it shows changes only where edited.
+    patched = triggers.patch_trigger(root, old["id"], {"overlap": "allow"}, now=clock())
+    assert _same_fields(patched) == {**_same_fields(after[1]), "overlap": "allow", "version": 2}
+    assert "about_ref" in dynamo.get_trigger(old["id"]).spec
+    assert _item_bytes(old["id"]) < _item_bytes(new["id"]) + 32
+
+
+def test_an_edit_keeps_the_title_and_tags_and_replaces_their_item(aws, clock, root):
+    created = triggers.create_trigger(root, LONG, now=clock())
+    (first,) = _about_items()
+    patched = triggers.patch_trigger(root, created["id"], {"concurrency": 2}, now=clock())
+    assert (patched["title"], patched["tags"]) == (LONG["title"], LONG["tags"])
+    assert _about_items() == [first]  # unchanged: not written again
+    patched = triggers.patch_trigger(root, created["id"], {"tags": ["one"]}, now=clock())
+    assert (patched["title"], patched["tags"]) == (LONG["title"], ["one"])
+    (second,) = _about_items()
+    assert second != first
+    patched = triggers.patch_trigger(
+        root, created["id"], {"title": None, "tags": None}, now=clock()
+    )
+    assert (patched["title"], patched["tags"], patched["display_name"]) == (None, [], "echo")
+    assert _about_items() == []
+    assert triggers.list_triggers(root, {"tag": "one"})["items"] == []
+    triggers.patch_trigger(root, created["id"], {"title": "back"}, now=clock())
+    assert triggers.get_trigger_view(root, created["id"])["title"] == "back"
+    triggers.delete_trigger(root, created["id"], now=clock())
+    assert _about_items() == []
