@@ -8,6 +8,7 @@ read per trigger that has ``limits.max_usd``; none for the others.
 
 from __future__ import annotations
 
+from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.store.models import LedgerModel, TriggerModel
 
 __all__ = ["budget_view"]
@@ -15,14 +16,15 @@ __all__ = ["budget_view"]
 
 def budget_view(item: TriggerModel, spec: dict) -> dict:
     """``{"budget": {max_usd, budget_period, period, spent_usd, reserved_usd}}`` or nothing."""
-    limits = spec.get("limits") or {}
-    if limits.get("max_usd") is None:
+    found = TriggerSpec.from_dict(spec).budget
+    if found is None:
         return {}
+    max_usd, period = found
     newest = next(iter(LedgerModel.query(item.id, scan_index_forward=False, limit=1)), None)
     return {
         "budget": {
-            "max_usd": float(limits["max_usd"]),
-            "budget_period": limits.get("budget_period") or "month",
+            "max_usd": max_usd,
+            "budget_period": period,
             "period": newest.period if newest is not None else None,
             "spent_usd": float(newest.spent_usd or 0) if newest is not None else 0.0,
             "reserved_usd": float(newest.reserved_usd or 0) if newest is not None else 0.0,
