@@ -12,6 +12,7 @@ from chalicelib.domain.due import sched_json, to_ms
 from chalicelib.domain.errors import ValidationError
 from chalicelib.domain.ids import new_trigger_id
 from chalicelib.domain.spec import ScheduleIn, TriggerIn, parse_model, schedule_spec_from
+from chalicelib.domain.trigger_spec import split_about
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import audit, quotas
 from chalicelib.services import state as state_contract
@@ -92,10 +93,11 @@ def _place(item: TriggerModel, data: TriggerIn, *, now: datetime) -> dict:
     return shown_once
 
 
-def _store(item: TriggerModel, spec_json: dict, state: dict | None) -> None:
+def _store(item: TriggerModel, spec_json: dict, state: dict | None) -> dict:
     """Take the tenant's quotas (429 quota), store, and give them back if the write fails.
 
-    The quotas are taken last, after every check a client can fail.
+    The quotas are taken last, after every check a client can fail. Returns the title and
+    tags kept in the about item (the 201 shows them without reading it back).
     """
     capacity = quotas.trigger_capacity(spec_json)
     quotas.take(item.tenant, triggers=1, runs=capacity)
@@ -107,6 +109,7 @@ def _store(item: TriggerModel, spec_json: dict, state: dict | None) -> None:
     except Exception:
         quotas.release(item.tenant, triggers=1, runs=capacity)
         raise
+    return split_about(spec_json)[1]
 
 
 def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
@@ -120,7 +123,7 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
     spec_json = spec_to_store(data, exclude={"state"})
     item = _new_item(principal, data, trigger_id, to_ms(now))
     shown_once = _place(item, data, now=now)
-    _store(item, spec_json, state)
+    about = _store(item, spec_json, state)
     enqueue_if_sent(item, now=now)
     audit.record(
         principal,
@@ -132,4 +135,4 @@ def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
     )
     record_metric("TriggersCreated", kind=item.kind)
     logger.info("trigger created", extra={"trigger_id": trigger_id, "kind": item.kind})
-    return trigger_view(item, state=state or {}, extra=shown_once)
+    return trigger_view(item, state=state or {}, extra=shown_once, about=about)
