@@ -294,13 +294,17 @@ class _Fleet:
             self.heartbeat_s.append(billed)
             self.heartbeat_wall_s.append(time.perf_counter() - wall)
 
-    def create(self, n: int, *, workflow: str, schedule: dict, state: bool) -> None:
+    def create(
+        self, n: int, *, workflow: str, schedule: dict, state: bool, history: str | None = None
+    ) -> None:
         from chalicelib.services import triggers as trigger_service
         from chalicelib.services.auth import Principal
 
         root = Principal("root", "local", "admin")
         for _ in range(n):
             body: dict[str, Any] = {"workflow": workflow, "schedule": schedule}
+            if history is not None:
+                body["history"] = history
             if state:
                 body["state"] = {"count": 0}
             trigger_service.create_trigger(root, body, now=self.clock())
@@ -344,6 +348,7 @@ def _one_run(
     batch_size: int,
     state: bool,
     schedule: dict,
+    history: str | None = None,
 ) -> dict:
     env.fresh()
     register_bench_workflows()
@@ -351,7 +356,9 @@ def _one_run(
     with CallLog() as log:
         fleet = _Fleet(env, log, batch_size=batch_size)
         with log.pause():
-            fleet.create(triggers, workflow=workflow, schedule=schedule, state=state)
+            fleet.create(
+                triggers, workflow=workflow, schedule=schedule, state=state, history=history
+            )
             # A warm Lambda: clients built, first calls made (and each trigger's first fire).
             for _ in range(period):
                 fleet.minute()
@@ -380,6 +387,16 @@ def _one_run(
     return measured
 
 
+def _run_records(calls: list[Call]) -> int:
+    """The run records written (``runs`` PutItems): one a fire with full history."""
+    from chalicelib.store.runs import RunModel
+
+    table = RunModel.Meta.table_name
+    return sum(
+        1 for c in calls if c.operation == "PutItem" and (c.table or "").rsplit("-", 1)[-1] == table
+    )
+
+
 def _summary(fleet: _Fleet, calls: list[Call], logs: dict) -> dict:
     fires = fleet.fires
     bill = price(calls)
@@ -390,6 +407,7 @@ def _summary(fleet: _Fleet, calls: list[Call], logs: dict) -> dict:
         "dynamodb_wru": sum(c.wru + c.gsi_wru for c in dynamo) / fires,
         "dynamodb_rru": sum(c.rru for c in dynamo) / fires,
         "dynamodb_calls": len(dynamo) / fires,
+        "run_records": _run_records(calls) / fires,
         "state_reads": sum(1 for c in dynamo if c.caller.endswith("get_state")) / fires,
         "state_read_rru": sum(c.rru for c in dynamo if c.caller.endswith("get_state")) / fires,
         "sqs_requests": sum(1 for c in calls if c.service == "sqs") / fires,
@@ -493,7 +511,9 @@ def deployed_bill(
         log_bytes += PLATFORM_LINE_BYTES["xray"] * per["lambda_invocations"]
     if not compact_logs and tracing != "Active":
         log_bytes -= PLATFORM_LINE_BYTES["xray"] * per["lambda_invocations"]
-    run_bytes = measured["run_record_bytes"] + ITEM_OVERHEAD_BYTES
+    # Storage is paid per record kept: one a fire, or fewer with ``history: failures``.
+    records = per.get("run_records", 1.0)
+    run_bytes = records * (measured["run_record_bytes"] + ITEM_OVERHEAD_BYTES)
     months = _run_months()
     lines = {
         "DynamoDB writes": per["dynamodb_wru"] * PRICES["dynamodb_wru"],
@@ -569,6 +589,7 @@ def measure_fire_cost(
     batch_size: int = 10,
     state: bool = False,
     schedule: dict | None = None,
+    history: str | None = None,
 ) -> dict:
     """Median dollars per million fires over ``repeats`` runs, with the last run's breakdown.
 
@@ -587,6 +608,7 @@ def measure_fire_cost(
             batch_size=batch_size,
             state=state,
             schedule=schedule,
+            history=history,
         )
         for _ in range(repeats)
     ]
@@ -618,4 +640,5 @@ def measure_fire_cost(
         "workflow": workflow,
         "batch_size": batch_size,
         "schedule": schedule,
+        "history": history or "full",
     }

@@ -39,6 +39,9 @@ SHAPES = {
     "unbatched": "sparse: one fire per invocation",
     "with_state": "1-minute interval, a workflow that writes state",
     "cron_15m": "15-minute cron",
+    "batched_history_failures": "1-minute interval, `history: failures`",
+    "unbatched_history_failures": "sparse, `history: failures`",
+    "cron_15m_history_failures": "15-minute cron, `history: failures`",
 }
 
 

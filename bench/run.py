@@ -31,12 +31,16 @@ __all__ = ["main", "run", "SECTIONS"]
 SECTIONS = ("heartbeat", "cost", "webhook", "lateness", "burst", "coldstart")
 # The fire cost, four ways: the event source mapping's batches of 10 (fires that come
 # due together), every fire alone (sparse schedules), a workflow that writes state, and
-# 15-minute crons.
+# 15-minute crons; and three of them again with the cheaper run history.
 COST_VARIANTS = {
     "batched": {},
     "unbatched": {"batch_size": 1},
     "with_state": {"workflow": "echo", "state": True},
     "cron_15m": {"schedule": {"cron": "*/15 * * * *"}},
+    # The same three shapes with ``history: failures`` (no run record of a success).
+    "batched_history_failures": {"history": "failures"},
+    "unbatched_history_failures": {"batch_size": 1, "history": "failures"},
+    "cron_15m_history_failures": {"schedule": {"cron": "*/15 * * * *"}, "history": "failures"},
 }
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,7 +14,7 @@ from chalicelib.cli.context import usage
 __all__ = ["build_create_body", "build_update_body", "delivered_source"]
 
 LIMIT_NAMES = ("max_runs", "expires_at", "max_usd", "budget_period", "max_failures")
-SETTING_NAMES = ("overlap", "concurrency", "serialize_key", "secret_scope")
+SETTING_NAMES = ("overlap", "concurrency", "serialize_key", "secret_scope", "history")
 # Option name -> the schedule field it sets, in the order a PATCH schedule lists them.
 _SCHEDULE_FIELDS = (("cron", "cron"), ("every", "interval_s"), ("at", "at"), ("tz", "timezone"))
 

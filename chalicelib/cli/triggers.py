@@ -62,6 +62,11 @@ _setting_options = stack(
     click.option("--concurrency", type=click.IntRange(1, 100), help="Runs at once (1)."),
     click.option("--serialize-key", help="Runs of triggers sharing this key never overlap."),
     click.option("--secret-scope", help="Secrets are looked up as <scope>/NAME first."),
+    click.option(
+        "--history",
+        type=click.Choice(("full", "failures")),
+        help="Record every run (full), or only runs that did not succeed (failures).",
+    ),
 )
 
 _event_options = stack(

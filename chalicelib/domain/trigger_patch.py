@@ -47,6 +47,7 @@ DIFF_FIELDS = (
     "overlap",
     "concurrency",
     "allow_destructive",
+    "history",
     "status",
     "next_fire_at",
 )

@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "overlap": "skip",
     "concurrency": 1,
     "allow_destructive": False,
+    "history": "full",
 }
 
 # The nested objects' defaults, in the request models' field order (``expand`` keeps it, so
@@ -226,6 +227,7 @@ class TriggerSpec:
     overlap: str = DEFAULTS["overlap"]
     concurrency: int = DEFAULTS["concurrency"]
     allow_destructive: bool = DEFAULTS["allow_destructive"]
+    history: str = DEFAULTS["history"]
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -250,6 +252,7 @@ class TriggerSpec:
             overlap=full.get("overlap") or DEFAULTS["overlap"],
             concurrency=_count(full.get("concurrency"), DEFAULTS["concurrency"]),
             allow_destructive=bool(full.get("allow_destructive")),
+            history=full.get("history") or DEFAULTS["history"],
             extra={k: v for k, v in full.items() if k not in known},
         )
 

@@ -64,6 +64,11 @@ class TriggerOut(_Out):
     overlap: Literal["skip", "buffer_one", "allow"]
     concurrency: int
     allow_destructive: bool
+    history: Literal["full", "failures"] = Field(
+        default="full",
+        description="Which runs get a run record: all (`full`), or all but the scheduled "
+        "and event runs that succeeded (`failures`, two write units less per fire)",
+    )
     enabled: bool
     status: Literal["active", "disabled"]
     disabled_reason: str | None = Field(

@@ -66,6 +66,7 @@ class TriggerIn(Strict):
     overlap: Literal["skip", "buffer_one", "allow"] = "skip"
     concurrency: int = Field(default=1, ge=1, le=100)
     allow_destructive: bool = False
+    history: Literal["full", "failures"] = "full"
     enabled: bool = True
 
     @field_validator("title")
@@ -96,6 +97,7 @@ class TriggerPatch(Strict):
     overlap: Literal["skip", "buffer_one", "allow"] | None = None
     concurrency: int | None = Field(default=None, ge=1, le=100)
     allow_destructive: bool | None = None
+    history: Literal["full", "failures"] | None = None
     enabled: bool | None = None
 
     @field_validator("title")

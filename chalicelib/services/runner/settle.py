@@ -3,8 +3,9 @@
 Settle: state written back if the run produced any (also a failed run that raised
 ``WorkflowFailed(state=...)``), the claim cleared, failures counted, a returned
 ``next_fire_at`` applied (clamped to at least 1 s ahead), the disable rules applied, the
-run recorded; then the slot that waited for this run is sent, and the pipeline's
-``after_settle`` hooks run.
+run recorded (unless the trigger's ``history`` leaves a success out: ``domain/history``);
+then the slot that waited for this run is sent, and the pipeline's ``after_settle`` hooks
+run.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 
 from chalicelib.domain import schedule
 from chalicelib.domain.epoch_ms import dt, ms, parse_iso
+from chalicelib.domain.history import records_run
 from chalicelib.domain.limits import MAX_STATE_BYTES
 from chalicelib.domain.rules import (
     event_will_retry,
@@ -24,6 +26,7 @@ from chalicelib.domain.rules import (
     run_succeeded,
 )
 from chalicelib.domain.settle import Limits, clip_text, disable_reason_after_run, result_problem
+from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.heartbeat.slots import enqueue_if_sent_window, fire_message
 from chalicelib.services.pipeline import Pipeline, RunContext
@@ -167,7 +170,11 @@ def _record_run(
                 pipeline.redact(ctx, json.dumps(result.output, default=str)),
                 max_bytes=OUTPUT_LIMIT_BYTES,
             )
-    dynamo.put_run(run)
+    # ``history: failures`` keeps no record of a success (two write units a fire); its
+    # last_run, counters, metrics and log line are written all the same.
+    history = TriggerSpec.from_dict(ctx.spec).history
+    if records_run(history, status=outcome.status, surface=ctx.message.surface):
+        dynamo.put_run(run)
     record_metric("Runs", status=outcome.status, surface=ctx.message.surface)
     if run.lateness_ms is not None:
         record_metric("Lateness", float(run.lateness_ms), unit="Milliseconds")

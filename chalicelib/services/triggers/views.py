@@ -74,6 +74,7 @@ def _settings_view(item: TriggerModel, spec: TriggerSpec) -> dict:
         "overlap": spec.overlap,
         "concurrency": spec.concurrency,
         "allow_destructive": spec.allow_destructive,
+        "history": spec.history,
     }
 
 
