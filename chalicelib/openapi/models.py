@@ -65,7 +65,6 @@ class TriggerOut(_Out):
     concurrency: int
     allow_destructive: bool
     history: Literal["full", "failures"] = Field(
-        default="full",
         description="Which runs get a run record: all (`full`), or all but the scheduled "
         "and event runs that succeeded (`failures`, two write units less per fire)",
     )
