@@ -63,3 +63,11 @@ def test_a_stored_spec_without_history_reads_as_full_and_with_it_as_stored():
     assert TriggerSpec.from_dict({}).history == "full"
     assert TriggerSpec.from_dict({"history": "failures"}).history == "failures"
     assert "history" not in TriggerSpec.from_dict({"history": "failures"}).extra
+
+
+def test_the_cli_sends_history_on_create_and_update():
+    from chalicelib.cli import build_create_body, build_update_body
+
+    body = build_create_body({"workflow": "echo", "every": 60, "history": "failures"})
+    assert body == {"workflow": "echo", "schedule": {"interval_s": 60}, "history": "failures"}
+    assert build_update_body({"history": "full"}) == {"history": "full"}
