@@ -14,7 +14,13 @@ may keep less:
 
 from __future__ import annotations
 
-__all__ = ["HISTORY_MODES", "DEFAULT_HISTORY", "ALWAYS_RECORDED_SURFACES", "records_run"]
+__all__ = [
+    "HISTORY_MODES",
+    "DEFAULT_HISTORY",
+    "ALWAYS_RECORDED_SURFACES",
+    "records_run",
+    "slot_ran",
+]
 
 HISTORY_MODES = ("full", "failures")
 DEFAULT_HISTORY = "full"
@@ -33,3 +39,18 @@ def records_run(history: str | None, *, status: str, surface: str) -> bool:
     if surface in ALWAYS_RECORDED_SURFACES:
         return True
     return status != "succeeded"
+
+
+def slot_ran(
+    history: str | None, *, recorded_status: str | None, slot_ms: int, created_ms: int
+) -> bool:
+    """Whether a backfill counts a past scheduled slot as one that already ran.
+
+    A record says so, unless it is ``skipped`` (the slot never ran its workflow). Without
+    a record, a ``failures`` trigger's slot since its creation may have been a success,
+    which leaves none: it counts as ran, so a backfill never runs a slot twice (and cannot
+    make up slots missed in a pause or a downtime of such a trigger).
+    """
+    if recorded_status is not None:
+        return recorded_status != "skipped"
+    return history == "failures" and slot_ms > created_ms

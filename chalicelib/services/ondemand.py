@@ -35,7 +35,9 @@ from chalicelib.domain import schedule
 from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.errors import Conflict, ServiceUnavailable, ValidationError
+from chalicelib.domain.history import slot_ran
 from chalicelib.domain.ids import schedule_run_id
+from chalicelib.domain.runs import scheduled_slot_of_run
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import audit, switch
@@ -102,9 +104,23 @@ def _already_ran(item: TriggerModel, run_ids: list[str]) -> set[str]:
     """The run ids among ``run_ids`` that ran, run now, or are claimed.
 
     A ``skipped`` record does not count: the slot never ran its workflow (the switch was
-    off, or an overlap skipped it), which is exactly what a backfill is for.
+    off, or an overlap skipped it), which is exactly what a backfill is for. A ``history:
+    failures`` trigger keeps no record of a success: ``history.slot_ran`` decides.
     """
-    done = set(dynamo.in_flight_of(item)) | store.ran_run_ids(item.id, run_ids)
+    statuses = store.recorded_statuses(item.id, run_ids)
+    history = TriggerSpec.from_json(item.spec).history
+    created_ms = int(item.created_ms or 0)
+    ran = {
+        run_id
+        for run_id in run_ids
+        if slot_ran(
+            history,
+            recorded_status=statuses.get(run_id),
+            slot_ms=scheduled_slot_of_run(run_id) or 0,
+            created_ms=created_ms,
+        )
+    }
+    done = set(dynamo.in_flight_of(item)) | ran
     return done & set(run_ids)
 
 

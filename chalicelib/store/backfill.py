@@ -24,6 +24,7 @@ __all__ = [
     "set_left",
     "mark_started",
     "ran_run_ids",
+    "recorded_statuses",
     "recent_costs",
 ]
 
@@ -132,6 +133,16 @@ def ran_run_ids(trigger_id: str, run_ids: list[str]) -> set[str]:
             if run.status != "skipped":
                 done.add(run.run_id)
     return done
+
+
+def recorded_statuses(trigger_id: str, run_ids: list[str]) -> dict[str, str]:
+    """The status of each run id among ``run_ids`` that has a record."""
+    keys = [(trigger_id, run_id) for run_id in run_ids]
+    found: dict[str, str] = {}
+    for start in range(0, len(keys), 100):
+        for run in RunModel.batch_get(keys[start : start + 100]):
+            found[run.run_id] = run.status
+    return found
 
 
 def recent_costs(trigger_id: str, *, limit: int) -> list[float]:

@@ -201,3 +201,18 @@ def test_history_over_http_create_get_patch_and_a_bad_value(aws):
         assert (bad.status, bad.error.get("field")) == (422, "history")
         bad = api.call("POST", "/v1/triggers", {**body, "history": "sometimes"})
         assert (bad.status, bad.error.get("field")) == (422, "history")
+
+
+def test_a_backfill_of_a_failures_trigger_never_reruns_a_slot_that_may_have_succeeded(
+    aws, clock, root
+):
+    from chalicelib.services import ondemand
+
+    created = _create(root, clock, schedule={"cron": "* * * * *"}, history="failures")
+    assert _tick_and_drain(aws, clock) == ["succeeded"]
+    assert _tick_and_drain(aws, clock) == ["succeeded"]  # 12:01 and 12:02, unrecorded
+    window = {"from": "2026-11-30T11:55:00Z", "to": "2026-11-30T12:02:00Z", "dry_run": True}
+    dry = ondemand.backfill(root, created["id"], window, now=clock())
+    # 11:55 ... 12:00 run (before the trigger existed); 12:01 and 12:02 may have succeeded.
+    assert (dry["slots"], dry["already_ran"]) == (6, 2)
+    assert (dry["first"], dry["last"]) == ("2026-11-30T11:55:00.000Z", "2026-11-30T12:00:00.000Z")

@@ -6,7 +6,7 @@ import typing
 
 import pytest
 
-from chalicelib.domain.history import DEFAULT_HISTORY, HISTORY_MODES, records_run
+from chalicelib.domain.history import DEFAULT_HISTORY, HISTORY_MODES, records_run, slot_ran
 from chalicelib.domain.runs import RUN_STATUSES, RUN_SURFACES
 from chalicelib.domain.spec import TriggerIn, TriggerPatch
 from chalicelib.domain.trigger_spec import DEFAULTS, TriggerSpec
@@ -71,3 +71,25 @@ def test_the_cli_sends_history_on_create_and_update():
     body = build_create_body({"workflow": "echo", "every": 60, "history": "failures"})
     assert body == {"workflow": "echo", "schedule": {"interval_s": 60}, "history": "failures"}
     assert build_update_body({"history": "full"}) == {"history": "full"}
+
+
+CREATED = 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("history", "status", "slot_ms", "ran"),
+    [
+        ("full", "succeeded", CREATED + 60_000, True),
+        ("full", "failed", CREATED + 60_000, True),
+        ("full", "skipped", CREATED + 60_000, False),
+        ("full", None, CREATED + 60_000, False),  # no record: it never ran
+        ("failures", None, CREATED + 60_000, True),  # no record: maybe a success
+        ("failures", None, CREATED, False),  # the creation instant is never a fire
+        ("failures", None, CREATED - 60_000, False),  # before the trigger existed
+        ("failures", "skipped", CREATED + 60_000, False),
+        ("failures", "lost", CREATED + 60_000, True),
+        (None, None, CREATED + 60_000, False),
+    ],
+)
+def test_slot_ran_for_a_backfill(history, status, slot_ms, ran):
+    assert slot_ran(history, recorded_status=status, slot_ms=slot_ms, created_ms=CREATED) is ran
