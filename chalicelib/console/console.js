@@ -560,6 +560,7 @@
     els['limits.max_failures'] = num('max_failures', limits.max_failures || 5, { min: 1 });
     els.overlap = h('select', { name: 'overlap' }, [['skip', 'Skip a fire while one runs'], ['buffer_one', 'Keep one waiting'], ['allow', 'Allow overlap']].map(([v, t]) => h('option', { value: v, selected: existing && existing.overlap === v }, t)));
     els.concurrency = num('concurrency', existing ? existing.concurrency : 1, { min: 1, max: 100 });
+    els.history = h('select', { name: 'history' }, [['full', 'Every run'], ['failures', 'Only runs that did not succeed']].map(([v, t]) => h('option', { value: v, selected: existing && existing.history === v }, t)));
     els.serialize_key = h('input', { name: 'serialize_key', value: existing ? existing.serialize_key || '' : '' });
     const backfillAll = h('input', { type: 'radio', name: 'backfill', value: 'all' });
     const backfillNow = h('input', { type: 'radio', name: 'backfill', value: 'from_now', checked: true });
@@ -568,7 +569,8 @@
     const options = h('details', {}, h('summary', {}, 'Tags, limits and options'), h('div', { class: 'grid' },
       field('Tags', els.tags, 'Comma-separated.'), field('Max runs', els['limits.max_runs']), field('Expires at (UTC)', els['limits.expires_at']),
       field('Budget (USD)', els['limits.max_usd']), field('Budget period', els['limits.budget_period']), field('Max consecutive failures', els['limits.max_failures']),
-      field('Overlap', els.overlap), field('Concurrency', els.concurrency), field('Serialize key', els.serialize_key)));
+      field('Overlap', els.overlap), field('Concurrency', els.concurrency), field('Serialize key', els.serialize_key),
+      field('Run history', els.history, 'Which runs keep a record.')));
     const wfChanged = () => {
       const w = wfs.find((x) => x.name === workflow.value);
       backfill.hidden = editing || !(w && w.state_schema);
@@ -592,6 +594,7 @@
         max_usd: number(els['limits.max_usd']), budget_period: els['limits.budget_period'].value, max_failures: number(els['limits.max_failures']) || 5 };
       out.overlap = els.overlap.value;
       out.concurrency = number(els.concurrency) || 1;
+      out.history = els.history.value;
       out.serialize_key = els.serialize_key.value.trim() || null;
       if (kindSchedule.checked) out.schedule = buildSchedule();
       else {
@@ -814,7 +817,8 @@
     const v = (x) => (x === null || x === undefined ? '—' : String(x));
     return h('dl', { class: 'facts' }, dt('Budget', budgetText(t)), dt('Runs', `${t.run_count}${l.max_runs ? ` of ${l.max_runs}` : ''}`),
       dt('Consecutive failures', `${t.consecutive_failures} (disables at ${v(l.max_failures)})`), dt('Expires', l.expires_at ? fmtAt(l.expires_at, zoneOf(t)) : '—'),
-      dt('Overlap', v(t.overlap)), dt('Concurrency', v(t.concurrency)), dt('Serialize key', v(t.serialize_key)));
+      dt('Overlap', v(t.overlap)), dt('Concurrency', v(t.concurrency)), dt('Serialize key', v(t.serialize_key)),
+      dt('Run history', v(t.history)));
   }
 
   function backfillDialog(t) {
