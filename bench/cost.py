@@ -391,10 +391,8 @@ def _run_records(calls: list[Call]) -> int:
     """The run records written (``runs`` PutItems): one a fire with full history."""
     from chalicelib.store.runs import RunModel
 
-    table = RunModel.Meta.table_name
-    return sum(
-        1 for c in calls if c.operation == "PutItem" and (c.table or "").rsplit("-", 1)[-1] == table
-    )
+    table = RunModel.Meta.table_name  # as configured: the stage prefix included
+    return sum(1 for c in calls if c.operation == "PutItem" and c.table == table)
 
 
 def _summary(fleet: _Fleet, calls: list[Call], logs: dict) -> dict:
