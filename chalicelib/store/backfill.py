@@ -23,7 +23,6 @@ __all__ = [
     "drop_pending",
     "set_left",
     "mark_started",
-    "ran_run_ids",
     "recorded_statuses",
     "recent_costs",
 ]
@@ -122,17 +121,6 @@ def mark_started(item: TriggerModel, slots: int) -> bool:
             return False
         raise
     return True
-
-
-def ran_run_ids(trigger_id: str, run_ids: list[str]) -> set[str]:
-    """The run ids among ``run_ids`` with a record that is not ``skipped``."""
-    keys = [(trigger_id, run_id) for run_id in run_ids]
-    done: set[str] = set()
-    for start in range(0, len(keys), 100):
-        for run in RunModel.batch_get(keys[start : start + 100]):
-            if run.status != "skipped":
-                done.add(run.run_id)
-    return done
 
 
 def recorded_statuses(trigger_id: str, run_ids: list[str]) -> dict[str, str]:
