@@ -24,7 +24,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SUITE = [
     "tests/reliability/test_fire_path.py",
     "tests/functional/test_heartbeat_enqueue.py",
+    "tests/reliability/test_concurrent_heartbeats.py",
+    "tests/functional/test_shard_change.py",
+    "tests/functional/test_runner_batch.py",
 ]
+
+# pytest's exit codes: 0 all passed, 1 some test failed. Anything else (5: ``-k`` chose
+# no test; 2/3/4: interrupted, internal or usage error) is neither a pass nor a catch.
+PASSED, TESTS_FAILED, NO_TESTS = 0, 1, 5
 
 
 @dataclass(frozen=True)
@@ -120,7 +127,7 @@ MUTATIONS = [
         "chalicelib/store/cursors.py",
         '        arguments["ConditionExpression"] = "#c = :old"\n        values[":old"] = {"N": str(expected)}',
         '        arguments["ConditionExpression"] = "attribute_exists(id) OR #c = :old"\n        values[":old"] = {"N": str(expected)}',
-        focus="concurrent_heartbeats",
+        focus="concurrent_heartbeats_dispatch_each_slot_once",
     ),
     Mutation(
         "started_at read before the guards",
@@ -135,6 +142,34 @@ MUTATIONS = [
         "    if reason is not None:\n        dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now))",
         '    if reason == "failures":\n        dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now))',
         focus="only_run_is_lost",
+    ),
+    Mutation(
+        "first cursor write not fenced (two ticks send a shard's first window)",
+        "chalicelib/store/cursors.py",
+        '        arguments["ConditionExpression"] = "attribute_not_exists(#c)"',
+        '        arguments["ConditionExpression"] = "attribute_not_exists(#c) OR attribute_exists(#c)"',
+        focus="twenty_concurrent_heartbeats",
+    ),
+    Mutation(
+        "a lowered shard count stops reading the old shards",
+        "chalicelib/store/shard_registry.py",
+        "        if found.in_use is not None and found.in_use >= current:\n            return found.in_use",
+        "        if found.in_use is not None and found.in_use >= current:\n            return current",
+        focus="lowered_shard_count",
+    ),
+    Mutation(
+        "an old shard still holding a row is retired",
+        "chalicelib/store/shard_registry.py",
+        "    while target > current and (target - 1) in empty:",
+        "    while target > current:",
+        focus="old_shard_holding_a_row",
+    ),
+    Mutation(
+        "a batch reports a failed message as succeeded (its fire is lost)",
+        "chalicelib/fire_batch.py",
+        "        if isinstance(outcome, BaseException):\n            raise outcome",
+        '        if isinstance(outcome, BaseException):\n            return "failed"',
+        focus="only_the_failing_message_is_reported",
     ),
 ]
 
@@ -169,7 +204,8 @@ def _plant(tree: Path, mutation: Mutation) -> None:
     path.write_text(text.replace(mutation.old, mutation.new))
 
 
-def _suite_passes(tree: Path, *, verbose: bool, focus: str = "") -> tuple[bool, float, str]:
+def _suite_passes(tree: Path, *, verbose: bool, focus: str = "") -> tuple[int, float, str]:
+    """pytest's exit code over the suite (only the tests ``focus`` selects, if given)."""
     started = time.monotonic()
     selection = ["-k", focus] if focus else []
     # Run from the copy: its chalicelib comes first on sys.path (before the editable
@@ -184,7 +220,26 @@ def _suite_passes(tree: Path, *, verbose: bool, focus: str = "") -> tuple[bool, 
     tail = "\n".join(answer.stdout.strip().splitlines()[-3:])
     if verbose:
         print(answer.stdout[-3000:])
-    return answer.returncode == 0, time.monotonic() - started, tail
+    return answer.returncode, time.monotonic() - started, tail
+
+
+def _try(tree: Path, mutation: Mutation, *, verbose: bool) -> tuple[str, float, str]:
+    """ "caught" if a test failed, "SURVIVED" if all passed, "ERROR" if pytest did not run.
+
+    The tests meant for it first; if they miss it, the whole suite. A focus that selects
+    no test is an error of this file, never a catch.
+    """
+    code, seconds, tail = _suite_passes(tree, verbose=verbose, focus=mutation.focus)
+    if code == NO_TESTS and mutation.focus:
+        return "ERROR", seconds, f"focus {mutation.focus!r} selects no test\n{tail}"
+    if code == PASSED and mutation.focus:
+        code, more, tail = _suite_passes(tree, verbose=verbose)
+        seconds += more
+    if code == TESTS_FAILED:
+        return "caught", seconds, tail
+    if code == PASSED:
+        return "SURVIVED", seconds, tail
+    return "ERROR", seconds, tail
 
 
 def _env() -> dict:
@@ -212,9 +267,9 @@ def main(argv: list[str] | None = None) -> int:
             if _plant_check != 1:
                 print(f"anchor of {m.name!r} found {_plant_check} times in {m.path}")
                 return 2
-        ok, seconds, tail = _suite_passes(base, verbose=args.verbose)
-        print(f"unmutated suite: {'passes' if ok else 'FAILS'} ({seconds:.0f} s)")
-        if not ok:
+        code, seconds, tail = _suite_passes(base, verbose=args.verbose)
+        print(f"unmutated suite: {'passes' if code == PASSED else 'FAILS'} ({seconds:.0f} s)")
+        if code != PASSED:
             print(tail)
             return 2
         caught = 0
@@ -222,15 +277,14 @@ def main(argv: list[str] | None = None) -> int:
             tree = Path(tmp) / f"m{n}"
             shutil.copytree(base, tree)
             _plant(tree, mutation)
-            # The tests meant for it first; if they miss it, the whole suite.
-            passed, seconds, tail = _suite_passes(tree, verbose=args.verbose, focus=mutation.focus)
-            if passed and mutation.focus:
-                passed, more, tail = _suite_passes(tree, verbose=args.verbose)
-                seconds += more
-            caught += not passed
-            verdict = "caught" if not passed else "SURVIVED"
-            print(f"{verdict:8}  {mutation.name}  ({seconds:.0f} s)", flush=True)
+            verdict, seconds, tail = _try(tree, mutation, verbose=args.verbose)
             shutil.rmtree(tree, ignore_errors=True)
+            if verdict == "ERROR":
+                print(f"ERROR     {mutation.name}: the suite did not run ({seconds:.0f} s)")
+                print(tail)
+                return 2
+            caught += verdict == "caught"
+            print(f"{verdict:8}  {mutation.name}  ({seconds:.0f} s)", flush=True)
         print(f"mutants caught: {caught}/{len(chosen)}")
         return 0 if caught == len(chosen) else 1
 
