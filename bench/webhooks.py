@@ -263,11 +263,20 @@ def measure_burst(
     return _burst(stack, deliveries=deliveries, seconds=seconds, triggers=triggers)
 
 
+def _longest_gap_s(start_ms: int, finishes: list[int]) -> float:
+    """The longest time with no run settling, from ``start_ms`` to the last settle."""
+    points = [start_ms, *sorted(f for f in finishes if f >= start_ms)]
+    return round(
+        max((b - a for a, b in zip(points, points[1:], strict=False)), default=0) / 1000, 1
+    )
+
+
 def _burst(stack, *, deliveries: int, seconds: float, triggers: int) -> dict:
     # Half the triggers count their runs (echo: state.count), half keep runners busy
-    # (sleep 50 ms), so that the ceiling is actually pressed.
-    counting = _event_triggers(stack, triggers // 2, "echo")
-    busy = _event_triggers(stack, triggers - triggers // 2, "sleep")
+    # (sleep 50 ms), so that the ceiling is actually pressed. One trigger: it counts
+    # (echo), and with its default concurrency of 1 its runs form one chain.
+    counting = _event_triggers(stack, max(1, triggers // 2), "echo")
+    busy = _event_triggers(stack, triggers - len(counting), "sleep")
     targets = counting + busy
     answers: list[tuple[str, int, dict]] = []
     lock = threading.Lock()
@@ -336,9 +345,12 @@ def _burst(stack, *, deliveries: int, seconds: float, triggers: int) -> dict:
     ]
     last_finish = max((e for _, e in intervals), default=last_sent_ms)
     first_start = min((b for b, _ in intervals), default=last_sent_ms)
+    finishes = [_ms(r["finished_at"]) for r in mine if r.get("finished_at")]
     return {
         "deliveries": deliveries,
         "seconds": seconds,
+        "triggers": triggers,
+        "longest_settle_gap_s": _longest_gap_s(int(started * 1000), finishes),
         "sent_s": round(sent_s, 1),
         "answers": {str(k): v for k, v in sorted(statuses.items())},
         "accepted": len(accepted),
