@@ -110,6 +110,29 @@ def _all_runs(stack, *, surface: str = "schedule") -> list[dict]:
             return runs
 
 
+def _by_crowd(window: list[dict]) -> dict:
+    """Lateness by how many fires share the fire's scheduled second (where it goes)."""
+    crowd: dict[int, int] = {}
+    for r in window:
+        second = _ms(r["scheduled_for"]) // 1000
+        crowd[second] = crowd.get(second, 0) + 1
+    groups: dict[str, list[int]] = {}
+    for r in window:
+        if not r.get("started_at"):
+            continue
+        n = crowd[_ms(r["scheduled_for"]) // 1000]
+        name = "1" if n == 1 else "2-10" if n <= 10 else "11-50" if n <= 50 else "over 50"
+        groups.setdefault(name, []).append(_ms(r["started_at"]) - _ms(r["scheduled_for"]))
+    return {
+        name: {
+            "fires": len(values),
+            "p50_ms": round(percentile(values, 50)),
+            "p99_ms": round(percentile(values, 99)),
+        }
+        for name, values in sorted(groups.items())
+    }
+
+
 @contextlib.contextmanager
 def local_stack(*, quick: bool) -> Iterator[Any]:
     """The local stack as ``make run`` starts it: 60 s heartbeat (2 s when quick), 5 runners."""
@@ -191,6 +214,7 @@ def measure_lateness(
         if r.get("started_at"):
             late = _ms(r["started_at"]) - _ms(r["scheduled_for"])
             by_kind.setdefault(kind_of[r["trigger_id"]], []).append(late)
+    by_crowd = _by_crowd(window)
     durations = [
         _ms(r["finished_at"]) - _ms(r["started_at"])
         for r in window
@@ -212,6 +236,8 @@ def measure_lateness(
         "not_succeeded": sum(1 for r in window if r["status"] != "succeeded"),
         "run_ms_p50": round(percentile(durations, 50)) if durations else None,
         "statuses": statuses,
+        "by_crowd": by_crowd,
+        "late_over_1s": sum(1 for v in lateness if v > 1000),
         "by_kind": {
             kind: {
                 "fires": len(values),
