@@ -14,6 +14,7 @@ Both transactions happen once per trigger (and once after each edit), never per 
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -70,7 +71,14 @@ def state_of(item: TriggerModel) -> tuple[dict, int]:
 
 def _connection() -> Connection:
     meta = TriggerModel.Meta
-    return Connection(region=meta.region, host=getattr(meta, "host", None))
+    return _connection_to(meta.region, getattr(meta, "host", None))
+
+
+@functools.lru_cache(maxsize=8)
+def _connection_to(region: str | None, host: str | None) -> Connection:
+    # One per endpoint, as a model keeps its own: each new Connection builds a botocore
+    # session and client (~120 ms of CPU), which was most of a new trigger's first fire.
+    return Connection(region=region, host=host)
 
 
 def mark_stateless(trigger_id: str, *, version: int) -> bool:
