@@ -1,13 +1,20 @@
 """Scenario helpers shared by the functional and reliability tests (time driven by hand).
 
+Test files import their helpers from here (fixtures come from the conftest files), never
+from another test file; each helper has one copy.
+
+- the ``count-executions`` workflow and ``EXECUTIONS``, the count of its runs per fire
+  id, taken inside the workflow: the one count that proves "never run twice".
 - ``create_scheduled``: a trigger through the service, every minute unless told otherwise.
 - ``create_staggered``: many triggers with slightly different periods.
 - ``fire_next``: the next tick's runs, the heartbeat at ``now`` and the queue drained.
 - ``ticks_at_once``: heartbeat ticks released together on threads.
-- ``webhook_trigger``, ``deliver``, ``event_of``: a generic-webhook trigger, a signed
-  delivery of ``{"n": n}`` straight to the service, and the event it stored.
-- the ``scenario-count`` workflow and ``EXECUTIONS``, the count of its runs per fire id,
-  taken inside the workflow: the one count that proves "never run twice".
+- ``webhook_trigger``, ``deliver``, ``accept``, ``event_of``: a generic-webhook trigger,
+  a signed delivery of ``{"n": n}`` straight to the service (``accept``: one that must be
+  accepted), and the event it stored.
+- ``source_trigger``, ``token_of``, ``post``, ``now_s``: an event trigger of any source
+  and a delivery through the ``/hooks`` route (the ``http`` fixture).
+- ``Esm`` and ``runs_of``: Lambda's SQS event source mapping by hand, a trigger's runs.
 """
 
 from __future__ import annotations
@@ -15,49 +22,69 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib import assembly
 from chalicelib.services import events, triggers
 from chalicelib.store.models import EventModel
 from chalicelib.workflows import REGISTRY, Fire, Result, workflow
-from tests.signing import signed_headers
+from tests.signing import ISSUED_SECRETS, signed_headers
 
 __all__ = [
     "EXECUTIONS",
+    "COUNTING",
     "create_scheduled",
     "create_staggered",
     "fire_next",
     "ticks_at_once",
     "webhook_trigger",
     "deliver",
+    "accept",
     "event_of",
+    "source_trigger",
+    "token_of",
+    "post",
+    "now_s",
+    "Esm",
+    "runs_of",
 ]
 
+# fire_id -> how many times the workflow body ran. The one count that proves "never run
+# twice": it is taken inside the workflow, not from any record.
 EXECUTIONS: Counter = Counter()
 _lock = threading.Lock()
+COUNTING = "count-executions"
 
-if "scenario-count" not in REGISTRY:
+if COUNTING not in REGISTRY:
 
-    @workflow("scenario-count")
+    @workflow(COUNTING)
     def count_executions(fire: Fire) -> Result:
-        """Counts its executions per fire id; its runs in ``state.n``."""
+        """Counts its executions per fire id, and its runs in ``state.n`` (unless the
+        payload says ``stateless``: one write less per fire)."""
         with _lock:
             EXECUTIONS[fire.fire_id] += 1
-        return Result(state={"n": (fire.state or {}).get("n", 0) + 1})
+        output = {"fire_id": fire.fire_id}
+        if isinstance(fire.payload, dict) and fire.payload.get("stateless"):
+            return Result(output=output)
+        state = dict(fire.state or {})
+        state["n"] = int(state.get("n") or 0) + 1
+        return Result(state=state, output=output)
 
 
 def create_scheduled(principal: Any, clock: Any, **body: Any) -> str:
-    """Create a trigger (every 60 s unless ``schedule`` says otherwise); its id."""
+    """Create a trigger (``count-executions`` every 60 s unless told otherwise); its id."""
+    body.setdefault("workflow", COUNTING)
     body.setdefault("schedule", {"interval_s": 60})
     return triggers.create_trigger(principal, body, now=clock())["id"]
 
 
 def create_staggered(principal: Any, clock: Any, count: int) -> list[str]:
-    """``count`` ``scenario-count`` triggers every 60, 61, 62... s; their ids."""
+    """``count`` ``count-executions`` triggers every 60, 61, 62... s; their ids."""
     created = []
     for n in range(count):
-        body = {"workflow": "scenario-count", "schedule": {"interval_s": 60 + n}}
+        body = {"workflow": COUNTING, "schedule": {"interval_s": 60 + n}}
         created.append(triggers.create_trigger(principal, body, now=clock())["id"])
     return created
 
@@ -93,10 +120,16 @@ def ticks_at_once(count: int, *, now: Any) -> list:
     return reports
 
 
+# -- event triggers, straight to the service ------------------------------------------
+
+
 def webhook_trigger(
-    principal: Any, clock: Any, *, workflow: str, event: dict | None = None, **fields: Any
+    principal: Any, clock: Any, *, workflow: str = "count", event: dict | None = None, **fields: Any
 ) -> dict:
-    """Create a generic-webhook trigger (``event`` adds to its event fields); the answer."""
+    """Create a generic-webhook trigger (``event`` adds to its event fields); the answer.
+
+    The default workflow ``count`` is the ``ran`` fixture's (tests/functional/conftest.py).
+    """
     spec = {"source": "webhook", **(event or {})}
     return triggers.create_trigger(
         principal, {"workflow": workflow, "event": spec, **fields}, now=clock()
@@ -113,6 +146,104 @@ def deliver(created: dict, clock: Any, n: int, *, key: str | None = None) -> tup
     return events.receive(token, body=body, headers=headers, now=clock())
 
 
+def accept(created: dict, clock: Any, n: int, *, key: str | None = None) -> dict:
+    """``deliver``, which must be accepted (202); the answer."""
+    status, answer = deliver(created, clock, n, key=key)
+    assert status == 202, answer
+    return answer
+
+
 def event_of(answer: dict) -> EventModel:
     """The stored event of an accepted delivery (a consistent read)."""
     return EventModel.get(answer["event_id"], consistent_read=True)
+
+
+# -- event triggers of any source, through the /hooks route ----------------------------
+
+
+def source_trigger(
+    root: Any, clock: Any, source: str, *, workflow: str = "echo", **event: Any
+) -> dict:
+    """Create an event trigger for ``source`` (with the provider's secret where it issues one)."""
+    spec = {"source": source, **event}
+    if source in ISSUED_SECRETS and "secret" not in event:
+        spec["secret"] = ISSUED_SECRETS[source]
+    return triggers.create_trigger(root, {"workflow": workflow, "event": spec}, now=clock())
+
+
+def token_of(created: dict) -> str:
+    return created["webhook"]["url"].rsplit("/", 1)[1]
+
+
+def post(http: Any, created_or_token: Any, body: bytes, headers: dict) -> tuple[int, dict]:
+    """A delivery through the ``/hooks`` route of the ``http`` fixture; status and answer."""
+    token = created_or_token if isinstance(created_or_token, str) else token_of(created_or_token)
+    response = http.post(f"/hooks/{token}", headers=headers, body=body)
+    return response.status_code, json.loads(response.body or b"null")
+
+
+def now_s(clock: Any) -> int:
+    return int(clock().timestamp())
+
+
+# -- the fire queue as Lambda drains it -------------------------------------------------
+
+
+@dataclass
+class Esm:
+    """Lambda's SQS event source mapping, by hand: receive up to 10, run the batch through
+    the runner's entry point (partial batch failures), delete what succeeded; what failed
+    or was not deleted comes back (visibility 0 here instead of waiting it out)."""
+
+    aws: Any
+    runner: Any
+    rounds: int = 60
+    on_delete: Callable[[], None] | None = None
+    received: Counter = field(default_factory=Counter)
+
+    def drain(self) -> None:
+        from chalicelib import wiring
+        from chalicelib.local.lambda_events import lambda_record
+
+        sqs = self.aws.sqs()
+        for _ in range(self.rounds):
+            self.aws.purge_delays(self.runner.clock())
+            try:
+                messages = sqs.receive_message(
+                    QueueUrl=self.aws.queue_url,
+                    MaxNumberOfMessages=10,
+                    VisibilityTimeout=0,
+                    AttributeNames=["All"],
+                ).get("Messages", [])
+            except Exception:  # the poller retries
+                continue
+            if not messages:
+                return
+            for m in messages:
+                self.received[m["MessageId"]] += 1
+            event = {"Records": [lambda_record(m, self.aws.queue_url) for m in messages]}
+            try:
+                answer = wiring.handle_sqs_batch(event, runner=self.runner)
+                failed = {f["itemIdentifier"] for f in answer.get("batchItemFailures", [])}
+            except Exception:  # the invocation failed: the whole batch comes back
+                failed = {m["MessageId"] for m in messages}
+            done = [m for m in messages if m["MessageId"] not in failed]
+            if done:
+                try:
+                    sqs.delete_message_batch(
+                        QueueUrl=self.aws.queue_url,
+                        Entries=[
+                            {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
+                            for i, m in enumerate(done)
+                        ],
+                    )
+                except Exception:  # not deleted: delivered again (at least once)
+                    pass
+        raise AssertionError(f"queue not drained in {self.rounds} rounds")
+
+
+def runs_of(trigger_id: str) -> list:
+    """Every run record of a trigger, oldest first."""
+    from chalicelib.store.models import RunModel
+
+    return list(RunModel.query(trigger_id, consistent_read=True))

@@ -154,3 +154,40 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     running = start_stack(tmp_path_factory.mktemp("stack"))
     yield running
     stop_stack(running)
+
+
+# -- the cronhook command, as a user runs it -------------------------------------------
+
+
+@dataclass
+class Ran:
+    code: int
+    out: str
+    err: str
+
+    def json(self):
+        return json.loads(self.out)
+
+
+def _command() -> list[str]:
+    script = Path(sys.executable).parent / "cronhook"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "chalicelib.cli"]
+
+
+@pytest.fixture
+def cronhook(stack):
+    def run(*args: str, key: str | None = None, url: str | None = None) -> Ran:
+        env = {
+            **os.environ,
+            "CRONHOOK_URL": url or stack.url,
+            "CRONHOOK_API_KEY": key if key is not None else stack.api_key,
+            "NO_COLOR": "1",
+            "COLUMNS": "200",
+        }
+        done = subprocess.run(
+            [*_command(), *args], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert "Traceback" not in done.stderr, done.stderr
+        return Ran(done.returncode, done.stdout, done.stderr)
+
+    return run

@@ -6,54 +6,14 @@ reached), 2 usage. No command ever prints a traceback.
 
 from __future__ import annotations
 
-import json
-import os
 import secrets
 import socket
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.e2e
 
 FAR_FUTURE = "2031-01-01T08:00:00+01:00"
-
-
-@dataclass
-class Ran:
-    code: int
-    out: str
-    err: str
-
-    def json(self):
-        return json.loads(self.out)
-
-
-def _command() -> list[str]:
-    script = Path(sys.executable).parent / "cronhook"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "chalicelib.cli"]
-
-
-@pytest.fixture
-def cronhook(stack):
-    def run(*args: str, key: str | None = None, url: str | None = None) -> Ran:
-        env = {
-            **os.environ,
-            "CRONHOOK_URL": url or stack.url,
-            "CRONHOOK_API_KEY": key if key is not None else stack.api_key,
-            "NO_COLOR": "1",
-            "COLUMNS": "200",
-        }
-        done = subprocess.run(
-            [*_command(), *args], capture_output=True, text=True, env=env, timeout=60
-        )
-        assert "Traceback" not in done.stderr, done.stderr
-        return Ran(done.returncode, done.stdout, done.stderr)
-
-    return run
 
 
 def test_create_each_kind_and_list_them_by_tag(cronhook):

@@ -7,8 +7,6 @@ import secrets
 
 import pytest
 
-from tests.e2e.test_cli_e2e import cronhook  # noqa: F401  (the fixture)
-
 pytestmark = pytest.mark.e2e
 
 WINDOW = ("--from", "2026-01-05T00:00:00Z", "--to", "2026-01-05T02:00:00Z")

@@ -10,8 +10,6 @@ without running the workflow again (a lost attempt is retried, as a reaped run i
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from chalicelib import assembly
@@ -19,10 +17,9 @@ from chalicelib.domain.errors import Conflict
 from chalicelib.services import events, triggers
 from chalicelib.services.pipeline import AfterSettleFailed, Pipeline
 from chalicelib.store import dynamo, kms
-from chalicelib.store.models import EventModel, RunModel
+from chalicelib.store.models import RunModel
 from chalicelib.store.sqs import FireMessage
-from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
-from tests.signing import signed_headers
+from tests.scenarios import accept, event_of, webhook_trigger
 
 
 class Crash(BaseException):
@@ -32,45 +29,6 @@ class Crash(BaseException):
 @pytest.fixture(autouse=True)
 def _fresh_secret_cache():
     kms.clear_cache()
-
-
-@pytest.fixture
-def ran(monkeypatch) -> list[int]:
-    """Workflow ``count`` keeps the ``n`` of every payload it runs; ``flaky`` fails its first."""
-    seen: list[int] = []
-
-    def count(fire: Fire) -> Result:
-        seen.append(fire.payload["n"])
-        return Result(output={"n": fire.payload["n"]})
-
-    def flaky(fire: Fire) -> Result:
-        seen.append(fire.payload["n"])
-        if fire.attempt == 1:
-            raise RuntimeError("first attempt fails")
-        return Result()
-
-    monkeypatch.setitem(REGISTRY, "count", Workflow(name="count", func=count))
-    monkeypatch.setitem(REGISTRY, "flaky", Workflow(name="flaky", func=flaky))
-    return seen
-
-
-def make_trigger(root, clock, *, workflow: str = "count", **event) -> dict:
-    return triggers.create_trigger(
-        root, {"workflow": workflow, "event": {"source": "webhook", **event}}, now=clock()
-    )
-
-
-def deliver(created: dict, clock, n: int) -> dict:
-    body = json.dumps({"type": "job", "n": n}).encode()
-    headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0, delivery=f"j{n}")
-    token = created["webhook"]["url"].rsplit("/", 1)[1]
-    status, answer = events.receive(token, body=body, headers=headers, now=clock())
-    assert status == 202
-    return answer
-
-
-def event_of(answer: dict) -> EventModel:
-    return EventModel.get(answer["event_id"], consistent_read=True)
 
 
 def without_event_hook(monkeypatch, how: str, runner_):
@@ -121,8 +79,8 @@ def past(clock, ms: int, seconds: float) -> None:
 def test_a_succeeded_run_whose_event_was_not_recorded_ends_succeeded_once(
     aws, clock, root, ran, monkeypatch, how
 ):
-    created = make_trigger(root, clock)
-    answer = deliver(created, clock, 1)
+    created = webhook_trigger(root, clock)
+    answer = accept(created, clock, 1)
     run_ = assembly.build_runner(clock=clock)
     with monkeypatch.context() as m:
         without_event_hook(m, how, run_)
@@ -176,8 +134,8 @@ def test_a_succeeded_run_whose_event_was_not_recorded_ends_succeeded_once(
 def test_a_failed_attempt_whose_event_was_not_recorded_is_retried(
     aws, clock, root, ran, monkeypatch
 ):
-    created = make_trigger(root, clock, workflow="flaky", max_attempts=3)
-    answer = deliver(created, clock, 5)
+    created = webhook_trigger(root, clock, workflow="flaky", event={"max_attempts": 3})
+    answer = accept(created, clock, 5)
     run_ = assembly.build_runner(clock=clock)
     with monkeypatch.context() as m:
         without_event_hook(m, "process dies", run_)
@@ -201,8 +159,8 @@ def test_a_failed_attempt_whose_event_was_not_recorded_is_retried(
 def test_a_run_settled_but_never_recorded_is_recorded_from_the_triggers_last_run(
     aws, clock, root, ran, monkeypatch
 ):
-    created = make_trigger(root, clock)
-    answer = deliver(created, clock, 2)
+    created = webhook_trigger(root, clock)
+    answer = accept(created, clock, 2)
     run_ = assembly.build_runner(clock=clock)
 
     def die(run, **kwargs):
@@ -228,8 +186,8 @@ def test_a_run_settled_but_never_recorded_is_recorded_from_the_triggers_last_run
 def test_a_run_that_left_no_trace_is_a_lost_attempt(
     aws, clock, root, ran, monkeypatch, max_attempts, ends
 ):
-    created = make_trigger(root, clock, max_attempts=max_attempts)
-    answer = deliver(created, clock, 3)
+    created = webhook_trigger(root, clock, event={"max_attempts": max_attempts})
+    answer = accept(created, clock, 3)
     run_ = assembly.build_runner(clock=clock)
 
     def die(run, **kwargs):
@@ -258,8 +216,8 @@ def test_a_run_that_left_no_trace_is_a_lost_attempt(
 
 
 def test_a_live_run_is_left_to_its_lease_and_a_reaped_one_is_retried_once(aws, clock, root, ran):
-    created = make_trigger(root, clock)
-    answer = deliver(created, clock, 4)
+    created = webhook_trigger(root, clock)
+    answer = accept(created, clock, 4)
     (message,) = aws.receive()
     aws.delete([message])
     now_ms = int(clock().timestamp() * 1000)
@@ -284,8 +242,8 @@ def test_a_live_run_is_left_to_its_lease_and_a_reaped_one_is_retried_once(aws, c
 
 
 def test_a_lost_retry_message_is_resent_even_while_another_event_runs(aws, clock, root, ran):
-    created = make_trigger(root, clock, workflow="flaky", max_attempts=3)
-    first = deliver(created, clock, 1)
+    created = webhook_trigger(root, clock, workflow="flaky", event={"max_attempts": 3})
+    first = accept(created, clock, 1)
     run_ = assembly.build_runner(clock=clock)
     aws.purge_delays()
     (message,) = aws.receive()
@@ -297,7 +255,7 @@ def test_a_lost_retry_message_is_resent_even_while_another_event_runs(aws, clock
 
     # A second event takes the slot and runs for a long time.
     clock.advance(1)
-    second = deliver(created, clock, 2)
+    second = accept(created, clock, 2)
     (message,) = aws.receive()
     aws.delete([message])
     lease_ms = int(clock().timestamp() * 1000) + 600_000

@@ -14,49 +14,15 @@ from chalicelib.domain.errors import Conflict, NotFound, ValidationError
 from chalicelib.services import events, triggers
 from chalicelib.store import dynamo, kms
 from chalicelib.store.aws import client
-from chalicelib.store.models import EventModel
 from chalicelib.store.sqs import FireMessage, send_fires
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
+from tests.scenarios import deliver, event_of, webhook_trigger
 from tests.signing import signed_headers
 
 
 @pytest.fixture(autouse=True)
 def _fresh_secret_cache():
     kms.clear_cache()
-
-
-@pytest.fixture
-def record(monkeypatch):
-    """A workflow ``record`` (no state) that keeps the ``n`` of every payload it runs."""
-    seen: list[int] = []
-
-    def run(fire: Fire) -> Result:
-        seen.append(fire.payload["n"])
-        return Result(output={"n": fire.payload["n"]})
-
-    monkeypatch.setitem(REGISTRY, "record", Workflow(name="record", func=run))
-    return seen
-
-
-def make_trigger(root, clock, *, workflow: str = "record", **fields) -> dict:
-    event = {"source": "webhook", **fields.pop("event", {})}
-    return triggers.create_trigger(
-        root, {"workflow": workflow, "event": event, **fields}, now=clock()
-    )
-
-
-def deliver(created: dict, clock, n: int, *, key: str | None = None) -> tuple[int, dict]:
-    """A signed generic-webhook delivery with payload ``{"n": n}``, straight to the service."""
-    body = json.dumps({"type": "job", "n": n}).encode()
-    headers = signed_headers(
-        "webhook", created["webhook"]["secret"], body, ts=0, delivery=key or f"job-{n}"
-    )
-    token = created["webhook"]["url"].rsplit("/", 1)[1]
-    return events.receive(token, body=body, headers=headers, now=clock())
-
-
-def event_of(answer: dict) -> EventModel:
-    return EventModel.get(answer["event_id"], consistent_read=True)
 
 
 def test_events_of_a_full_trigger_wait_and_run_one_after_another_in_arrival_order(
@@ -85,7 +51,7 @@ def test_events_of_a_full_trigger_wait_and_run_one_after_another_in_arrival_orde
         return Result()
 
     monkeypatch.setitem(REGISTRY, "queue", Workflow(name="queue", func=run))
-    created = make_trigger(root, clock, workflow="queue")
+    created = webhook_trigger(root, clock, workflow="queue")
     answers = [deliver(created, clock, 1)[1]]
     (first,) = aws.receive(max_messages=1)
     for n in range(2, 6):
@@ -104,10 +70,8 @@ def test_events_of_a_full_trigger_wait_and_run_one_after_another_in_arrival_orde
     assert dynamo.in_flight_of(dynamo.get_trigger(created["id"])) == {}
 
 
-def test_a_newer_events_message_leaves_the_slot_to_the_oldest_waiting_event(
-    aws, clock, root, record
-):
-    created = make_trigger(root, clock)
+def test_a_newer_events_message_leaves_the_slot_to_the_oldest_waiting_event(aws, clock, root, ran):
+    created = webhook_trigger(root, clock)
     answers = []
     for n in (1, 2, 3):
         answers.append(deliver(created, clock, n)[1])
@@ -124,9 +88,9 @@ def test_a_newer_events_message_leaves_the_slot_to_the_oldest_waiting_event(
     runner = assembly.build_runner(clock=clock)
     statuses = [runner.handle(m) for m in newest_first]
     assert statuses == ["succeeded", "succeeded"]
-    assert record == [1, 2]
+    assert ran == [1, 2]
     assert aws.drain(runner).count("succeeded") == 1
-    assert record == [1, 2, 3]
+    assert ran == [1, 2, 3]
 
 
 def step(aws, runner) -> list[str]:
@@ -139,7 +103,7 @@ def step(aws, runner) -> list[str]:
 
 
 def test_a_failed_event_is_retried_with_backoff_then_marked_failed_and_kept(aws, clock, root):
-    created = make_trigger(root, clock, workflow="fail", event={"max_attempts": 3})
+    created = webhook_trigger(root, clock, workflow="fail", event={"max_attempts": 3})
     answer = deliver(created, clock, 1)[1]
     runner = assembly.build_runner(clock=clock)
     assert step(aws, runner) == ["failed"]
@@ -174,8 +138,8 @@ def test_a_failed_event_is_retried_with_backoff_then_marked_failed_and_kept(aws,
     assert (view["status"], view["attempt"]) == ("failed", 3)
 
 
-def test_an_event_stored_but_not_enqueued_is_run_after_the_next_tick(aws, clock, root, record):
-    created = make_trigger(root, clock)
+def test_an_event_stored_but_not_enqueued_is_run_after_the_next_tick(aws, clock, root, ran):
+    created = webhook_trigger(root, clock)
     sqs = client("sqs")
 
     def refuse(**kwargs):
@@ -198,13 +162,13 @@ def test_an_event_stored_but_not_enqueued_is_run_after_the_next_tick(aws, clock,
     clock.advance(2)
     assert assembly.tick(now=clock()).events_dispatched == 1
     assert aws.drain(runner) == ["succeeded"]
-    assert record == [7]
+    assert ran == [7]
     (run,) = triggers.list_trigger_runs(root, created["id"], {})["items"]
     assert run["id"] == answer["run_id"] and run["event_id"] == answer["event_id"]
 
 
-def test_a_reaped_event_run_counts_as_a_failed_attempt_and_is_retried(aws, clock, root, record):
-    created = make_trigger(root, clock)
+def test_a_reaped_event_run_counts_as_a_failed_attempt_and_is_retried(aws, clock, root, ran):
+    created = webhook_trigger(root, clock)
     answer = deliver(created, clock, 3)[1]
     (message,) = aws.receive()
     aws.delete([message])
@@ -223,7 +187,7 @@ def test_a_reaped_event_run_counts_as_a_failed_attempt_and_is_retried(aws, clock
 
     clock.advance(2)
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
-    assert record == [3]
+    assert ran == [3]
     event = event_of(answer)
     assert (event.status, event.attempt) == ("succeeded", 2)
     run = triggers.get_run_view(root, answer["run_id"])
@@ -231,9 +195,9 @@ def test_a_reaped_event_run_counts_as_a_failed_attempt_and_is_retried(aws, clock
 
 
 def test_a_second_message_for_a_finished_event_is_dropped_and_gives_its_slot_back(
-    aws, clock, root, record
+    aws, clock, root, ran
 ):
-    created = make_trigger(root, clock)
+    created = webhook_trigger(root, clock)
     answer = deliver(created, clock, 1)[1]
     runner = assembly.build_runner(clock=clock)
     assert aws.drain(runner) == ["succeeded"]
@@ -245,14 +209,14 @@ def test_a_second_message_for_a_finished_event_is_dropped_and_gives_its_slot_bac
     )
     assert send_fires([duplicate, duplicate]) == []
     assert aws.drain(runner) == ["dropped", "dropped"]
-    assert record == [1]
+    assert ran == [1]
     assert dynamo.in_flight_of(dynamo.get_trigger(created["id"])) == {}
     assert deliver(created, clock, 2)[0] == 202
     assert aws.drain(runner) == ["succeeded"]  # the slot was given back
 
 
-def test_replay_runs_a_stored_event_again_as_a_new_run(aws, clock, root, record):
-    created = make_trigger(root, clock)
+def test_replay_runs_a_stored_event_again_as_a_new_run(aws, clock, root, ran):
+    created = webhook_trigger(root, clock)
     answer = deliver(created, clock, 4)[1]
     runner = assembly.build_runner(clock=clock)
     with pytest.raises(Conflict):
@@ -263,7 +227,7 @@ def test_replay_runs_a_stored_event_again_as_a_new_run(aws, clock, root, record)
     replayed = events.replay_event(root, answer["event_id"], now=clock())
     assert replayed["run_id"] != answer["run_id"]
     assert aws.drain(runner) == ["succeeded"]
-    assert record == [4, 4]
+    assert ran == [4, 4]
     runs = triggers.list_trigger_runs(root, created["id"], {})["items"]
     assert [r["id"] for r in runs] == [replayed["run_id"], answer["run_id"]]
     assert {r["event_id"] for r in runs} == {answer["event_id"]}
@@ -277,18 +241,18 @@ def test_replay_runs_a_stored_event_again_as_a_new_run(aws, clock, root, record)
         events.replay_event(root, "evt_doesnotexist", now=clock())
 
 
-def test_pending_events_of_a_disabled_trigger_are_skipped_not_run(aws, clock, root, record):
-    created = make_trigger(root, clock)
+def test_pending_events_of_a_disabled_trigger_are_skipped_not_run(aws, clock, root, ran):
+    created = webhook_trigger(root, clock)
     answers = [deliver(created, clock, n)[1] for n in (1, 2, 3)]
     triggers.set_enabled(root, created["id"], enabled=False, now=clock())
     aws.drain(assembly.build_runner(clock=clock))
-    assert record == []
+    assert ran == []
     assert {event_of(a).status for a in answers} == {"skipped"}
     assert triggers.list_trigger_runs(root, created["id"], {})["items"] == []
 
 
-def test_events_are_listed_newest_first_a_page_at_a_time(aws, clock, root, record):
-    created = make_trigger(root, clock)
+def test_events_are_listed_newest_first_a_page_at_a_time(aws, clock, root, ran):
+    created = webhook_trigger(root, clock)
     answers = []
     for n in (1, 2, 3):
         answers.append(deliver(created, clock, n)[1])
@@ -300,7 +264,7 @@ def test_events_are_listed_newest_first_a_page_at_a_time(aws, clock, root, recor
     assert "x-signature-256" not in first["items"][0]["headers"]
     rest = events.list_events(root, created["id"], {"limit": "2", "cursor": first["next_cursor"]})
     assert [e["id"] for e in rest["items"]] == [answers[0]["event_id"]]
-    other = make_trigger(root, clock)
+    other = webhook_trigger(root, clock)
     with pytest.raises(ValidationError):  # a cursor of another trigger is refused
         events.list_events(root, other["id"], {"cursor": first["next_cursor"]})
 
@@ -322,8 +286,8 @@ def test_an_event_waiting_for_its_serialize_key_runs_when_the_key_is_handed_over
         return Result()
 
     monkeypatch.setitem(REGISTRY, "hold", Workflow(name="hold", func=hold))
-    a = make_trigger(root, clock, workflow="hold", serialize_key="client-7")
-    b = make_trigger(root, clock, workflow="hold", serialize_key="client-7")
+    a = webhook_trigger(root, clock, workflow="hold", serialize_key="client-7")
+    b = webhook_trigger(root, clock, workflow="hold", serialize_key="client-7")
 
     def send(created: dict, who: str) -> dict:
         body = json.dumps({"who": who}).encode()
@@ -348,7 +312,7 @@ def test_an_event_waiting_for_its_serialize_key_runs_when_the_key_is_handed_over
 
 
 def test_only_an_events_last_failed_attempt_counts_toward_max_failures(aws, clock, root):
-    created = make_trigger(
+    created = webhook_trigger(
         root, clock, workflow="fail", event={"max_attempts": 2}, limits={"max_failures": 2}
     )
     runner = assembly.build_runner(clock=clock)
@@ -372,9 +336,9 @@ def test_only_an_events_last_failed_attempt_counts_toward_max_failures(aws, cloc
 
 
 def test_a_reaped_attempt_that_will_be_retried_does_not_count_toward_max_failures(
-    aws, clock, root, record
+    aws, clock, root, ran
 ):
-    created = make_trigger(root, clock, event={"max_attempts": 2}, limits={"max_failures": 1})
+    created = webhook_trigger(root, clock, event={"max_attempts": 2}, limits={"max_failures": 1})
     answer = deliver(created, clock, 4)[1]
 
     def die_after_start() -> None:
@@ -401,4 +365,4 @@ def test_a_reaped_attempt_that_will_be_retried_does_not_count_toward_max_failure
     assert assembly.tick(now=clock()).reaped == 1
     assert trigger() == ("disabled", 1)
     assert event_of(answer).status == "failed"
-    assert record == []
+    assert ran == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 from chalicelib import assembly
 from chalicelib.services import triggers
@@ -10,6 +11,7 @@ from chalicelib.services.runner import RunContext
 from chalicelib.store import dynamo, ledger
 from chalicelib.store.sqs import FireMessage
 from chalicelib.workflows import Result, workflow
+from tests.scenarios import create_scheduled, fire_next
 
 GATE = threading.Event()
 
@@ -22,17 +24,7 @@ def gated_metered(fire):
     return Result(state={"gate": True}, cost_usd=0.5)
 
 
-def _create(root, clock, **body):
-    body.setdefault("workflow", "echo")
-    body.setdefault("schedule", {"interval_s": 60})
-    return triggers.create_trigger(root, body, now=clock())["id"]
-
-
-def _fire_next(aws, clock, runner):
-    """The runs of the next minute (a spare message fenced out, ``dropped``, is no run)."""
-    clock.advance(60)
-    assembly.tick(now=clock())
-    return [s for s in aws.drain(runner) if s != "dropped"]
+_create = partial(create_scheduled, workflow="echo")
 
 
 def _set_state(trigger_id, state):
@@ -52,11 +44,11 @@ def test_the_run_that_crosses_the_budget_stands_and_the_trigger_stops_after_it(a
         limits={"max_usd": 1, "budget_period": "day"},
     )
     runner = assembly.build_runner(clock=clock)
-    assert _fire_next(aws, clock, runner) == ["succeeded"]
+    assert fire_next(aws, clock, runner) == ["succeeded"]
     # The estimate is now the last cost (0.3): 0.3 spent + 0.3 <= 1, so the next run may
     # start, and it turns out to cost 0.9.
     _set_state(trigger_id, {"cost_usd": 0.9})
-    assert _fire_next(aws, clock, runner) == ["succeeded"]
+    assert fire_next(aws, clock, runner) == ["succeeded"]
 
     view = triggers.get_trigger_view(root, trigger_id)
     assert (view["status"], view["disabled_reason"]) == ("disabled", "budget")
@@ -75,10 +67,10 @@ def test_a_run_that_cannot_reserve_is_refused_and_disables_the_trigger(aws, cloc
         limits={"max_usd": 1, "budget_period": "day"},
     )
     runner = assembly.build_runner(clock=clock)
-    assert _fire_next(aws, clock, runner) == ["succeeded"]  # 0.4 spent
-    assert _fire_next(aws, clock, runner) == ["succeeded"]  # 0.8 spent
+    assert fire_next(aws, clock, runner) == ["succeeded"]  # 0.4 spent
+    assert fire_next(aws, clock, runner) == ["succeeded"]  # 0.8 spent
     # 0.8 + an estimated 0.4 would overspend: the run does not start.
-    assert _fire_next(aws, clock, runner) == ["budget_exceeded"]
+    assert fire_next(aws, clock, runner) == ["budget_exceeded"]
 
     view = triggers.get_trigger_view(root, trigger_id)
     assert (view["status"], view["disabled_reason"]) == ("disabled", "budget")
@@ -92,11 +84,11 @@ def test_a_run_that_cannot_reserve_is_refused_and_disables_the_trigger(aws, cloc
 
     # Enabled again within the same day: still no room.
     triggers.set_enabled(root, trigger_id, enabled=True, now=clock())
-    assert _fire_next(aws, clock, runner) == ["budget_exceeded"]
+    assert fire_next(aws, clock, runner) == ["budget_exceeded"]
     # The next day is a new period (the trigger's timezone: UTC for an interval).
     clock.advance(24 * 3600)
     triggers.set_enabled(root, trigger_id, enabled=True, now=clock())
-    assert _fire_next(aws, clock, runner) == ["succeeded"]
+    assert fire_next(aws, clock, runner) == ["succeeded"]
     assert ledger.totals(trigger_id, "day:2026-12-01").spent_usd == 0.4
 
 
@@ -126,7 +118,7 @@ def test_two_concurrent_runs_cannot_overspend_together(aws, clock, root):
         limits={"max_usd": 1, "budget_period": "total"},
     )
     runner = assembly.build_runner(clock=clock)
-    assert _fire_next(aws, clock, runner) == ["succeeded"]  # 0.5 spent; estimate now 0.5
+    assert fire_next(aws, clock, runner) == ["succeeded"]  # 0.5 spent; estimate now 0.5
     GATE.clear()
     # Two runs in flight at once; each alone fits (0.5 + 0.5 <= 1), both would not.
     triggers.fire_now(root, trigger_id, now=clock())

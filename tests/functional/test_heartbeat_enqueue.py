@@ -11,20 +11,11 @@ from __future__ import annotations
 import itertools
 
 from chalicelib import assembly
-from chalicelib.services import triggers
 from chalicelib.services.heartbeat import shards
 from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage
-from tests.functional.test_protocol import EXECUTIONS  # noqa: F401  (registers count-executions)
-
-
-def _create_many(root, clock, count: int) -> list[str]:
-    created = []
-    for n in range(count):
-        body = {"workflow": "count-executions", "schedule": {"interval_s": 60 + n}}
-        created.append(triggers.create_trigger(root, body, now=clock())["id"])
-    return created
+from tests.scenarios import create_staggered
 
 
 def _queued(aws) -> list[FireMessage]:
@@ -36,7 +27,7 @@ def _queued(aws) -> list[FireMessage]:
 
 
 def test_a_tick_enqueues_every_due_slot_once_most_urgent_first_and_claims_nothing(aws, clock, root):
-    created = _create_many(root, clock, 40)
+    created = create_staggered(root, clock, 40)
     clock.advance(100)
     report = assembly.tick(now=clock())
     # Slots due by now + 60 s: the first slot of each, and a second one for the fastest.
@@ -58,7 +49,7 @@ def test_a_tick_out_of_time_hands_the_rest_to_the_next_tick_and_loses_nothing(
 ):
     monkeypatch.setenv("CRONHOOK_DUE_SHARDS", "1")
     reset_settings()
-    created = _create_many(root, clock, 30)
+    created = create_staggered(root, clock, 30)
     # A clock for the deadline that moves one second per look: the tick reaches a few
     # rows within its budget, whatever the machine's load.
     seconds = itertools.count()

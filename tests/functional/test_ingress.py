@@ -23,6 +23,7 @@ from chalicelib.store import kms
 from chalicelib.store.models import AuditModel, EventModel, TriggerModel
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
 from tests.conftest import ROOT_KEY
+from tests.scenarios import now_s, post, source_trigger, token_of
 from tests.signing import GITHUB_VECTOR, ISSUED_SECRETS, SOURCES, delivery_body, signed_headers
 
 TIMESTAMPED = ("stripe", "slack", "standard")
@@ -35,20 +36,6 @@ SIGNATURE_HEADERS = {
     "standard": ("webhook-signature", "webhook-timestamp", "webhook-id"),
     "shopify": ("X-Shopify-Hmac-Sha256",),
 }
-
-
-@pytest.fixture
-def http(aws, clock, monkeypatch):
-    """The Chalice app's HTTP test client; the routes read the test's clock."""
-    import app as app_module
-    from chalicelib.local.gateway import contract_client as Client
-
-    monkeypatch.setattr(app_module, "now_utc", clock)
-    kms.clear_cache()
-    switch.set_override(None)
-    with Client(app_module.app) as client:
-        yield client.http
-    switch.set_override(None)
 
 
 @pytest.fixture
@@ -65,30 +52,8 @@ def fires(monkeypatch):
     return seen
 
 
-def make_trigger(root, clock, source: str, *, workflow: str = "echo", **event) -> dict:
-    """Create an event trigger for ``source`` (with the provider's secret where it issues one)."""
-    spec = {"source": source, **event}
-    if source in ISSUED_SECRETS and "secret" not in event:
-        spec["secret"] = ISSUED_SECRETS[source]
-    return triggers.create_trigger(root, {"workflow": workflow, "event": spec}, now=clock())
-
-
-def token_of(created: dict) -> str:
-    return created["webhook"]["url"].rsplit("/", 1)[1]
-
-
-def post(http, created_or_token, body: bytes, headers: dict) -> tuple[int, dict]:
-    token = created_or_token if isinstance(created_or_token, str) else token_of(created_or_token)
-    response = http.post(f"/hooks/{token}", headers=headers, body=body)
-    return response.status_code, json.loads(response.body or b"null")
-
-
 def stored_events() -> list[EventModel]:
     return list(EventModel.scan())
-
-
-def now_s(clock) -> int:
-    return int(clock().timestamp())
 
 
 # --- each scheme, through the route ---------------------------------------------------
@@ -98,7 +63,7 @@ def now_s(clock) -> int:
 def test_each_source_is_accepted_and_every_bad_signature_gets_the_same_401(
     aws, clock, root, http, fires, source
 ):
-    created = make_trigger(root, clock, source, workflow="record-fire")
+    created = source_trigger(root, clock, source, workflow="record-fire")
     secret = created["webhook"]["secret"]
     body = delivery_body(source, "delivery-1")
     good = signed_headers(source, secret, body, ts=now_s(clock), delivery="delivery-1")
@@ -153,7 +118,7 @@ def test_each_source_is_accepted_and_every_bad_signature_gets_the_same_401(
 
 
 def test_githubs_documented_vector_is_accepted(aws, clock, root, http, fires):
-    created = make_trigger(root, clock, "github", workflow="record-fire")
+    created = source_trigger(root, clock, "github", workflow="record-fire")
     rotated = events.rotate_secret(
         root, created["id"], {"secret": GITHUB_VECTOR["secret"], "grace_s": 0}, now=clock()
     )
@@ -174,7 +139,7 @@ def test_githubs_documented_vector_is_accepted(aws, clock, root, http, fires):
 
 
 def test_a_body_over_1_mib_is_413_before_anything_else(aws, clock, root, http):
-    created = make_trigger(root, clock, "webhook")
+    created = source_trigger(root, clock, "webhook")
     body = b"x" * (1024 * 1024 + 1)
     headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=now_s(clock))
     assert post(http, created, body, headers)[0] == 413
@@ -185,7 +150,7 @@ def test_a_body_over_1_mib_is_413_before_anything_else(aws, clock, root, http):
 def test_a_700_kb_body_goes_to_s3_encrypted_and_the_workflow_sees_it_whole(
     aws, clock, root, http, fires
 ):
-    created = make_trigger(root, clock, "webhook", workflow="record-fire")
+    created = source_trigger(root, clock, "webhook", workflow="record-fire")
     doc = {"type": "bulk", "rows": [f"r{i:06d}-{'é' * 20}" for i in range(13_500)]}
     body = json.dumps(doc, ensure_ascii=False).encode()
     assert 690_000 < len(body) < 1024 * 1024
@@ -210,7 +175,7 @@ def test_a_700_kb_body_goes_to_s3_encrypted_and_the_workflow_sees_it_whole(
 def test_a_duplicate_delivery_answers_200_with_the_original_ids_and_runs_once(
     aws, clock, root, http
 ):
-    created = make_trigger(root, clock, "github", dedupe_window_s=3600)
+    created = source_trigger(root, clock, "github", dedupe_window_s=3600)
     secret = created["webhook"]["secret"]
     body = delivery_body("github", "guid-1")
     first = post(http, created, body, signed_headers("github", secret, body, ts=0, delivery="g1"))
@@ -237,7 +202,7 @@ def test_a_duplicate_delivery_answers_200_with_the_original_ids_and_runs_once(
 
 
 def test_a_disabled_or_expired_trigger_answers_410_and_stores_nothing(aws, clock, root, http):
-    created = make_trigger(root, clock, "webhook")
+    created = source_trigger(root, clock, "webhook")
     secret = created["webhook"]["secret"]
     body = b'{"type": "x"}'
     headers = signed_headers("webhook", secret, body, ts=now_s(clock))
@@ -266,7 +231,7 @@ def test_a_disabled_or_expired_trigger_answers_410_and_stores_nothing(aws, clock
 
 
 def test_triggers_switched_off_answer_503_and_store_nothing(aws, clock, root, http):
-    created = make_trigger(root, clock, "webhook")
+    created = source_trigger(root, clock, "webhook")
     body = b'{"type": "x"}'
     headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=now_s(clock))
     switch.set_override(False)
@@ -277,7 +242,9 @@ def test_triggers_switched_off_answer_503_and_store_nothing(aws, clock, root, ht
 
 
 def test_a_filtered_out_delivery_answers_202_ignored_and_stores_nothing(aws, clock, root, http):
-    created = make_trigger(root, clock, "github", filter={"github_event": "push", "branch": "MAIN"})
+    created = source_trigger(
+        root, clock, "github", filter={"github_event": "push", "branch": "MAIN"}
+    )
     secret = created["webhook"]["secret"]
     body = delivery_body("github", "x", ref="refs/heads/feature")
     headers = signed_headers("github", secret, body, ts=0, delivery="f1")
@@ -295,7 +262,7 @@ def test_a_filtered_out_delivery_answers_202_ignored_and_stores_nothing(aws, clo
 def test_slacks_url_verification_is_answered_with_its_challenge_only_when_signed(
     aws, clock, root, http
 ):
-    created = make_trigger(root, clock, "slack")
+    created = source_trigger(root, clock, "slack")
     body = json.dumps(
         {
             "token": "legacy",
@@ -326,17 +293,17 @@ def test_event_triggers_need_the_providers_secret_and_a_valid_filter(aws, clock,
             )
         assert caught.value.field == "event.secret"
     with pytest.raises(ValidationError) as caught:
-        make_trigger(root, clock, "standard", secret="not-a-standard-secret")
+        source_trigger(root, clock, "standard", secret="not-a-standard-secret")
     assert caught.value.field == "event.secret"
     with pytest.raises(ValidationError) as caught:
-        make_trigger(root, clock, "github", filter={"branches": "main"})
+        source_trigger(root, clock, "github", filter={"branches": "main"})
     assert caught.value.field == "event.filter.branches"
     # No trigger was stored (the table also holds the heartbeat's own items, ids from "#").
     assert [t.id for t in TriggerModel.scan() if not t.id.startswith("#")] == []
 
 
 def test_a_rotated_secret_keeps_the_old_one_valid_for_the_grace_period(aws, clock, root, http):
-    created = make_trigger(root, clock, "standard")
+    created = source_trigger(root, clock, "standard")
     old = created["webhook"]["secret"]
     rotated = http.post(
         f"/v1/triggers/{created['id']}/rotate-secret",
@@ -364,7 +331,7 @@ def test_a_rotated_secret_keeps_the_old_one_valid_for_the_grace_period(aws, cloc
     assert delivery(new, 5)[0] == 202
 
     # Provider-issued secrets are passed in; without one the rotation is refused.
-    stripe_trigger = make_trigger(root, clock, "stripe")
+    stripe_trigger = source_trigger(root, clock, "stripe")
     refused = http.post(
         f"/v1/triggers/{stripe_trigger['id']}/rotate-secret",
         headers={"Authorization": f"Bearer {ROOT_KEY}"},
@@ -462,7 +429,7 @@ def test_a_secret_appears_only_in_the_create_and_rotate_answers(
 
 
 def test_the_accepted_path_makes_at_most_four_aws_calls(aws, clock, root, http):
-    created = make_trigger(root, clock, "github")
+    created = source_trigger(root, clock, "github")
     secret = created["webhook"]["secret"]
     calls: list[str] = []
 
@@ -511,7 +478,7 @@ def test_the_accepted_path_makes_at_most_four_aws_calls(aws, clock, root, http):
 def test_another_tenants_events_and_secrets_are_not_found(aws, clock, root, http):
     from chalicelib.domain.errors import NotFound
 
-    created = make_trigger(root, clock, "webhook")
+    created = source_trigger(root, clock, "webhook")
     body = b'{"type": "x"}'
     headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0, delivery="t1")
     event_id = post(http, created, body, headers)[1]["event_id"]
@@ -579,7 +546,7 @@ def replayed(captured: dict, source: str, n: int) -> dict:
 def test_a_captured_request_replayed_with_every_unsigned_header_changed_runs_once(
     aws, clock, root, http, fires, source
 ):
-    created = make_trigger(root, clock, source, workflow="record-fire")
+    created = source_trigger(root, clock, source, workflow="record-fire")
     secret = created["webhook"]["secret"]
     body = delivery_body(source, "captured-1")
     captured = signed_headers(source, secret, body, ts=now_s(clock), delivery="captured-1")
@@ -599,7 +566,7 @@ def test_a_captured_request_replayed_with_every_unsigned_header_changed_runs_onc
 def test_a_generic_request_sent_600_times_with_fresh_idempotency_keys_runs_once(
     aws, clock, root, http, fires
 ):
-    created = make_trigger(root, clock, "webhook", workflow="record-fire")
+    created = source_trigger(root, clock, "webhook", workflow="record-fire")
     body = b'{"type": "deploy", "sha": "5e1f"}'
     headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0, delivery="k0")
     answers = [
@@ -614,7 +581,7 @@ def test_a_generic_request_sent_600_times_with_fresh_idempotency_keys_runs_once(
 def test_a_replay_cannot_take_the_key_of_a_delivery_still_to_come(
     aws, clock, root, http, fires, source
 ):
-    created = make_trigger(root, clock, source, workflow="record-fire")
+    created = source_trigger(root, clock, source, workflow="record-fire")
     secret = created["webhook"]["secret"]
     body = delivery_body(source, "now-1")
     captured = signed_headers(source, secret, body, ts=now_s(clock), delivery="now-1")
@@ -639,7 +606,7 @@ def test_a_replay_cannot_take_the_key_of_a_delivery_still_to_come(
 def test_a_generic_sender_sends_identical_content_twice_by_making_the_bytes_differ(
     aws, clock, root, http, fires
 ):
-    created = make_trigger(root, clock, "webhook", workflow="record-fire")
+    created = source_trigger(root, clock, "webhook", workflow="record-fire")
     secret = created["webhook"]["secret"]
     sent = []
     for body in (
@@ -656,7 +623,7 @@ def test_a_generic_sender_sends_identical_content_twice_by_making_the_bytes_diff
 def test_signed_ids_longer_than_256_characters_that_share_a_prefix_are_two_deliveries(
     aws, clock, root, http
 ):
-    created = make_trigger(root, clock, "standard")
+    created = source_trigger(root, clock, "standard")
     secret = created["webhook"]["secret"]
     answers = []
     for tail in ("a", "b"):
@@ -695,7 +662,7 @@ def test_a_full_trigger_with_its_cap_of_waiting_events_answers_429_quota_and_sto
         return Result(output={"n": fire.payload.get("n")})
 
     monkeypatch.setitem(REGISTRY, "deliver", Workflow(name="deliver", func=deliver_while_running))
-    created.update(make_trigger(root, clock, "webhook", workflow="deliver"))
+    created.update(source_trigger(root, clock, "webhook", workflow="deliver"))
     first = json.dumps({"type": "job", "n": 0}).encode()
     secret = created["webhook"]["secret"]
     assert post(http, created, first, signed_headers("webhook", secret, first, ts=0))[0] == 202
@@ -721,7 +688,7 @@ def test_a_trigger_with_room_never_counts_its_queue(aws, clock, root, http, monk
         "count",
         lambda *a, **k: counted.append("count") or original(*a, **k),
     )
-    created = make_trigger(root, clock, "webhook")
+    created = source_trigger(root, clock, "webhook")
     body = b'{"type": "x"}'
     headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0)
     assert post(http, created, body, headers)[0] == 202
@@ -743,7 +710,7 @@ def test_every_delivery_reaches_the_delivery_hooks_once_with_its_outcome(
         raise RuntimeError("a recorder that fails")
 
     monkeypatch.setattr(events.ingress, "delivery_hooks", [broken, record])
-    created = make_trigger(root, clock, "standard", filter={"type": "wanted"})
+    created = source_trigger(root, clock, "standard", filter={"type": "wanted"})
     secret = created["webhook"]["secret"]
     tid = created["id"]
 
@@ -785,7 +752,7 @@ def test_every_delivery_reaches_the_delivery_hooks_once_with_its_outcome(
 def test_replaying_an_event_whose_large_body_is_no_longer_kept_is_410_naming_why(
     aws, clock, root, http
 ):
-    created = make_trigger(root, clock, "webhook", dedupe_window_s=30 * 86400)
+    created = source_trigger(root, clock, "webhook", dedupe_window_s=30 * 86400)
     secret = created["webhook"]["secret"]
     large = json.dumps({"type": "bulk", "rows": ["r" * 100] * 2000}).encode()
     small = b'{"type": "small"}'
@@ -820,7 +787,7 @@ def test_replaying_an_event_whose_large_body_is_no_longer_kept_is_410_naming_why
 def test_replaying_an_event_whose_body_object_vanished_is_410_not_a_failed_run(
     aws, clock, root, http
 ):
-    created = make_trigger(root, clock, "webhook")
+    created = source_trigger(root, clock, "webhook")
     body = json.dumps({"type": "bulk", "blob": "x" * 150_000}).encode()
     headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0)
     event_id = post(http, created, body, headers)[1]["event_id"]

@@ -6,52 +6,19 @@ Time is driven by hand: ``assembly.tick(now=...)`` and ``assembly.build_runner(c
 from __future__ import annotations
 
 import json
-import threading
-from collections import Counter
 from datetime import timedelta
 
 import pytest
 
 from chalicelib import assembly
+from chalicelib.domain.epoch_ms import ms as _ms
 from chalicelib.services import triggers
 from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo
 from chalicelib.store.aws import client
 from chalicelib.store.sqs import FireMessage
 from chalicelib.workflows import Result, workflow
-
-EXECUTIONS: Counter = Counter()
-_lock = threading.Lock()
-
-
-@workflow("count-executions")
-def count_executions(fire):
-    with _lock:
-        EXECUTIONS[fire.fire_id] += 1
-    return Result(state={"n": (fire.state or {}).get("n", 0) + 1})
-
-
-def _create(root, clock, **body):
-    body.setdefault("workflow", "count-executions")
-    body.setdefault("schedule", {"interval_s": 60})
-    return triggers.create_trigger(root, body, now=clock())["id"]
-
-
-def ticks_at_once(count: int, *, now) -> list:
-    """``count`` heartbeat ticks at ``now``, released together on threads; their reports."""
-    reports: list = []
-    barrier = threading.Barrier(count)
-
-    def beat() -> None:
-        barrier.wait()
-        reports.append(assembly.tick(now=now))
-
-    threads = [threading.Thread(target=beat) for _ in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
-    return reports
+from tests.scenarios import EXECUTIONS, create_scheduled
 
 
 @pytest.fixture
@@ -69,7 +36,7 @@ def sent_entries():
 
 
 def test_a_duplicate_sqs_delivery_runs_once(aws, clock, root):
-    trigger_id = _create(root, clock)
+    trigger_id = create_scheduled(root, clock)
     clock.advance(60)
     assembly.tick(now=clock())
     aws.purge_delays(clock())
@@ -93,14 +60,10 @@ def _receive_slot(aws, trigger_id: str, slot_ms: int) -> tuple[FireMessage, dict
     raise AssertionError(f"no message for slot {slot_ms}")
 
 
-def _ms(at) -> int:
-    return int(round(at.timestamp() * 1000))
-
-
 def test_a_runner_that_dies_between_start_and_settle_is_reaped_and_the_trigger_fires_again(
     aws, clock, root
 ):
-    trigger_id = _create(root, clock)
+    trigger_id = create_scheduled(root, clock)
     clock.advance(60)
     assembly.tick(now=clock())
     fire, message = _receive_slot(aws, trigger_id, _ms(clock()))
@@ -146,7 +109,7 @@ def test_one_failed_send_in_a_batch_of_ten_leaves_nine_sent_and_fires_it_next_ti
 ):
     monkeypatch.setenv("CRONHOOK_DUE_SHARDS", "1")
     reset_settings()
-    ids = [_create(root, clock, schedule={"interval_s": 120}) for _ in range(10)]
+    ids = [create_scheduled(root, clock, schedule={"interval_s": 120}) for _ in range(10)]
     sqs = client("sqs")
     real = sqs.send_message_batch
     failed_once: list[str] = []
@@ -187,13 +150,13 @@ def test_one_failed_send_in_a_batch_of_ten_leaves_nine_sent_and_fires_it_next_ti
 
 
 def test_a_failed_run_never_leaks_its_claim(aws, clock, root):
-    failing = _create(root, clock, workflow="fail")
+    failing = create_scheduled(root, clock, workflow="fail")
 
     @workflow("bad-state")
     def bad_state(fire):
         return Result(state={"not json": object()})
 
-    unserialisable = _create(root, clock, workflow="bad-state")
+    unserialisable = create_scheduled(root, clock, workflow="bad-state")
     runner = assembly.build_runner(clock=clock)
     for _ in range(3):
         clock.advance(60)
@@ -209,7 +172,7 @@ def test_a_failed_run_never_leaks_its_claim(aws, clock, root):
 
 
 def test_after_three_hours_down_a_fifteen_minute_interval_fires_once(aws, clock, root):
-    trigger_id = _create(root, clock, schedule={"interval_s": 900})
+    trigger_id = create_scheduled(root, clock, schedule={"interval_s": 900})
     clock.advance(3 * 3600 + 30)
     report = assembly.tick(now=clock())
     assert report.due == 1
@@ -225,8 +188,8 @@ def test_heartbeat_enqueues_within_its_lookahead_and_delays_the_message_to_the_s
     aws, clock, root, sent_entries
 ):
     sent = sent_entries
-    soon = _create(root, clock, schedule={"interval_s": 90})  # first slot at +90 s
-    later = _create(root, clock, schedule={"interval_s": 200})  # first slot at +200 s
+    soon = create_scheduled(root, clock, schedule={"interval_s": 90})  # first slot at +90 s
+    later = create_scheduled(root, clock, schedule={"interval_s": 200})  # first slot at +200 s
     clock.advance(59.6)  # soon is 30.4 s ahead: inside the 60 s look-ahead; later is not
     report = assembly.tick(now=clock())
     assert report.run_ids == [f"{soon}.{int((clock().timestamp() + 30.4) * 1000):013d}s"]
@@ -242,7 +205,7 @@ def test_heartbeat_enqueues_within_its_lookahead_and_delays_the_message_to_the_s
 def test_a_message_that_lands_early_waits_out_the_fraction_and_starts_on_its_second(
     aws, clock, root
 ):
-    trigger_id = _create(root, clock, schedule={"interval_s": 90})
+    trigger_id = create_scheduled(root, clock, schedule={"interval_s": 90})
     clock.advance(59.6)
     assembly.tick(now=clock())
     clock.advance(30)  # visible 0.4 s before the slot (DelaySeconds 30 rounded down)

@@ -8,25 +8,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
-
 from chalicelib.domain.spec import ROTATION_GRACE_S
-from chalicelib.services import events, switch, triggers
-from chalicelib.store import kms
+from chalicelib.services import events, triggers
 from tests.signing import delivery_body, signed_headers
-
-
-@pytest.fixture
-def http(aws, clock, monkeypatch):
-    import app as app_module
-    from chalicelib.local.gateway import contract_client as Client
-
-    monkeypatch.setattr(app_module, "now_utc", clock)
-    kms.clear_cache()
-    switch.set_override(None)
-    with Client(app_module.app) as client:
-        yield client.http
-    switch.set_override(None)
 
 
 class Hook:

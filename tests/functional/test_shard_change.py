@@ -16,8 +16,7 @@ from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo, kms, shard_registry
 from chalicelib.store.aws import client
 from chalicelib.store.models import EventModel, TriggerModel
-from tests.functional.test_event_recovery import deliver, make_trigger, ran  # noqa: F401
-from tests.functional.test_protocol import EXECUTIONS, ticks_at_once
+from tests.scenarios import COUNTING, EXECUTIONS, accept, ticks_at_once, webhook_trigger
 
 # Each at least the test's step (120 s), so every slot is due at a tick of its own.
 INTERVALS = [120, 121, 127, 150, 180, 240]
@@ -41,7 +40,7 @@ def _create(root, clock, shards: int) -> dict[str, int]:
         map(str, range(shards))
     ):
         interval = INTERVALS[len(made) % len(INTERVALS)]
-        body = {"workflow": "count-executions", "schedule": {"interval_s": interval}}
+        body = {"workflow": COUNTING, "schedule": {"interval_s": interval}}
         made[triggers.create_trigger(root, body, now=clock())["id"]] = interval
     return made
 
@@ -158,7 +157,7 @@ def test_an_old_shard_holding_a_row_is_not_retired(aws, clock, root, monkeypatch
     _shards(monkeypatch, 8)
     made: list[str] = []
     while not made or dynamo.shard_of(made[-1], 8) in ("0", "1"):
-        body = {"workflow": "count-executions", "schedule": {"interval_s": 86400}}
+        body = {"workflow": COUNTING, "schedule": {"interval_s": 86400}}
         made.append(triggers.create_trigger(root, body, now=clock())["id"])
     far = made[-1]
     runner = assembly.build_runner(clock=clock)
@@ -179,7 +178,7 @@ def test_a_pending_event_on_an_old_shard_runs_once_and_holds_its_shard(
     clock,
     root,
     monkeypatch,
-    ran,  # noqa: F811
+    ran,
 ):
     """An event keyed under 8 shards whose message was lost: the sweep under 2 finds it."""
     kms.clear_cache()
@@ -188,7 +187,7 @@ def test_a_pending_event_on_an_old_shard_runs_once_and_holds_its_shard(
     n = 0
     while True:  # one trigger per event: only the last one's queue holds an event
         event = EventModel.get(
-            deliver(make_trigger(root, clock), clock, n)["event_id"], consistent_read=True
+            accept(webhook_trigger(root, clock), clock, n)["event_id"], consistent_read=True
         )
         if int(event.pending_shard) >= 2:
             break

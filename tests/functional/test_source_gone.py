@@ -14,7 +14,7 @@ import pytest
 from chalicelib.domain import filters
 from chalicelib.services import audit, events, triggers
 from chalicelib.store.models import EventModel
-from tests.functional.test_ingress import http, make_trigger, now_s, post  # noqa: F401
+from tests.scenarios import now_s, post, source_trigger
 from tests.signing import ISSUED_SECRETS, delivery_body, signed_headers
 
 # Shopify's app/uninstalled body is the shop (its docs' sample, trimmed): the same shape
@@ -69,7 +69,7 @@ def test_the_providers_goodbye_disables_the_trigger_with_source_gone(
     clock,
     source,
 ):
-    created = make_trigger(root, clock, source)
+    created = source_trigger(root, clock, source)
     doc, extra = GONE[source]
     body = json.dumps(doc).encode()
     headers = {
@@ -103,7 +103,7 @@ def test_the_providers_goodbye_disables_the_trigger_with_source_gone(
 
 
 def test_an_unsigned_goodbye_changes_nothing(http, root, clock):  # noqa: F811
-    created = make_trigger(root, clock, "github")
+    created = source_trigger(root, clock, "github")
     doc, extra = GONE["github"]
     body = json.dumps(doc).encode()
     status, answer = post(
@@ -120,7 +120,7 @@ def test_a_replayed_goodbye_never_disables_a_trigger_enabled_again(
     clock,
     source,
 ):
-    created = make_trigger(root, clock, source)
+    created = source_trigger(root, clock, source)
     doc, extra = GONE[source]
     body = json.dumps(doc).encode()
     captured = {
@@ -177,7 +177,7 @@ def test_a_captured_delivery_under_a_goodbye_header_is_a_duplicate_and_disables_
     first,
     forged,
 ):
-    created = make_trigger(root, clock, source)
+    created = source_trigger(root, clock, source)
     body, signed, (status, answer) = _deliver(http, created, source, doc, first, clock)
     assert status == 202 and answer["event_id"], answer
     status, again = post(http, created, body, {**signed, **UNSIGNED_CHANGED, **forged})
@@ -200,7 +200,7 @@ def test_a_signed_body_that_is_no_goodbye_never_disables_whatever_its_headers(
     doc,
     forged,
 ):
-    created = make_trigger(root, clock, source)
+    created = source_trigger(root, clock, source)
     _, _, (status, answer) = _deliver(http, created, source, doc, forged, clock)
     assert status == 202 and answer["event_id"], answer  # an ordinary event
     assert triggers.get_trigger_view(root, created["id"])["status"] == "active"
@@ -211,7 +211,7 @@ def test_a_filtered_out_shop_body_sent_again_as_app_uninstalled_is_a_duplicate(
     root,
     clock,
 ):
-    created = make_trigger(root, clock, "shopify", filter={"topic": "orders/create"})
+    created = source_trigger(root, clock, "shopify", filter={"topic": "orders/create"})
     body, signed, (status, answer) = _deliver(
         http, created, "shopify", SHOP, {"X-Shopify-Topic": "shop/update"}, clock
     )

@@ -28,6 +28,7 @@ from chalicelib.settings import get_settings, reset_settings
 from chalicelib.store import dynamo, kms
 from chalicelib.workflows import remote
 from chalicelib.workflows.remote import http_target, lambda_target
+from tests.scenarios import fire_next
 
 Handler = Callable[[str, dict, bytes], tuple[int, dict, bytes]]
 
@@ -336,12 +337,6 @@ def _create_http(root, clock, server: LocalServer, path: str, **body) -> dict:
     )
 
 
-def _fire_next(aws, clock) -> list[str]:
-    clock.advance(60)
-    assembly.tick(now=clock())
-    return aws.drain(assembly.build_runner(clock=clock))
-
-
 def test_an_http_target_gets_a_signed_post_and_its_answer_becomes_the_result(
     aws, clock, root, receiver
 ):
@@ -352,7 +347,9 @@ def test_an_http_target_gets_a_signed_post_and_its_answer_becomes_the_result(
     assert "outbound_secret" not in triggers.get_trigger_view(root, created["id"])
     assert secret not in dynamo.get_trigger(created["id"]).outbound_secret_sealed
     handler.secret = secret
-    assert _fire_next(aws, clock) == ["succeeded"]
+    assert fire_next(aws, clock, assembly.build_runner(clock=clock), keep_dropped=True) == [
+        "succeeded"
+    ]
     [fire] = handler.verified
     [(_, headers, _)] = server.requests
     assert headers["webhook-id"] == fire["fire_id"]  # stable per fire: the receiver dedupes
@@ -368,7 +365,10 @@ def test_an_http_target_signed_with_another_secret_is_refused_by_the_receiver(
     handler, server = receiver
     created = _create_http(root, clock, server, "/hook")
     handler.secret = _create_http(root, clock, server, "/hook")["outbound_secret"]
-    assert sorted(_fire_next(aws, clock)) == ["failed", "succeeded"]
+    assert sorted(fire_next(aws, clock, assembly.build_runner(clock=clock), keep_dropped=True)) == [
+        "failed",
+        "succeeded",
+    ]
     assert _last_run(root, created["id"])["error"] == (
         'http target answered 401: {"error": "bad signature"}'
     )
@@ -389,7 +389,9 @@ def test_an_http_target_that_does_not_answer_2xx_in_time_fails_the_run(
     handler, server = receiver
     created = _create_http(root, clock, server, path)
     handler.secret = created["outbound_secret"]
-    assert _fire_next(aws, clock) == ["failed"]
+    assert fire_next(aws, clock, assembly.build_runner(clock=clock), keep_dropped=True) == [
+        "failed"
+    ]
     assert _last_run(root, created["id"])["error"] == error
     assert server.url not in _last_run(root, created["id"])["error"]
 
@@ -398,7 +400,9 @@ def test_an_http_answer_that_is_not_json_is_kept_as_output(aws, clock, root, rec
     handler, server = receiver
     created = _create_http(root, clock, server, "/text")
     handler.secret = created["outbound_secret"]
-    assert _fire_next(aws, clock) == ["succeeded"]
+    assert fire_next(aws, clock, assembly.build_runner(clock=clock), keep_dropped=True) == [
+        "succeeded"
+    ]
     assert _last_run(root, created["id"])["output"] == "thanks"
 
 

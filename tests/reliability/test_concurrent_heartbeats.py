@@ -17,7 +17,7 @@ def test_twenty_concurrent_heartbeats_dispatch_each_due_trigger_exactly_once(
     # One due shard, so each of the 20 heartbeats races on every trigger with one query.
     monkeypatch.setenv("CRONHOOK_DUE_SHARDS", "1")
     reset_settings()
-    ids = [create_scheduled(root, clock, workflow="scenario-count") for _ in range(5)]
+    ids = [create_scheduled(root, clock, workflow="count-executions") for _ in range(5)]
     runner = assembly.build_runner(clock=clock)
     EXECUTIONS.clear()
     sent_all: list[str] = []

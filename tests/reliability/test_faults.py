@@ -23,23 +23,20 @@ import pytest
 
 from bench.hooks import hooked
 from chalicelib import assembly
+from chalicelib.domain.epoch_ms import ms as _ms
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services import triggers
 from chalicelib.services.triggers import create as trigger_create
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.models import TriggerModel
-from tests.reliability.conftest import Esm, runs_of
 from tests.reliability.faults import FaultInjector
+from tests.scenarios import Esm, runs_of
 
 TRIGGERS = 100
 FAULT_MINUTES = 10  # 100 triggers x 10 minutes = 1,000 due slots under faults
 MINUTE_MS = 60_000
 TERMINAL = {"succeeded", "failed", "skipped", "lost"}
-
-
-def _ms(at) -> int:
-    return int(round(at.timestamp() * 1000))
 
 
 @pytest.mark.parametrize("seed", [20261130])
@@ -53,7 +50,7 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
         triggers.create_trigger(
             root,
             {
-                "workflow": "reliability-count",
+                "workflow": "count-executions",
                 "payload": {"stateless": True},
                 "schedule": {"interval_s": 60},
                 "limits": {"max_failures": 1000},

@@ -12,10 +12,12 @@ import json
 import threading
 from collections import Counter
 from datetime import timedelta
+from functools import partial
 
 import pytest
 
 from chalicelib import assembly
+from chalicelib.domain.epoch_ms import ms as _ms
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services import events, triggers
 from chalicelib.services.pipeline import AFTER_SETTLE_ATTEMPTS, RunPolicy
@@ -26,7 +28,7 @@ from chalicelib.store.aws import client
 from chalicelib.store.models import EventModel, TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow, workflow
-from tests.reliability.conftest import EXECUTIONS, runs_of
+from tests.scenarios import EXECUTIONS, create_scheduled, runs_of
 from tests.signing import signed_headers
 
 MINUTE = 60
@@ -68,17 +70,6 @@ def _clean():
     DURING.clear()
 
 
-def _ms(at) -> int:
-    return int(round(at.timestamp() * 1000))
-
-
-def _create(root, clock, **body) -> str:
-    body.setdefault("workflow", "reliability-count")
-    body.setdefault("schedule", {"interval_s": MINUTE})
-    body.setdefault("limits", {"max_failures": 1000})
-    return triggers.create_trigger(root, body, now=clock())["id"]
-
-
 def _deliver_concurrently(aws, clock, *, copies: int = 3, rounds: int = 30) -> Counter:
     """Drain the queue delivering every message ``copies`` times at once; statuses."""
     statuses: Counter = Counter()
@@ -105,6 +96,10 @@ def _deliver_concurrently(aws, clock, *, copies: int = 3, rounds: int = 30) -> C
             for t in threads:
                 t.join(timeout=120)
     raise AssertionError("queue not drained")
+
+
+# Triggers here fail often on purpose: they must not be disabled for it.
+_create = partial(create_scheduled, limits={"max_failures": 1000})
 
 
 # --- exactly once ----------------------------------------------------------------------
@@ -336,7 +331,7 @@ def test_a_claim_that_raised_is_not_acknowledged_and_runs_when_delivered_again(
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(TriggerModel, "update", throttled)
-    from tests.reliability.conftest import Esm
+    from tests.scenarios import Esm
 
     esm = Esm(aws, assembly.build_runner(clock=clock))
     esm.drain()  # each failed invocation's message comes back, until the write goes through
@@ -375,7 +370,7 @@ def test_started_and_finished_at_are_when_the_workflow_really_started_and_ended(
 # --- the event chain -----------------------------------------------------------------------------
 
 
-def _event_trigger(root, clock, workflow: str = "reliability-count") -> dict:
+def _event_trigger(root, clock, workflow: str = "count-executions") -> dict:
     return triggers.create_trigger(
         root, {"workflow": workflow, "event": {"source": "webhook"}}, now=clock()
     )
@@ -474,7 +469,7 @@ def test_bookkeeping_that_keeps_failing_after_settle_fails_the_message_and_is_fi
         return real(*args, **kwargs)
 
     monkeypatch.setattr(events.attempts, "settle_event", failing)
-    from tests.reliability.conftest import Esm
+    from tests.scenarios import Esm
 
     esm = Esm(aws, assembly.build_runner(clock=clock))
     esm.drain()  # no heartbeat: the redelivered message finishes the bookkeeping

@@ -12,13 +12,14 @@ from __future__ import annotations
 import threading
 
 from chalicelib import assembly
+from chalicelib.domain.epoch_ms import ms as _ms
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services import triggers
 from chalicelib.services.runner.claim import claim_slot
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage
-from tests.reliability.conftest import Esm, runs_of
+from tests.scenarios import Esm, runs_of
 
 MINUTE_S = 60
 
@@ -31,10 +32,6 @@ def _cold_start() -> None:
     reset_clients()
     for model in ALL_MODELS:
         model._connection = None
-
-
-def _ms(at) -> int:
-    return int(round(at.timestamp() * 1000))
 
 
 def _forget_cursors() -> None:
@@ -67,7 +64,7 @@ def test_one_run_per_slot_across_restarts_crashes_lost_and_redelivered_messages(
 ):
     created = triggers.create_trigger(
         root,
-        {"workflow": "reliability-count", "schedule": {"interval_s": MINUTE_S}},
+        {"workflow": "count-executions", "schedule": {"interval_s": MINUTE_S}},
         now=clock(),
     )
     trigger_id = created["id"]
@@ -178,7 +175,7 @@ def test_one_run_per_slot_across_restarts_crashes_lost_and_redelivered_messages(
     succeeded = [r.run_id for r in records if r.status == "succeeded"]
     assert sorted(executions) == sorted(succeeded)
     view = triggers.get_trigger_view(root, trigger_id)
-    assert view["state"]["count"] == len(succeeded)
+    assert view["state"]["n"] == len(succeeded)
     assert view["status"] == "active"
     assert dynamo.in_flight_of(dynamo.get_trigger(trigger_id)) == {}
 
@@ -188,7 +185,7 @@ def test_after_downtime_an_interval_trigger_fires_once_not_once_per_missed_slot(
 ):
     created = triggers.create_trigger(
         root,
-        {"workflow": "reliability-count", "schedule": {"interval_s": MINUTE_S}},
+        {"workflow": "count-executions", "schedule": {"interval_s": MINUTE_S}},
         now=clock(),
     )
     runner = assembly.build_runner(clock=clock)
