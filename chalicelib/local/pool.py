@@ -15,12 +15,16 @@ from typing import Any
 from chalicelib.local.fairness import FairBuffer
 from chalicelib.local.lambda_events import InvocationContext, lambda_record, tenant_of
 
-__all__ = ["RunnerPool", "ingest_loop", "IDLE_POLL_S"]
+__all__ = ["RunnerPool", "ingest_loop", "IDLE_POLL_S", "LONG_POLL_S"]
 
-# Short polls, not long polls: moto's long poll wakes for a new message but not for a
-# delayed one becoming visible, so a fire sent with DelaySeconds would wait out the poll
-# (up to a second or two late). AWS's long poll does wake; Lambda's pollers do it there.
+# How often an idle runner looks again (a message added or a run done wakes it at once).
 IDLE_POLL_S = 0.2
+# The consumers long-poll, as Lambda's pollers do: a receive waits up to this long and
+# returns as soon as a message is sent or one turns visible (a delayed fire, a message
+# whose visibility ended; the embedded AWS wakes its long polls for those too,
+# ``moto_wakeup``). Idle, that is one request a second per queue instead of five; a stop
+# waits at most this long for the poll in progress.
+LONG_POLL_S = 1
 
 
 class RunnerPool:
@@ -30,9 +34,6 @@ class RunnerPool:
         self.queue_url = queue_url
         self.fair = fair
         self.stop_event = stop_event
-        # Set when a runner has settled a message: its settle may have sent the next one
-        # (an event trigger's pull), so the idle poller receives again at once.
-        self.settled = threading.Event()
 
     def poller_loop(self) -> None:
         """Receive fire messages into the fair buffer, as Lambda's pollers do in AWS."""
@@ -52,7 +53,7 @@ class RunnerPool:
                 answer = sqs.receive_message(
                     QueueUrl=self.queue_url,
                     MaxNumberOfMessages=10,
-                    WaitTimeSeconds=0,
+                    WaitTimeSeconds=LONG_POLL_S,
                     VisibilityTimeout=visibility,
                     AttributeNames=["All"],
                 )
@@ -62,12 +63,8 @@ class RunnerPool:
                 print(f"receive failed: {exc!r}", file=sys.stderr)
                 time.sleep(1)
                 continue
-            messages = answer.get("Messages", [])
-            for message in messages:
+            for message in answer.get("Messages", []):
                 fair.add(tenant_of(message), message)
-            if not messages and not self.stop_event.is_set():
-                self.settled.wait(IDLE_POLL_S)
-                self.settled.clear()
 
     def runner_loop(self) -> None:
         """One runner of the pool: one message at a time, the fairest one waiting.
@@ -97,7 +94,6 @@ class RunnerPool:
                 failed = {message["MessageId"]}
             finally:
                 fair.done(held.tenant)
-                self.settled.set()
             if message["MessageId"] not in failed:
                 try:
                     sqs.delete_message(
@@ -125,7 +121,7 @@ def ingest_loop(ingest_url: str, stop_event: threading.Event) -> None:
     while not stop_event.is_set():
         try:
             answer = sqs.receive_message(
-                QueueUrl=ingest_url, MaxNumberOfMessages=10, WaitTimeSeconds=0
+                QueueUrl=ingest_url, MaxNumberOfMessages=10, WaitTimeSeconds=LONG_POLL_S
             )
         except Exception as exc:
             if stop_event.is_set():
@@ -134,10 +130,8 @@ def ingest_loop(ingest_url: str, stop_event: threading.Event) -> None:
             stop_event.wait(1)
             continue
         messages = answer.get("Messages", [])
-        if not messages:
-            stop_event.wait(IDLE_POLL_S)
-            continue
-        _ingest_batch(sqs, ingest_url, messages)
+        if messages:
+            _ingest_batch(sqs, ingest_url, messages)
 
 
 def _ingest_batch(sqs: Any, ingest_url: str, messages: list[dict]) -> None:
