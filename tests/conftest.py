@@ -289,3 +289,47 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if fixtures:
             baseid, name = find(fixtures[0])
             item.add_marker(pytest.mark.xdist_group(f"{baseid}::{name}"))
+
+
+# -- wide fixtures end with their last test ---------------------------------------------
+# A session fixture of ours (a local stack, the cookbook's stack) holds processes that tick
+# and poll while they live. pytest keeps it until the session ends, so a worker that has
+# run the stack's tests would carry an idle stack through all the tests after them. It is
+# torn down instead right after the last test that uses it (in the order the tests run
+# here: xdist sends a group to one worker, in collection order). A later test that asked
+# for it again would get a fresh one; none does.
+_LAST_USER: dict[tuple[str, str], str] = {}
+
+
+def _session_fixturedefs(item: pytest.Item) -> list[Any]:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    found = []
+    for name in info.names_closure:
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            if (
+                fixturedef.scope == "session"
+                and fixturedef.baseid.startswith("tests")
+                and name not in _PER_WORKER_FIXTURES
+            ):
+                found.append(fixturedef)
+    return found
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _LAST_USER.clear()
+    for item in session.items:
+        for fixturedef in _session_fixturedefs(item):
+            _LAST_USER[(fixturedef.baseid, fixturedef.argname)] = item.nodeid
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    result = yield
+    if nextitem is not None:  # (after the last test, pytest ends them all anyway)
+        for fixturedef in _session_fixturedefs(item):
+            key = (fixturedef.baseid, fixturedef.argname)
+            if _LAST_USER.get(key) == item.nodeid and fixturedef.cached_result is not None:
+                fixturedef.finish(item._request)  # type: ignore[attr-defined]
+    return result
