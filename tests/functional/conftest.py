@@ -24,6 +24,12 @@ def http(aws, clock, monkeypatch):
 
 
 @pytest.fixture
+def fresh_secrets():
+    """No webhook secret opened by an earlier test is cached (``usefixtures`` it)."""
+    kms.clear_cache()
+
+
+@pytest.fixture
 def ran(monkeypatch) -> list[int]:
     """Workflow ``count`` (no state) keeps the ``n`` of every payload it runs; ``flaky``
     does too, and fails its first attempt."""

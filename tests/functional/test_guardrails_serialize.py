@@ -7,13 +7,15 @@ import threading
 from datetime import timedelta
 from functools import partial
 
+import pytest
+
 from chalicelib import assembly
 from chalicelib.services import events, keys, triggers
 from chalicelib.services.auth import Principal
 from chalicelib.store import dynamo, kms, locks
 from chalicelib.store.sqs import FireMessage
-from chalicelib.workflows import Result, workflow
-from tests.scenarios import create_scheduled
+from chalicelib.workflows import REGISTRY, Fire, Result, Workflow, workflow
+from tests.scenarios import create_scheduled, event_of, webhook_trigger
 from tests.signing import signed_headers
 
 GATE = threading.Event()
@@ -179,3 +181,46 @@ def test_event_runs_wait_for_the_serialize_key_too(aws, clock, root):
     assert aws.drain(runner) == ["succeeded"]
     [run] = triggers.list_trigger_runs(root, created["id"], {})["items"]
     assert (run["attempt"], run["output"]) == (1, {"n": 1})  # waiting used no attempt
+
+
+@pytest.mark.usefixtures("fresh_secrets")
+def test_an_event_waiting_for_its_serialize_key_runs_when_the_key_is_handed_over(
+    aws, clock, root, monkeypatch
+):
+    runner = assembly.build_runner(clock=clock)
+    ran: list[str] = []
+    nested: list[str] = []
+
+    def hold(fire: Fire) -> Result:
+        ran.append(fire.payload["who"])
+        if fire.payload["who"] == "a":
+            # While A holds the key, B's event comes up: it must wait, not fail.
+            messages = aws.receive()
+            nested.extend(runner.handle(FireMessage.parse(m["Body"])) for m in messages)
+            aws.delete(messages)
+        return Result()
+
+    monkeypatch.setitem(REGISTRY, "hold", Workflow(name="hold", func=hold))
+    a = webhook_trigger(root, clock, workflow="hold", serialize_key="client-7")
+    b = webhook_trigger(root, clock, workflow="hold", serialize_key="client-7")
+
+    def send(created: dict, who: str) -> dict:
+        body = json.dumps({"who": who}).encode()
+        headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0, delivery=who)
+        token = created["webhook"]["url"].rsplit("/", 1)[1]
+        return events.receive(token, body=body, headers=headers, now=clock())[1]
+
+    send(a, "a")
+    (first,) = aws.receive()
+    b_answer = send(b, "b")
+    assert runner.handle(FireMessage.parse(first["Body"])) == "succeeded"
+    aws.delete([first])
+    assert nested == ["deferred"]
+    event = event_of(b_answer)
+    assert (event.status, event.attempt, event.retry_at) == ("pending", 0, None)
+
+    # A's release hands the key to B and sends B's message: B runs at once.
+    assert aws.drain(runner).count("succeeded") == 1
+    assert ran == ["a", "b"]
+    event = event_of(b_answer)
+    assert (event.status, event.attempt) == ("succeeded", 1)

@@ -16,19 +16,16 @@ from chalicelib import assembly
 from chalicelib.domain.errors import Conflict
 from chalicelib.services import events, triggers
 from chalicelib.services.pipeline import AfterSettleFailed, Pipeline
-from chalicelib.store import dynamo, kms
+from chalicelib.store import dynamo
 from chalicelib.store.models import RunModel
 from chalicelib.store.sqs import FireMessage
 from tests.scenarios import accept, event_of, webhook_trigger
 
+pytestmark = pytest.mark.usefixtures("fresh_secrets")
+
 
 class Crash(BaseException):
     """The process dies here (not an Exception: nothing in the runner catches it)."""
-
-
-@pytest.fixture(autouse=True)
-def _fresh_secret_cache():
-    kms.clear_cache()
 
 
 def without_event_hook(monkeypatch, how: str, runner_):
