@@ -25,7 +25,7 @@ SUITE = [
     "tests/reliability/test_fire_path.py",
     "tests/functional/test_heartbeat_enqueue.py",
     "tests/reliability/test_concurrent_heartbeats.py",
-    "tests/functional/test_shard_change.py",
+    "tests/functional/test_shard_registry.py",
     "tests/functional/test_runner_batch.py",
 ]
 
