@@ -9,7 +9,7 @@ from chalice import Chalice, Rate, Response
 from chalicelib import wiring
 from chalicelib.declare import LIST_QUERY, READ_ERRORS, WRITE_ERRORS, Query, declare
 from chalicelib.domain.runs import RUN_STATUSES
-from chalicelib.settings import RUNNER_MAX_CONCURRENCY
+from chalicelib.settings import ENQUEUER_MAX_CONCURRENCY, RUNNER_MAX_CONCURRENCY
 from chalicelib.wiring import api, caller, json_body, now_utc
 
 # Imported on first use, not here: every function loads this file, and the authorizer and
@@ -596,6 +596,17 @@ def heartbeat(event):
 )
 def runner(event):
     return wiring.handle_sqs_batch(event.to_dict(), event.context)
+
+
+@app.on_sqs_message(
+    queue="cronhook-ticks",
+    batch_size=1,
+    name="enqueuer",
+    maximum_concurrency=ENQUEUER_MAX_CONCURRENCY,
+)
+def enqueuer(event):
+    """A fanned-out heartbeat tick: one due shard per message (services/heartbeat/fanout.py)."""
+    return wiring.handle_tick_batch(event.to_dict(), event.context)
 
 
 @app.on_sqs_message(queue="cronhook-ingest", batch_size=10, name="ingest")

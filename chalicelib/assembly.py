@@ -7,17 +7,26 @@ is read in one list, ``POLICIES``, and nowhere else.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from chalicelib.services import events, guardrails, heartbeat, ondemand
 from chalicelib.services.audit import AuditPolicy
 from chalicelib.services.heartbeat import Sweep, TickReport
+from chalicelib.services.heartbeat import enqueuer as _enqueuer
 from chalicelib.services.pipeline import Pipeline, RunPolicy
 from chalicelib.services.runner import Runner
 from chalicelib.store.models import TriggerModel
 
-__all__ = ["POLICIES", "build_pipeline", "build_runner", "build_sweeps", "tick", "reap_expired"]
+__all__ = [
+    "POLICIES",
+    "build_pipeline",
+    "build_runner",
+    "build_sweeps",
+    "tick",
+    "tick_messages",
+    "reap_expired",
+]
 
 # The run pipeline, in order. The ordering rule (``services/pipeline.py``): the hooks
 # before the workflow (check, fire_fields, redact) run top to bottom; the hooks after it
@@ -77,6 +86,18 @@ def build_runner(
 def tick(*, now: datetime) -> TickReport:
     """One heartbeat tick at ``now``, with the run pipeline and the sweeps."""
     return heartbeat.tick(now=now, pipeline=build_pipeline(), sweeps=build_sweeps())
+
+
+def tick_messages(
+    bodies: Iterable[str],
+    *,
+    clock: Callable[[], datetime],
+    remaining_s: Callable[[], float],
+) -> list[TickReport | None]:
+    """The enqueuer: each tick message's shard, as of its tick, with the run pipeline."""
+    return _enqueuer.handle_ticks(
+        bodies, clock=clock, remaining_s=remaining_s, pipeline=build_pipeline()
+    )
 
 
 def reap_expired(item: TriggerModel, *, now: datetime, reap_all: bool = False) -> int:

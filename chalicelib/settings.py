@@ -98,6 +98,11 @@ class Settings:
     target_role_arn: str | None = None
     # Local gateway: /hooks requests per source IP per minute (0: no limit; AWS: WAF).
     hooks_per_ip_per_min: int = 0
+    # Heartbeat fan-out (services/heartbeat/fanout.py): from this many due shards up, the
+    # heartbeat sends one message per shard to the tick queue and an enqueuer reads each
+    # (0: never; every shard is read in the heartbeat's own invocation).
+    fanout_shards: int = 0
+    tick_queue_url: str | None = None
     extra: dict = field(default_factory=dict)
 
     @property
@@ -151,6 +156,8 @@ def get_settings() -> Settings:
         quota_runs_in_flight=_int("CRONHOOK_QUOTA_RUNS_IN_FLIGHT", 1000),
         target_role_arn=env("CRONHOOK_TARGET_ROLE_ARN") or _local_target_role(),
         hooks_per_ip_per_min=max(0, _int("CRONHOOK_HOOKS_PER_IP_PER_MIN", 0)),
+        fanout_shards=max(0, _int("CRONHOOK_FANOUT_SHARDS", 0)),
+        tick_queue_url=env("CRONHOOK_TICK_QUEUE_URL") or None,
     )
 
 
@@ -170,3 +177,7 @@ def reset_settings() -> None:
 # Read when app.py is imported by `chalice package`: the runner's event source mapping
 # gets it as ScalingConfig.MaximumConcurrency (the job ceiling). AWS's minimum is 2.
 RUNNER_MAX_CONCURRENCY = max(2, int(os.environ.get("CRONHOOK_MAX_CONCURRENCY") or 5))
+
+# The enqueuers' event source mapping (fan-out): one environment per due shard of a tick,
+# up to the most shards a stack may name (infra/template.py, DueShards' MaxValue).
+ENQUEUER_MAX_CONCURRENCY = 32

@@ -29,6 +29,7 @@ __all__ = [
     "now_utc",
     "heartbeat_once",
     "handle_sqs_batch",
+    "handle_tick_batch",
     "error_response",
     "contract_error_shape",
     "lazy_module",
@@ -268,6 +269,31 @@ def handle_sqs_batch(
     from chalicelib import fire_batch
 
     return fire_batch.run_batch(event, context, runner=runner, concurrency=concurrency)
+
+
+@traced
+def handle_tick_batch(event: dict, context: Any = None) -> dict:
+    """The enqueuer's Lambda: a fanned-out tick's shard per message (heartbeat/enqueuer.py).
+
+    Never a batch item failure: a tick message retried later than a tick period would be
+    dropped anyway, and the next tick reads the shard again.
+    """
+    ready()
+    from chalicelib import assembly
+    from chalicelib.services import switch
+
+    if not switch.triggers_enabled(now=now_utc()):
+        logger.info("triggers are switched off; the enqueuer does nothing")
+        return {"batchItemFailures": []}
+
+    def remaining_s() -> float:
+        if context is None or not hasattr(context, "get_remaining_time_in_millis"):
+            return 60.0
+        return context.get_remaining_time_in_millis() / 1000
+
+    bodies = [record.get("body") or "" for record in event.get("Records", [])]
+    assembly.tick_messages(bodies, clock=now_utc, remaining_s=remaining_s)
+    return {"batchItemFailures": []}
 
 
 def handle_ingest_batch(event: dict) -> dict:

@@ -37,7 +37,7 @@ from pathlib import Path
 __all__ = ["FUNCTIONS", "HEAVY", "probe", "measure", "import_chains", "MotoServer"]
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
-FUNCTIONS = ("authorizer", "heartbeat", "runner", "api", "ingest")
+FUNCTIONS = ("authorizer", "heartbeat", "runner", "api", "ingest", "enqueuer")
 # Modules a function should load only if its path needs them.
 HEAVY = {
     "pydantic": "request validation (trigger specs)",
@@ -73,6 +73,17 @@ record = {"messageId": "m1", "receiptHandle": "r1", "body": body,
           "awsRegion": "us-east-1"}
 answer = app.runner({"Records": [record]}, Context())
 assert "batchItemFailures" in answer, answer
+""",
+    # A fanned-out tick's message for shard 0, as the heartbeat sends it this minute.
+    "enqueuer": """
+body = json.dumps({"shard": 0, "now": int(time.time() * 1000)})
+record = {"messageId": "m1", "receiptHandle": "r1", "body": body,
+          "attributes": {"ApproximateReceiveCount": "1"}, "messageAttributes": {},
+          "md5OfBody": "", "eventSource": "aws:sqs",
+          "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:cronhook-coldstart-ticks",
+          "awsRegion": "us-east-1"}
+answer = app.enqueuer({"Records": [record]}, Context())
+assert answer == {"batchItemFailures": []}, answer
 """,
     "api": """
 event = {"resource": "/v1/triggers", "path": "/v1/triggers", "httpMethod": "GET",

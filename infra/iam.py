@@ -65,6 +65,8 @@ class Access:
     queue_depths: bool = False  # sqs:GetQueueAttributes on the fire queue and its DLQ (health)
     source_rules: bool = False  # this stage's EventBridge rules and SES receipt rules
     ingest: bool = False  # consume the ingest queue, read inbound mail
+    send_ticks: bool = False  # sqs:SendMessage on the tick queue (the heartbeat's fan-out)
+    consume_ticks: bool = False  # the enqueuer's event source mapping polls the tick queue
 
 
 # Chalice's function names (config.json's lambda_functions keys) -> CloudFormation ids.
@@ -73,6 +75,7 @@ FUNCTIONS = {
     "authorizer": "Authorizer",
     "heartbeat": "Heartbeat",
     "runner": "Runner",
+    "enqueuer": "Enqueuer",
     "ingest": "Ingest",
 }
 
@@ -99,6 +102,15 @@ ACCESS: dict[str, Access] = {
         write=("triggers", "runs", "events", "ledger", "heartbeats"),
         send=True,
         params=("switch",),
+        send_ticks=True,
+    ),
+    # A fanned-out tick's shard: what the heartbeat does for one shard (find due, enqueue,
+    # move the shard's cursor, reap); no sweep, no tick record (heartbeats).
+    "enqueuer": Access(
+        write=("triggers", "runs", "events", "ledger"),
+        send=True,
+        params=("switch",),
+        consume_ticks=True,
     ),
     # Start, run, settle; budgets, locks, secrets for workflows, Lambda targets.
     "runner": Access(
@@ -205,6 +217,25 @@ def _statements(function: str, access: Access, log_group: str, stage: str) -> li
                     "sqs:ChangeMessageVisibility",
                 ],
                 "Resource": {"Fn::GetAtt": ["FiresQueue", "Arn"]},
+            }
+        )
+    if access.send_ticks:
+        statements.append(
+            {
+                "Sid": "SendTicks",
+                "Effect": "Allow",
+                "Action": ["sqs:SendMessage"],
+                "Resource": {"Fn::GetAtt": ["TickQueue", "Arn"]},
+            }
+        )
+    if access.consume_ticks:
+        statements.append(
+            {
+                # What Lambda's SQS poller needs; it polls with the function's role.
+                "Sid": "ConsumeTicks",
+                "Effect": "Allow",
+                "Action": ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
+                "Resource": {"Fn::GetAtt": ["TickQueue", "Arn"]},
             }
         )
     if access.queue_depths:

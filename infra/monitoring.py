@@ -49,6 +49,7 @@ _RECOVERY = "Races and recovery"
 _EVENTS = "Event runs"
 _GUARDS = "Guardrails: budgets, serialization, the switch, state contracts"
 _CHANGES = "Changes through the API"
+_FANOUT = "Heartbeat fan-out (FanOutShards): tick messages and enqueuers"
 
 METRICS: dict[str, Metric] = {
     "Fires": Metric(_FIRES, "fires enqueued", dims=(("surface",),)),
@@ -64,6 +65,10 @@ METRICS: dict[str, Metric] = {
     "DueCount": Metric("Heartbeat", "due per tick", stat="Maximum"),
     "HeartbeatErrors": Metric("Heartbeat", "AWS calls failed in ticks"),
     "DueShardsRetired": Metric("Heartbeat", "due shards retired (a lowered count)"),
+    "TicksFannedOut": Metric(_FANOUT, "shards sent to the enqueuers"),
+    "TickSendFailed": Metric(_FANOUT, "tick messages not sent (read inline)"),
+    "TicksDropped": Metric(_FANOUT, "tick messages dropped", dims=(("reason",),)),
+    "EnqueuerDuration": Metric(_FANOUT, "enqueuer shard duration (ms)", stat="Maximum"),
     "ClaimsLost": Metric(_RECOVERY, "claims lost to races"),
     "LeasesReaped": Metric(_RECOVERY, "leases reaped (runs lost)"),
     "SettleFencedOut": Metric(_RECOVERY, "settles fenced out"),
@@ -167,6 +172,16 @@ def _alarms(stage: str, api_stage: str) -> list[Alarm]:
                     },
                 },
                 {
+                    # A fanned-out tick's shard that failed as a whole (FanOutShards).
+                    "Id": "enqueuers",
+                    "ReturnData": False,
+                    "MetricStat": {
+                        "Metric": lambda_metric("Errors", "Enqueuer"),
+                        "Period": 300,
+                        "Stat": "Sum",
+                    },
+                },
+                {
                     "Id": "rows",
                     "ReturnData": False,
                     "MetricStat": {
@@ -182,7 +197,7 @@ def _alarms(stage: str, api_stage: str) -> list[Alarm]:
                 {
                     "Id": "errors",
                     "Label": "heartbeat errors",
-                    "Expression": "FILL(crashed, 0) + FILL(rows, 0)",
+                    "Expression": "FILL(crashed, 0) + FILL(enqueuers, 0) + FILL(rows, 0)",
                     "ReturnData": True,
                 },
             ],
@@ -328,20 +343,34 @@ def _alarms(stage: str, api_stage: str) -> list[Alarm]:
                         },
                     }
                     for i, function in enumerate(
-                        ("APIHandler", "Authorizer", "Heartbeat", "Runner", "Ingest")
+                        ("APIHandler", "Authorizer", "Heartbeat", "Runner", "Ingest", "Enqueuer")
                     )
                 ),
                 {
                     "Id": "throttles",
                     "Label": "throttles, all functions",
                     "Expression": "SUM([FILL(throttles0, 0), FILL(throttles1, 0), "
-                    "FILL(throttles2, 0), FILL(throttles3, 0), FILL(throttles4, 0)])",
+                    "FILL(throttles2, 0), FILL(throttles3, 0), FILL(throttles4, 0), "
+                    "FILL(throttles5, 0)])",
                     "ReturnData": True,
                 },
             ],
             EvaluationPeriods=1,
             Threshold=1,
             ComparisonOperator="GreaterThanOrEqualToThreshold",
+        ),
+        alarm(
+            "TickQueueAgeHigh",
+            "A tick message waited over a minute for an enqueuer (FanOutShards on): the "
+            "enqueuers are throttled or failing, their shards' fires go out late.",
+            Namespace="AWS/SQS",
+            MetricName="ApproximateAgeOfOldestMessage",
+            Dimensions=[{"Name": "QueueName", "Value": {"Fn::GetAtt": ["TickQueue", "QueueName"]}}],
+            Statistic="Maximum",
+            Period=300,
+            EvaluationPeriods=1,
+            Threshold=60,
+            ComparisonOperator="GreaterThanThreshold",
         ),
         alarm(
             "RunnerErrors",
@@ -469,6 +498,7 @@ def dashboard_body(stage: str, *, api_stage: str) -> dict:
         ("authorizer", "Authorizer"),
         ("heartbeat", "Heartbeat"),
         ("runner", "Runner"),
+        ("enqueuer", "Enqueuer"),
     ]
     api = ["ApiName", f"cronhook-{stage}", "Stage", api_stage]
     widgets += [

@@ -29,7 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib.gateway import GATEWAY_RESPONSES
-from chalicelib.settings import RUNNER_MAX_CONCURRENCY, Settings, queue_visibility_s
+from chalicelib.settings import (
+    ENQUEUER_MAX_CONCURRENCY,
+    RUNNER_MAX_CONCURRENCY,
+    Settings,
+    queue_visibility_s,
+)
 from infra.iam import (
     ACCESS,
     FUNCTIONS,
@@ -59,7 +64,7 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 LAMBDA_RUNTIME = "python3.12"
 LAMBDA_ARCHITECTURE = "arm64"
 # Functions on the path of every scheduled fire: traced only when sampled upstream.
-FIRE_PATH_FUNCTIONS = ("heartbeat", "runner")
+FIRE_PATH_FUNCTIONS = ("heartbeat", "runner", "enqueuer")
 MAX_RECEIVE_COUNT = 5  # receives before a message is dead-lettered
 PROTECTED_STAGES = ("prod",)
 # Function logical ids whose name we set: chalice deploy's naming, so the console matches.
@@ -68,8 +73,12 @@ FUNCTION_SUFFIX = {
     "authorizer": "authorizer",
     "heartbeat": "heartbeat",
     "runner": "runner",
+    "enqueuer": "enqueuer",
     "ingest": "ingest",
 }
+# A tick message is worth nothing after a tick period (the enqueuer drops it): SQS keeps
+# it 5 minutes at most (its minimum is 60 s), so a backlog never outlives an outage.
+TICK_RETENTION_S = 300
 
 
 @dataclass(frozen=True)
@@ -207,6 +216,19 @@ MAX_DUE_SHARDS = 32
 
 def _parameters_shards() -> dict:
     return {
+        "FanOutShards": {
+            "Type": "Number",
+            "Default": 0,
+            "MinValue": 0,
+            "MaxValue": MAX_DUE_SHARDS,
+            "Description": (
+                "Heartbeat fan-out (CRONHOOK_FANOUT_SHARDS). 0: the heartbeat reads every due "
+                "shard itself, one invocation a minute (cheapest for small stacks). N: when a "
+                "tick reads at least N shards, it sends one message per shard to the tick "
+                "queue and an enqueuer function reads each shard with its own CPU and "
+                "deadline (docs/deploy.md, docs/architecture.md 'Fan-out')."
+            ),
+        },
         "DueShards": {
             "Type": "Number",
             "Default": 4,
@@ -387,6 +409,17 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
                     },
                 },
             },
+            "TickQueue": {
+                "Type": "AWS::SQS::Queue",
+                "Properties": {
+                    "QueueName": f"cronhook-{stage}-ticks",
+                    # Above the enqueuer's timeout (AWS refuses a mapping otherwise); a
+                    # message seen again after it is older than a tick and is dropped.
+                    "VisibilityTimeout": queue_visibility_s(cfg.timeouts["enqueuer"]),
+                    "MessageRetentionPeriod": TICK_RETENTION_S,
+                    "SqsManagedSseEnabled": True,
+                },
+            },
             "PayloadBucket": {
                 "Type": "AWS::S3::Bucket",
                 "DeletionPolicy": keep,
@@ -509,6 +542,8 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "CRONHOOK_MAX_CONCURRENCY": str(ceiling),
         "CRONHOOK_RUNNER_TIMEOUT_S": str(runner_timeout),
         "CRONHOOK_DUE_SHARDS": {"Fn::Sub": "${DueShards}"},  # a string, as every variable
+        "CRONHOOK_FANOUT_SHARDS": {"Fn::Sub": "${FanOutShards}"},
+        "CRONHOOK_TICK_QUEUE_URL": {"Ref": "TickQueue"},
         "POWERTOOLS_LOG_LEVEL": "INFO",
         # Never record handler results in traces: a create answer carries a secret once.
         "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
@@ -563,6 +598,16 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
                         "Queue": {"Fn::Sub": "${FiresQueue.Arn}"},
                         "FunctionResponseTypes": ["ReportBatchItemFailures"],
                         "ScalingConfig": {"MaximumConcurrency": ceiling},
+                    }
+                }
+            }
+        if function == "enqueuer":
+            properties["Events"] = {
+                "EnqueuerSqsEventSource": {
+                    "Properties": {
+                        "Queue": {"Fn::Sub": "${TickQueue.Arn}"},
+                        "BatchSize": 1,  # one shard per invocation: its own deadline
+                        "ScalingConfig": {"MaximumConcurrency": ENQUEUER_MAX_CONCURRENCY},
                     }
                 }
             }
@@ -636,6 +681,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "AlarmTopicArn": {"Value": {"Ref": "AlarmTopic"}},
         "FiresQueueUrl": {"Value": {"Ref": "FiresQueue"}},
         "DeadLetterQueueUrl": {"Value": {"Ref": "DeadLetterQueue"}},
+        "TickQueueUrl": {"Value": {"Ref": "TickQueue"}},
         "PayloadBucketName": {"Value": {"Ref": "PayloadBucket"}},
         "SecretsKeyArn": {"Value": {"Fn::GetAtt": ["SecretsKey", "Arn"]}},
         "SwitchParameterName": {"Value": {"Ref": "SwitchParameter"}},

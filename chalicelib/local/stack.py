@@ -12,6 +12,8 @@
   mapping (batches of 10, a visibility timeout) and share the ceiling fairly among
   tenants as SQS fair queues do (``fairness``): each runs one message at a time, the
   oldest of the tenant with the fewest runs in progress.
+- With ``CRONHOOK_FANOUT_SHARDS`` set, the heartbeat fans out per shard to a local tick
+  queue, and enqueuer threads of their own take its messages (``local/enqueuers.py``).
 - Triggers survive a restart: the embedded AWS saves the tables to
   ``$CRONHOOK_DATA_DIR/tables.json`` after every tick (asked by a signal, off the tick's
   path) and as it stops, and the stack loads them on start. Queued messages do not survive;
@@ -168,6 +170,10 @@ class LocalStack:
                 "CRONHOOK_KMS_KEY_ID": key_id,
             }
         )
+        if _fanout_on():
+            from chalicelib.local.enqueuers import create_tick_queue
+
+            os.environ["CRONHOOK_TICK_QUEUE_URL"] = create_tick_queue()
         sources = create_sources()
         self.ingest_url = sources["CRONHOOK_INGEST_QUEUE_URL"]
         os.environ.update(sources)
@@ -249,6 +255,13 @@ class LocalStack:
         self._spawn(pool.poller_loop, "runner-poller")
         for n in range(self.config.max_concurrency):
             self._spawn(pool.runner_loop, f"runner-{n}")
+        if _fanout_on():
+            from chalicelib.local.enqueuers import enqueuer_count, enqueuer_loop
+            from chalicelib.settings import get_settings
+
+            tick_queue = os.environ["CRONHOOK_TICK_QUEUE_URL"]
+            for n in range(enqueuer_count(get_settings().due_shards)):
+                self._spawn(enqueuer_loop, f"enqueuer-{n}", tick_queue, self.stop_event)
 
     def stop(self) -> None:
         """Stop everything and save the tables."""
@@ -262,11 +275,16 @@ class LocalStack:
         # settle; whatever is still running after that is recorded lost on the next start.
         deadline = time.monotonic() + 10
         for thread in self.threads:
-            if thread.name.startswith(("runner", "heartbeat", "ingest", "watch")):
+            if thread.name.startswith(("runner", "heartbeat", "ingest", "watch", "enqueuer")):
                 thread.join(timeout=max(0.1, deadline - time.monotonic()))
         # The embedded AWS saves the tables as it stops (SIGTERM), after the runners settled.
         if self.aws is not None:
             self.aws.stop()
+
+
+def _fanout_on() -> bool:
+    """Whether the heartbeat fans out (``CRONHOOK_FANOUT_SHARDS`` > 0): then a tick queue."""
+    return int(os.environ.get("CRONHOOK_FANOUT_SHARDS") or 0) > 0
 
 
 def main() -> None:

@@ -172,6 +172,11 @@ def deployed(packaged: Packaged) -> Iterator[Deployed]:
         (mapping,) = mappings["EventSourceMappings"]
         # Our harness is the runner's poller: moto's would try to run the code in Docker.
         lam.update_event_source_mapping(UUID=mapping["UUID"], Enabled=False)
+        # And the enqueuer's (the tick queue, with fan-out on: scenario step 7).
+        for tick_mapping in lam.list_event_source_mappings(
+            FunctionName=cfg.function_name("enqueuer")
+        )["EventSourceMappings"]:
+            lam.update_event_source_mapping(UUID=tick_mapping["UUID"], Enabled=False)
         iam = client("iam")
         policies = {}
         for function, logical in FUNCTIONS.items():
@@ -283,6 +288,9 @@ def scenario(deployed: Deployed) -> Scenario:
        receipt rule) gets a message SES stored and announced on the mail topic; the
        ingest function drains the ingest queue and the runner runs them. Deleting the
        eventbridge trigger removes its rule.
+    7. Fan-out on (``FanOutShards`` 1, set over the deployed variables): the heartbeat
+       sends one tick message per due shard; the enqueuer function reads each shard and
+       sends the interval trigger's next slot, which the runner runs.
     """
     _register_workflow()
     fn = deployed.functions
@@ -468,6 +476,14 @@ def scenario(deployed: Deployed) -> Scenario:
     aws("sns").publish(TopicArn=deployed.outputs["MailTopicArn"], Message=json.dumps(notification))
     result.batch_answers.extend(
         fn.drain_queue(deployed.outputs["IngestQueueUrl"], function="ingest")
+    )
+    drain()
+
+    # 7.
+    fanned_at = later(start, 180 + lease_s + 180)
+    fn.heartbeat(now=fanned_at, env_extra={"CRONHOOK_FANOUT_SHARDS": "1"})
+    result.batch_answers.extend(
+        fn.drain_queue(deployed.outputs["TickQueueUrl"], function="enqueuer", now=fanned_at)
     )
     drain()
 

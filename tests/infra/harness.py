@@ -360,12 +360,21 @@ class Functions:
     api_id: str = "example"
     stdout: list[tuple[str, str]] = field(default_factory=list)  # (function, printed line)
 
-    def invoke(self, function: str, event: dict, *, now: datetime | None = None) -> Any:
+    def invoke(
+        self,
+        function: str,
+        event: dict,
+        *,
+        now: datetime | None = None,
+        env_extra: dict[str, str] | None = None,
+    ) -> Any:
+        """``env_extra``: variables set over the deployed ones (a stack parameter changed)."""
         import app as app_module
         from chalicelib import wiring
 
         config = self.configs[function]
         env = dict(config.get("Environment", {}).get("Variables", {}))
+        env.update(env_extra or {})
         env.update(
             {
                 "CRONHOOK_AWS_ENDPOINT": self.endpoint,
@@ -496,7 +505,7 @@ class Functions:
         body = template.replace("$context.error.messageString", json.dumps(response_type))
         return int(entry.get("statusCode", defaults.get(response_type, 500))), json.loads(body)
 
-    def heartbeat(self, *, now: datetime) -> Any:
+    def heartbeat(self, *, now: datetime, env_extra: dict[str, str] | None = None) -> Any:
         event = {
             "version": "0",
             "id": str(uuid.uuid4()),
@@ -508,10 +517,15 @@ class Functions:
             "resources": [f"arn:aws:events:{REGION}:{ACCOUNT}:rule/heartbeat"],
             "detail": {},
         }
-        return self.invoke("heartbeat", event, now=now)
+        return self.invoke("heartbeat", event, now=now, env_extra=env_extra)
 
     def drain_queue(
-        self, queue_url: str, *, rounds: int = 20, function: str = "runner"
+        self,
+        queue_url: str,
+        *,
+        rounds: int = 20,
+        function: str = "runner",
+        now: datetime | None = None,
     ) -> list[dict]:
         """Poll like Lambda's SQS poller (with the function's role): batches of 10 to it."""
         from chalicelib.store.aws import client
@@ -545,7 +559,7 @@ class Functions:
                     }
                     for m in got
                 ]
-                answer = self.invoke(function, {"Records": records})
+                answer = self.invoke(function, {"Records": records}, now=now)
                 answers.append(answer)
                 failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}
                 done = [m for m in got if m["MessageId"] not in failed]

@@ -25,6 +25,7 @@ FIRE_PATH = (
     "chalicelib.domain.limits",
     "chalicelib.domain.schedule",
     "chalicelib.services.heartbeat",
+    "chalicelib.services.heartbeat.enqueuer",
     "chalicelib.services.runner",
 )
 
@@ -37,7 +38,7 @@ def moto():
 
 @pytest.fixture(scope="module")
 def probed(moto) -> dict[str, dict]:
-    return {f: probe(f, moto) for f in ("authorizer", "heartbeat", "runner")}
+    return {f: probe(f, moto) for f in ("authorizer", "heartbeat", "runner", "enqueuer")}
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +63,14 @@ def test_the_heartbeat_loads_neither_the_batch_utility_nor_jsonschema(loaded):
     assert "aws_lambda_powertools.utilities.batch" not in heavy
     assert "jsonschema" not in heavy
     assert "chalicelib.services.heartbeat" in loaded["heartbeat"]  # a real tick ran
+
+
+def test_the_enqueuer_loads_none_of_the_heavy_modules(loaded):
+    # A fanned-out tick's shard: read, send, move the cursor; no request model, no
+    # contract, no partial batch utility, no schedule in words.
+    assert _heavy(loaded["enqueuer"]) == set()
+    assert "chalicelib.services.triggers" not in loaded["enqueuer"]
+    assert "chalicelib.services.heartbeat.enqueuer" in loaded["enqueuer"]  # a real shard ran
 
 
 def test_the_runner_does_not_load_jsonschema(loaded):

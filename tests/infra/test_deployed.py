@@ -126,7 +126,8 @@ def test_heartbeat_and_runner_ran_every_kind_of_fire_on_the_deployed_resources(d
         # The runner claims each slot: a message lost before its claim (the purge) loses
         # nothing, the overdue pass sends it again and it runs late, merged with the slots
         # missed meanwhile (after downtime a trigger fires once).
-        ("schedule", "succeeded"): 2,
+        # And the slot the enqueuer sent when the heartbeat fanned out (step 7).
+        ("schedule", "succeeded"): 3,
         ("manual", "succeeded"): 2,  # one by root, one by an operator key (creator re-checked)
         # two webhooks (a small one inline, a large one through S3), two EventBridge
         # events (one large), one inbound mail
@@ -137,7 +138,13 @@ def test_heartbeat_and_runner_ran_every_kind_of_fire_on_the_deployed_resources(d
     for answer in scenario.batch_answers:
         assert answer == {"batchItemFailures": []}
     sqs = deployed.client("sqs")
-    for queue in ("FiresQueue", "DeadLetterQueue", "IngestQueue", "IngestDeadLetterQueue"):
+    for queue in (
+        "FiresQueue",
+        "DeadLetterQueue",
+        "IngestQueue",
+        "IngestDeadLetterQueue",
+        "TickQueue",
+    ):
         attrs = sqs.get_queue_attributes(
             QueueUrl=deployed.physical[queue], AttributeNames=["ApproximateNumberOfMessages"]
         )["Attributes"]

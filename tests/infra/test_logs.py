@@ -7,7 +7,7 @@ import json
 from infra.monitoring import BASE_DIMENSIONS, FORBIDDEN_DIMENSIONS, METRICS
 
 # Lines that summarise a whole invocation rather than one trigger.
-SUMMARY_MESSAGES = {"heartbeat"}
+SUMMARY_MESSAGES = {"heartbeat", "enqueuer"}
 
 
 def _lines(scenario, function: str | None = None) -> list[tuple[str, dict]]:
@@ -36,6 +36,7 @@ def test_every_line_is_json_and_lines_about_a_run_carry_its_ids(scenario):
         "heartbeat",
         "runner",
         "ingest",
+        "enqueuer",
     }
     for name, line in lines:
         assert line["service"] == "cronhook"
@@ -44,7 +45,7 @@ def test_every_line_is_json_and_lines_about_a_run_carry_its_ids(scenario):
             assert line.get("trigger_id") and line.get("run_id"), line
             if line["run_id"].split(".", 1)[1][13:14] == "e":  # an event run's id
                 assert line.get("event_id"), line
-        elif name == "heartbeat" and line["message"] not in SUMMARY_MESSAGES:
+        elif name in ("heartbeat", "enqueuer") and line["message"] not in SUMMARY_MESSAGES:
             assert line.get("trigger_id"), line
     # One line per fire message handled; a redelivered message is dropped at the start fence.
     handled = [line for name, line in lines if line["message"] == "fire handled"]

@@ -22,6 +22,7 @@ class TickReport:
     events_recovered: int = 0  # running events whose bookkeeping the sweep finished
     sent_late: int = 0  # future slots whose message went out after their second
     errors: int = 0  # AWS calls that failed; each cost only its own row
+    fanned_out: int = 0  # shards handed to the enqueuers (fanout.py), not read by this tick
     duration_ms: float = 0.0
     send_ms: float = 0.0
     run_ids: list[str] = field(default_factory=list)

@@ -33,6 +33,7 @@ from datetime import datetime
 
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.observability import logger, record_metric
+from chalicelib.services.heartbeat.fanout import fan_out, fans_out
 from chalicelib.services.heartbeat.reaper import reap_expired, refresh_due
 from chalicelib.services.heartbeat.report import TickReport
 from chalicelib.services.heartbeat.send import send
@@ -76,11 +77,19 @@ def tick(*, now: datetime, pipeline: Pipeline, sweeps: Sequence[Sweep]) -> TickR
     count = _shards_this_tick(current, report)
     report.shards_read = count
     empty: set[int] = set()
+    # Fan-out: the enqueuers read the shards whose tick message was sent (fanout.py);
+    # this tick reads the others.
+    inline = set(range(count))
+    if fans_out(count):
+        inline = set(fan_out(range(count), now_ms=now_ms, report=report))
     # One failed AWS call costs only its own shard or row, never the whole tick.
     for shard_no in range(count):
-        if tick_shard(shard_no, now=now, deadline=deadline, pipeline=pipeline, report=report):
-            if shard_no >= current and _found_empty(shard_no, report):
-                empty.add(shard_no)
+        read = shard_no not in inline or tick_shard(
+            shard_no, now=now, deadline=deadline, pipeline=pipeline, report=report
+        )
+        # A former count's shard retires once found empty, whoever read it this tick.
+        if read and shard_no >= current and _found_empty(shard_no, report):
+            empty.add(shard_no)
     for sweep in sweeps:
         try:
             sweep(now=now, report=report)
