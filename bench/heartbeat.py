@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import statistics
+import threading
 import time
 from datetime import UTC, datetime
 
@@ -155,7 +156,81 @@ def _forget_cursors() -> None:
             dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
 
 
-def measure_enqueue(env: MotoEnv, *, due: int, latency_ms: float, repeats: int) -> dict:
+def _take_ticks() -> list[str]:
+    """Every tick message queued (what the enqueuers' event source mapping receives)."""
+    from chalicelib.settings import get_settings
+    from chalicelib.store.aws import client
+
+    sqs, url = client("sqs"), get_settings().tick_queue_url
+    bodies: list[str] = []
+    while got := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
+        bodies += [m["Body"] for m in got]
+        entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
+        sqs.delete_message_batch(QueueUrl=url, Entries=entries)
+    return bodies
+
+
+def _enqueuers(bodies: list[str], *, tick_started: float) -> tuple[list, float]:
+    """Each tick message on a thread of its own (a Lambda environment per shard): their
+    reports and the CPU they spent (each thread's own: moto's threads are not counted).
+
+    An enqueuer's clock is the tick's ``NOW`` plus the real time since the tick began, so
+    its DelaySeconds and its ``sent_late`` count the time the fan-out took.
+    """
+    from datetime import timedelta
+
+    from chalicelib import assembly
+
+    reports: list = []
+    cpu: list[float] = []
+    lock = threading.Lock()
+
+    def clock() -> datetime:
+        return NOW + timedelta(seconds=time.perf_counter() - tick_started)
+
+    def enqueuer(body: str) -> None:
+        at = time.thread_time()
+        done = assembly.tick_messages([body], clock=clock, remaining_s=lambda: 60.0)
+        with lock:
+            reports.extend(r for r in done if r is not None)
+            cpu.append(time.thread_time() - at)
+
+    threads = [threading.Thread(target=enqueuer, args=(b,)) for b in bodies]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return reports, sum(cpu)
+
+
+def _one_tick(*, fanout: bool) -> tuple[int, int, float, float, bool]:
+    """One heartbeat tick at ``NOW`` (and its enqueuers, fanned out): enqueued, sent
+    late, the heartbeat's CPU, the enqueuers' CPU, whether a shard handed over."""
+    from chalicelib import assembly
+
+    started, at = time.perf_counter(), time.thread_time()
+    report = assembly.tick(now=NOW)
+    heartbeat_cpu = time.thread_time() - at
+    reports = [report]
+    enqueuer_cpu = 0.0
+    if fanout:
+        found, enqueuer_cpu = _enqueuers(_take_ticks(), tick_started=started)
+        reports += found
+    enqueued = sum(r.enqueued for r in reports)
+    late = sum(r.sent_late for r in reports)
+    handed_over = any(r.handed_over for r in reports)
+    return enqueued, late, heartbeat_cpu, enqueuer_cpu, handed_over
+
+
+def measure_enqueue(
+    env: MotoEnv,
+    *,
+    due: int,
+    latency_ms: float,
+    repeats: int,
+    fanout: bool = False,
+    shards: int | None = None,
+) -> dict:
     """``due`` fires due within the next minute, enqueued by one tick, every AWS call
     delayed by ``latency_ms`` (a ``before-send`` hook: the thread waits as on the network).
 
@@ -163,9 +238,30 @@ def measure_enqueue(env: MotoEnv, *, due: int, latency_ms: float, repeats: int) 
     the network is free), and how many messages went out after their own second
     (``sent_late``; the goal is 0). The heartbeat claims nothing, so its cost per fire is
     a share of one query page and of one SendMessageBatch.
+
+    ``fanout``: the heartbeat sends one tick message per due shard (``shards`` of them)
+    and an enqueuer per message, each on its own thread, reads its shard; the heartbeat's
+    and the enqueuers' CPU are counted apart (each thread's own CPU, moto's excluded).
     """
+    import os
+
+    extra = {"CRONHOOK_DUE_SHARDS": str(shards)} if shards else {}
+    env.fresh(**extra, CRONHOOK_FANOUT_SHARDS="1" if fanout else "0")
+    if fanout:
+        _tick_queue()
+    try:
+        return _measure_enqueue(due=due, latency_ms=latency_ms, repeats=repeats, fanout=fanout)
+    finally:  # the next sections run with the stack's defaults
+        for name in ("CRONHOOK_DUE_SHARDS", "CRONHOOK_FANOUT_SHARDS", "CRONHOOK_TICK_QUEUE_URL"):
+            if name in extra or name != "CRONHOOK_DUE_SHARDS":
+                os.environ.pop(name, None)
+        from chalicelib.settings import reset_settings
+
+        reset_settings()
+
+
+def _measure_enqueue(*, due: int, latency_ms: float, repeats: int, fanout: bool) -> dict:
     from bench.hooks import hooked
-    from chalicelib import assembly
     from chalicelib.services import heartbeat
     from chalicelib.settings import get_settings
 
@@ -176,7 +272,6 @@ def measure_enqueue(env: MotoEnv, *, due: int, latency_ms: float, repeats: int) 
         return [("before-send.dynamodb", sleep), ("before-send.sqs", sleep)]
 
     now_ms = int(NOW.timestamp() * 1000)
-    env.fresh()
     shards = get_settings().due_shards
     template = _template()
     # Spread over the minute, the first 10 % in the first second (a :00 burst).
@@ -192,32 +287,54 @@ def measure_enqueue(env: MotoEnv, *, due: int, latency_ms: float, repeats: int) 
         # instant, so what is measured is the work, not the minute between ticks).
         cpu = time.process_time()
         started = time.perf_counter()
-        enqueued, late, ticks, first_tick = 0, 0, 0, 0
+        enqueued, late, ticks, first_tick, hb_cpu, enq_cpu = 0, 0, 0, 0, 0.0, 0.0
         with hooked(delayed):
             while enqueued < due and ticks < 20:
-                report = assembly.tick(now=NOW)
-                enqueued += report.enqueued
-                late += report.sent_late
+                sent, sent_late, heartbeat_cpu, enqueuer_cpu, _ = _one_tick(fanout=fanout)
+                enqueued += sent
+                late += sent_late
+                hb_cpu += heartbeat_cpu
+                enq_cpu += enqueuer_cpu
                 ticks += 1
-                first_tick = first_tick or report.enqueued
+                first_tick = first_tick or sent
         wall_ms = (time.perf_counter() - started) * 1000
         cpu_s = time.process_time() - cpu
         assert enqueued == due, (enqueued, due)
-        rows.append((wall_ms, cpu_s, late, ticks, first_tick))
+        rows.append((wall_ms, cpu_s, late, ticks, first_tick, hb_cpu, enq_cpu))
         _forget_cursors()
-        env.purge_queue()
-    wall_ms, cpu_s, late, ticks, first_tick = (
+        from chalicelib.store.aws import client
+
+        client("sqs").purge_queue(QueueUrl=get_settings().queue_url)
+    wall_ms, cpu_s, late, ticks, first_tick, hb_cpu, enq_cpu = (
         statistics.median(col) for col in zip(*rows, strict=True)
     )
     return {
         "due": due,
         "latency_ms": latency_ms,
         "repeats": repeats,
+        "fanout": fanout,
+        "shards": shards,
         "tick_budget_s": heartbeat.TICK_BUDGET_S,
         "ticks": int(ticks),
         "enqueued_by_first_tick": int(first_tick),
         "wall_ms": round(wall_ms, 1),
         # moto runs in this process: its CPU is in here too (an upper bound for a Lambda).
         "cpu_ms_per_fire": round(cpu_s * 1000 / due, 3),
+        # The heartbeat's own thread, and the enqueuers' threads: the client's CPU only.
+        "heartbeat_cpu_ms_per_fire": round(hb_cpu * 1000 / due, 4),
+        "heartbeat_cpu_ms": round(hb_cpu * 1000, 1),
+        "enqueuer_cpu_ms_per_fire": round(enq_cpu * 1000 / due, 4),
         "sent_after_their_second": int(late),
     }
+
+
+def _tick_queue() -> None:
+    """The tick queue of the fanned-out heartbeat, and the settings naming it."""
+    import os
+
+    from chalicelib.settings import reset_settings
+    from chalicelib.store.aws import client
+
+    url = client("sqs").create_queue(QueueName="cronhook-ticks")["QueueUrl"]
+    os.environ["CRONHOOK_TICK_QUEUE_URL"] = url
+    reset_settings()

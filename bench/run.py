@@ -136,6 +136,10 @@ def run(
             }
             _progress("heartbeat enqueue of a minute's fires")
             results["heartbeat_enqueue"] = measure_enqueue(env, **plan["heartbeat_enqueue"])
+            _progress("heartbeat enqueue of a minute's fires, fanned out per shard")
+            results["heartbeat_enqueue_fanout"] = measure_enqueue(
+                env, **plan["heartbeat_enqueue"], fanout=True
+            )
             results["section_seconds"]["heartbeat"] = round(time.time() - started)
         if "cost" in only:
             _progress("cost per fire")
@@ -264,12 +268,17 @@ def table(results: dict) -> str:
             f"  heartbeat {int(n):>7,} registered: ratio {row['read_ratio']}, tick "
             f"{row['tick_ms']:,.0f} ms, {row['claims_per_s']:,.0f} fires sent/s on moto"
         )
-    enqueue = results.get("heartbeat_enqueue")
-    if enqueue:
+    for key in ("heartbeat_enqueue", "heartbeat_enqueue_fanout"):
+        enqueue = results.get(key)
+        if not enqueue:
+            continue
+        how = "fanned out per shard" if enqueue.get("fanout") else "one invocation"
         lines.append(
-            f"  heartbeat: {enqueue['due']:,} fires due in a minute, {enqueue['latency_ms']} ms "
-            f"per call: {enqueue['ticks']} tick(s), {enqueue['wall_ms']:,.0f} ms, "
-            f"{enqueue['cpu_ms_per_fire']} ms CPU per fire (moto's included), "
+            f"  heartbeat ({how}): {enqueue['due']:,} fires due in a minute, "
+            f"{enqueue['latency_ms']} ms per call: {enqueue['ticks']} tick(s), "
+            f"{enqueue['wall_ms']:,.0f} ms, {enqueue['cpu_ms_per_fire']} ms CPU per fire "
+            f"(moto's included), heartbeat {enqueue.get('heartbeat_cpu_ms_per_fire')} ms and "
+            f"enqueuers {enqueue.get('enqueuer_cpu_ms_per_fire')} ms CPU per fire, "
             f"{enqueue['sent_after_their_second']} sent after their second"
         )
     if "usd_per_million_fires" in results:

@@ -290,7 +290,7 @@ def scenario(deployed: Deployed) -> Scenario:
        eventbridge trigger removes its rule.
     7. Fan-out on (``FanOutShards`` 1, set over the deployed variables): the heartbeat
        sends one tick message per due shard; the enqueuer function reads each shard and
-       sends the interval trigger's next slot, which the runner runs.
+       sends the interval trigger's slot due then, which the runner runs.
     """
     _register_workflow()
     fn = deployed.functions
@@ -482,8 +482,15 @@ def scenario(deployed: Deployed) -> Scenario:
     # 7.
     fanned_at = later(start, 180 + lease_s + 180)
     fn.heartbeat(now=fanned_at, env_extra={"CRONHOOK_FANOUT_SHARDS": "1"})
+    # A lookahead of 0: the enqueuer sends only the slot due now (the one after it would
+    # wait out its DelaySeconds in moto's real time, after the scenario's last drain).
     result.batch_answers.extend(
-        fn.drain_queue(deployed.outputs["TickQueueUrl"], function="enqueuer", now=fanned_at)
+        fn.drain_queue(
+            deployed.outputs["TickQueueUrl"],
+            function="enqueuer",
+            now=fanned_at,
+            env_extra={"CRONHOOK_LOOKAHEAD_S": "0"},
+        )
     )
     drain()
 

@@ -526,6 +526,7 @@ class Functions:
         rounds: int = 20,
         function: str = "runner",
         now: datetime | None = None,
+        env_extra: dict[str, str] | None = None,
     ) -> list[dict]:
         """Poll like Lambda's SQS poller (with the function's role): batches of 10 to it."""
         from chalicelib.store.aws import client
@@ -559,7 +560,7 @@ class Functions:
                     }
                     for m in got
                 ]
-                answer = self.invoke(function, {"Records": records}, now=now)
+                answer = self.invoke(function, {"Records": records}, now=now, env_extra=env_extra)
                 answers.append(answer)
                 failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}
                 done = [m for m in got if m["MessageId"] not in failed]
