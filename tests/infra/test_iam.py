@@ -101,6 +101,7 @@ def test_no_role_grants_wildcard_actions_or_resources_outside_the_stack(deployed
         f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/cronhook-dev-",
         f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-fires",
         f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-ingest",
+        f"arn:aws:sqs:{REGION}:{ACCOUNT}:cronhook-dev-ticks",
         f"arn:aws:s3:::{deployed.physical['PayloadBucket']}/",
         f"arn:aws:s3:::{deployed.physical['MailBucket']}/inbound/",
         f"arn:aws:events:{REGION}:{ACCOUNT}:rule/cronhook-dev-",
