@@ -288,7 +288,7 @@ def scenario(deployed: Deployed) -> Scenario:
        receipt rule) gets a message SES stored and announced on the mail topic; the
        ingest function drains the ingest queue and the runner runs them. Deleting the
        eventbridge trigger removes its rule.
-    7. Fan-out on (``FanOutShards`` 1, set over the deployed variables): the heartbeat
+    7. (Run right after step 3.) Fan-out on (``FanOutShards`` 1, over the deployed variables): the heartbeat
        sends one tick message per due shard; the enqueuer function reads each shard and
        sends the interval trigger's slot due then, which the runner runs.
     """
@@ -341,6 +341,21 @@ def scenario(deployed: Deployed) -> Scenario:
     fn.heartbeat(now=later(start, 180))
     deployed.client("sqs").purge_queue(QueueUrl=queue_url)  # the runner "crashed"
     fn.heartbeat(now=later(start, 180 + lease_s + 60))
+    drain()
+
+    # 7.
+    fanned_at = later(start, 180 + lease_s + 180)
+    fn.heartbeat(now=fanned_at, env_extra={"CRONHOOK_FANOUT_SHARDS": "1"})
+    # A lookahead of 0: the enqueuer sends only the slot due now (the one after it would
+    # wait out its DelaySeconds in moto's real time, after the scenario's last drain).
+    result.batch_answers.extend(
+        fn.drain_queue(
+            deployed.outputs["TickQueueUrl"],
+            function="enqueuer",
+            now=fanned_at,
+            env_extra={"CRONHOOK_LOOKAHEAD_S": "0"},
+        )
+    )
     drain()
 
     # 4.
@@ -476,21 +491,6 @@ def scenario(deployed: Deployed) -> Scenario:
     aws("sns").publish(TopicArn=deployed.outputs["MailTopicArn"], Message=json.dumps(notification))
     result.batch_answers.extend(
         fn.drain_queue(deployed.outputs["IngestQueueUrl"], function="ingest")
-    )
-    drain()
-
-    # 7.
-    fanned_at = later(start, 180 + lease_s + 180)
-    fn.heartbeat(now=fanned_at, env_extra={"CRONHOOK_FANOUT_SHARDS": "1"})
-    # A lookahead of 0: the enqueuer sends only the slot due now (the one after it would
-    # wait out its DelaySeconds in moto's real time, after the scenario's last drain).
-    result.batch_answers.extend(
-        fn.drain_queue(
-            deployed.outputs["TickQueueUrl"],
-            function="enqueuer",
-            now=fanned_at,
-            env_extra={"CRONHOOK_LOOKAHEAD_S": "0"},
-        )
     )
     drain()
 
