@@ -19,8 +19,8 @@ from chalicelib.observability import metric_counts
 from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo
 from chalicelib.store.aws import client
-from tests.functional.test_protocol import EXECUTIONS
-from tests.functional.test_shard_change import _assert_every_slot_once, _create
+from tests.functional.test_shard_registry import _assert_every_slot_once, _create
+from tests.scenarios import EXECUTIONS
 
 SHARDS = 4
 STEP_S = 120  # each interval is at least this: every slot is due at a tick of its own
