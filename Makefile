@@ -7,7 +7,7 @@ STAGE ?= dev
 # No region is forced here: deploy and rollback use --region, AWS_REGION, AWS_DEFAULT_REGION
 # or the profile's region, in that order (infra/deploy.py); package needs none.
 
-.PHONY: run test lint unit bench mutants package deploy rollback clean
+.PHONY: run test soak lint unit bench mutants package deploy rollback clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -30,7 +30,12 @@ lint: $(STAMP)
 # (tests/conftest.py). TEST_WORKERS=0 runs them in this process, one after another.
 TEST_WORKERS ?= 2
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not soak"
+
+# The long soaks (10 % injected faults over 1,000 fires, 20 concurrent heartbeats, a
+# 200-webhook burst, the OpenAPI fuzz): about 9 minutes of CPU. .ci/run runs them too.
+soak: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m soak
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run

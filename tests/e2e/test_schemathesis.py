@@ -44,6 +44,7 @@ def _st() -> list[str]:
     return [found]
 
 
+@pytest.mark.soak
 def test_the_api_keeps_the_promises_of_its_openapi_document(tmp_path):
     stack = start_stack(tmp_path, heartbeat_s=3600, min_interval_s=60)
     try:

@@ -96,6 +96,7 @@ def own_stack(tmp_path):
     stop_stack(running)
 
 
+@pytest.mark.soak
 def test_a_burst_of_200_signed_posts_drains_with_no_run_lost_duplicated_or_overlapping(own_stack):
     stack = own_stack
     created = create_event_trigger(stack, "webhook", state={"count": 0}, concurrency=1)

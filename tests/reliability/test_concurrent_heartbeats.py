@@ -6,11 +6,14 @@ rounds, with time driven by hand (each round is a tick at an explicit ``now``).
 
 from __future__ import annotations
 
+import pytest
+
 from chalicelib import assembly
 from chalicelib.settings import reset_settings
 from tests.scenarios import EXECUTIONS, create_scheduled, create_staggered, ticks_at_once
 
 
+@pytest.mark.soak
 def test_twenty_concurrent_heartbeats_dispatch_each_due_trigger_exactly_once(
     aws, clock, root, monkeypatch
 ):

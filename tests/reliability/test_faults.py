@@ -39,6 +39,7 @@ MINUTE_MS = 60_000
 TERMINAL = {"succeeded", "failed", "skipped", "lost"}
 
 
+@pytest.mark.soak
 @pytest.mark.parametrize("seed", [20261130])
 def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stuck(
     aws, clock, root, executions, monkeypatch, seed
