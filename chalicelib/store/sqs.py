@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib.settings import get_settings
 from chalicelib.store.aws import client
 
-__all__ = ["FireMessage", "send_fires", "MAX_DELAY_S"]
+__all__ = ["FireMessage", "send_fires", "send_batches", "MAX_DELAY_S"]
+
+T = TypeVar("T")
 
 MAX_DELAY_S = 900  # SQS's limit on DelaySeconds
 
@@ -67,12 +71,19 @@ def send_fires(messages: list[FireMessage]) -> list[FireMessage]:
     partially failed batch reports exactly which entries failed.
     """
     queue_url = get_settings().queue_url
-    failed: list[FireMessage] = []
+    return send_batches(queue_url, _with_tenants(messages), _entry)
+
+
+def send_batches(
+    queue_url: str | None, items: Sequence[T], entry: Callable[[int, T], dict]
+) -> list[T]:
+    """Send ``items`` ten per SendMessageBatch (``entry(i, item)`` builds entry ``i``); the
+    items not sent, whether their whole call or their own entry failed."""
+    failed: list[T] = []
     sqs = client("sqs")
-    messages = _with_tenants(messages)
-    for start in range(0, len(messages), 10):
-        batch = messages[start : start + 10]
-        entries = [_entry(i, m) for i, m in enumerate(batch)]
+    for start in range(0, len(items), 10):
+        batch = items[start : start + 10]
+        entries = [entry(i, item) for i, item in enumerate(batch)]
         try:
             answer = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
         except (ClientError, BotoCoreError):

@@ -10,10 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from chalicelib.settings import get_settings
-from chalicelib.store.aws import client
+from chalicelib.store.sqs import send_batches
 
 __all__ = ["TickMessage", "send_ticks"]
 
@@ -49,15 +47,6 @@ def send_ticks(messages: list[TickMessage]) -> list[TickMessage]:
     queue_url = get_settings().tick_queue_url
     if not queue_url:
         return list(messages)
-    sqs = client("sqs")
-    failed: list[TickMessage] = []
-    for start in range(0, len(messages), 10):
-        batch = messages[start : start + 10]
-        entries = [{"Id": str(i), "MessageBody": m.body()} for i, m in enumerate(batch)]
-        try:
-            answer = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
-        except (ClientError, BotoCoreError):
-            failed.extend(batch)
-            continue
-        failed.extend(batch[int(f["Id"])] for f in answer.get("Failed", []))
-    return failed
+    return send_batches(
+        queue_url, list(messages), lambda i, m: {"Id": str(i), "MessageBody": m.body()}
+    )

@@ -23,7 +23,7 @@ from datetime import datetime
 from chalicelib.domain.epoch_ms import dt, ms
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.heartbeat.report import TickReport
-from chalicelib.services.heartbeat.shards import TICK_BUDGET_S, tick_shard
+from chalicelib.services.heartbeat.shards import TICK_BUDGET_S, record_fire_counts, tick_shard
 from chalicelib.services.pipeline import Pipeline
 from chalicelib.settings import get_settings
 from chalicelib.store.ticks import TickMessage
@@ -95,12 +95,6 @@ def tick_message(
 
 def _record(report: TickReport, *, shard_no: int, lag_ms: int) -> None:
     record_metric("EnqueuerDuration", report.duration_ms, unit="Milliseconds")
-    record_metric("Fires", report.enqueued, surface="schedule")
-    if report.overdue:
-        record_metric("FiresResent", report.overdue)
-    if report.reaped:
-        record_metric("LeasesReaped", report.reaped)
-    if report.errors:
-        record_metric("HeartbeatErrors", report.errors)
+    record_fire_counts(report)
     summary = {k: v for k, v in report.__dict__.items() if k not in ("run_ids", "started")}
     logger.info("enqueuer", extra={**summary, "shard": shard_no, "lag_ms": lag_ms})

@@ -158,6 +158,15 @@ def _retire(*, current: int, count: int, empty: set[int], now_ms: int) -> None:
 def _record(report: TickReport) -> None:
     record_metric("HeartbeatDuration", report.duration_ms, unit="Milliseconds")
     record_metric("DueCount", report.due)
+    record_fire_counts(report)
+    logger.info(
+        "heartbeat",
+        extra={k: v for k, v in report.__dict__.items() if k not in ("run_ids", "started")},
+    )
+
+
+def record_fire_counts(report: TickReport) -> None:
+    """The fire metrics of a tick or of one enqueuer's shard (sent, resent, reaped, errors)."""
     record_metric("Fires", report.enqueued, surface="schedule")
     if report.overdue:
         record_metric("FiresResent", report.overdue)
@@ -165,10 +174,6 @@ def _record(report: TickReport) -> None:
         record_metric("LeasesReaped", report.reaped)
     if report.errors:
         record_metric("HeartbeatErrors", report.errors)
-    logger.info(
-        "heartbeat",
-        extra={k: v for k, v in report.__dict__.items() if k not in ("run_ids", "started")},
-    )
 
 
 class _Window:
