@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from chalicelib import assembly
 from chalicelib.services.heartbeat import shards
 from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage
-from tests.scenarios import create_staggered
+from tests.scenarios import create_scheduled, create_staggered
 
 
 def _queued(aws) -> list[FireMessage]:
@@ -67,3 +69,40 @@ def test_a_tick_out_of_time_hands_the_rest_to_the_next_tick_and_loses_nothing(
     assert reports[0].handed_over == 1 and 0 < len(reports[0].run_ids) < 30
     assert len(sent) == len(set(sent))
     assert {r.split(".")[0] for r in sent} == set(created)  # every trigger's due slot went out
+
+
+@pytest.mark.parametrize("cursor", ["fresh", "after-a-tick"])
+def test_a_trigger_created_while_a_tick_runs_gets_its_first_slot_sent(
+    aws, clock, root, monkeypatch, cursor
+):
+    """A create that lands in the middle of a tick, just after it read the due rows.
+
+    The tick did not see the new row. Had it moved the cursor only after reading (past
+    the new slot), the create, reading the cursor before that move, would have left the
+    slot to the tick, and it would have waited for the overdue pass two minutes later
+    (seen in the local stack: a trigger created at start-up did not fire for 120 s). The
+    tick moves the cursor first, so the create sees the window taken and sends it.
+    """
+    monkeypatch.setenv("CRONHOOK_DUE_SHARDS", "1")  # every row on shard 0, read first
+    reset_settings()
+    if cursor == "after-a-tick":
+        assembly.tick(now=clock())
+        clock.advance(30)
+    created: list[str] = []
+    real = dynamo.iter_due
+
+    def read_then_create(shard, **kwargs):
+        yield from real(shard, **kwargs)
+        if not created:  # the create lands after the tick read the rows of its shard
+            created.append(create_scheduled(root, clock, schedule={"interval_s": 60}))
+
+    monkeypatch.setattr(dynamo, "iter_due", read_then_create)
+    assembly.tick(now=clock())
+    monkeypatch.setattr(dynamo, "iter_due", real)
+    assert created
+    first = int(dynamo.get_trigger(created[0]).next_fire_at)
+    clock.advance(60)
+    ran = aws.drain(assembly.build_runner(clock=clock))
+    assert ran.count("succeeded") == 1
+    assert dynamo.get_trigger(created[0]).run_count == 1
+    assert int(dynamo.get_trigger(created[0]).next_fire_at) == first + 60_000

@@ -10,9 +10,11 @@
    runner waits out the fraction: a fire starts on its second. No write per fire: the
    runner's claim is the fence (``dynamo.claim_slot_and_start``), taken when the fire
    is due, so overlap and busy are decided then, and a duplicate message never runs.
-3. The shard's cursor (one item per shard) moves to the horizon before the sends, fenced
-   on the value read, so two ticks never enqueue the same window twice. A send that
-   fails moves it back to just before the first slot not sent: nothing is dropped.
+3. The shard's cursor (one item per shard) moves to the horizon before the rows are
+   read, fenced on the value read, so two ticks never enqueue the same window twice and
+   a slot written during the read is sent by its writer (``_Window._take_window``). A
+   read that fails or runs out of time, or a send that fails, moves it back (to where
+   it was, or to just before the first slot not reached or not sent): nothing is dropped.
 4. A row whose slot is at or before the cursor was sent already. If that slot is
    ``OVERDUE_S`` past, its message was lost (a restart of the local stack, the dead-
    letter queue): it is sent again, after 1, 2, 4... times ``OVERDUE_S``; the claim's
@@ -188,9 +190,54 @@ class _Window:
 
     def run(self, *, deadline: float, pipeline: Pipeline) -> None:
         self.cursor = dynamo.get_cursor(self.shard)
-        reach = self._read(deadline=deadline)
+        planned = self._take_window()
+        try:
+            reach = self._read(deadline=deadline, planned=planned)
+        except Exception:
+            self._give_back(planned, to=self.cursor)  # read again by the next tick
+            raise
+        if reach != planned:
+            self._give_back(planned, to=reach)  # the deadline: hand the rest over
         self._enqueue(reach)
         self._reap(pipeline=pipeline)
+
+    def _take_window(self) -> int | None:
+        """Step 3, first half: move the cursor to the horizon *before* reading the rows.
+
+        A create (an edit, a settle) that sets a slot writes its row, then reads the
+        cursor, and sends the slot itself if the cursor is past it. Moved after the read,
+        the cursor could pass a slot written between the two: the read did not see the
+        row, the writer's read saw the old cursor, and neither sent it. Moved first,
+        either the writer sees the window taken and sends, or the read sees the row
+        (a spare sent by both is dropped by the claim). None: another tick took it.
+        """
+        cursor = self.cursor
+        planned = self.horizon_ms if cursor is None else max(cursor, self.horizon_ms)
+        if planned == cursor or dynamo.advance_cursor(
+            self.shard, expected=cursor, cursor_ms=planned
+        ):
+            return planned
+        # Another tick took this window first and sends it: only resend what is overdue.
+        logger.info("another tick enqueued this shard's window", extra={"shard": self.shard})
+        return cursor
+
+    def _give_back(self, planned: int | None, *, to: int | None) -> None:
+        """Move the cursor back from ``planned`` to ``to`` (fenced on our own value)."""
+        if planned == self.cursor or planned == to:
+            return
+        try:
+            moved = dynamo.advance_cursor(self.shard, expected=planned, cursor_ms=to)
+        except Exception:
+            moved = False
+            logger.exception("cursor not moved back", extra={"shard": self.shard})
+        if not moved:
+            # Another tick moved it meanwhile (or the write failed): what this tick did
+            # not reach goes out as overdue (late, never lost).
+            self.report.errors += 1
+            logger.warning(
+                "cursor not moved back; unreached fires go out as overdue",
+                extra={"shard": self.shard},
+            )
 
     def _look_at(self, row: dynamo.DueRow) -> None:
         self.report.rows_read += 1
@@ -202,15 +249,17 @@ class _Window:
         if by_lease and row.due_at <= self.now_ms:
             self.lease_rows.append(row)  # due because of a lease that has run out: reap it
 
-    def _read(self, *, deadline: float) -> int | None:
-        """Steps 1-2: look at the shard's rows; how far the cursor may move."""
+    def _read(self, *, deadline: float, planned: int | None) -> int | None:
+        """Steps 1-2: look at the shard's rows; how far the cursor may stay moved."""
         cursor = self.cursor
-        reach: int | None = self.horizon_ms if cursor is None else max(cursor, self.horizon_ms)
+        reach = planned
         last_due: int | None = None
-        # 1. The new rows, due after the cursor: what this tick is for. A row already sent
-        #    and still waiting for its runner stays at the head of the index, so the new
-        #    rows are read by key range, never behind a backlog of old ones.
-        for row in _rows(self.shard, until_ms=self.horizon_ms, after_ms=cursor, deadline=deadline):
+        # 1. The new rows, due after the cursor: what this tick is for (if it took the
+        #    window). A row already sent and still waiting for its runner stays at the
+        #    head of the index, so the new rows are read by key range, never behind a
+        #    backlog of old ones.
+        new_rows = _rows(self.shard, until_ms=self.horizon_ms, after_ms=cursor, deadline=deadline)
+        for row in new_rows if planned != cursor else ():
             if row is None:
                 # Deadline: hand the rest over. A row not reached is due at or after the
                 # last one reached, and its slots come at or after its due_at, so every
@@ -233,12 +282,8 @@ class _Window:
         return reach
 
     def _enqueue(self, reach: int | None) -> None:
-        """Step 3: move the cursor (fenced), then send what is new or overdue."""
+        """Step 3, second half: send what is new (up to ``reach``) or overdue."""
         cursor, shard, report = self.cursor, self.shard, self.report
-        if reach != cursor and not dynamo.advance_cursor(shard, expected=cursor, cursor_ms=reach):
-            # Another tick took this window first and sends it: only resend what is overdue.
-            logger.info("another tick enqueued this shard's window", extra={"shard": shard})
-            reach = cursor
 
         def is_overdue(m: FireMessage) -> bool:
             return cursor is not None and int(m.scheduled_ms or 0) <= cursor
