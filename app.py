@@ -260,7 +260,7 @@ def list_trigger_runs(trigger_id):
 
 @app.route("/v1/runs", methods=["GET"], authorizer=api_key)
 @declare(
-    "The tenant's runs, newest first",
+    "The tenant's runs, newest first (runs in flight first)",
     role="viewer",
     answers={200: "RunPage"},
     query=(RUN_SURFACE, RUN_STATUS, Query("trigger_id", "Only this trigger's runs"), *LIST_QUERY),

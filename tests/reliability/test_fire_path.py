@@ -496,15 +496,22 @@ def test_the_org_wide_run_list_shows_a_run_while_it_executes(aws, clock, root):
     # Seen: GET /v1/runs?status=running never listed a running run.
     trigger_id = _create(root, clock, workflow="overlap-probe")
     seen: list = []
+    unfiltered: list = []
     DURING.append(lambda: seen.append(triggers.list_runs(root, {"status": "running"})["items"]))
+    DURING.append(lambda: unfiltered.append(triggers.list_runs(root, {})["items"]))
     clock.advance(MINUTE)
     slot_ms = _ms(clock())
     assembly.tick(now=clock())
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
+    run_id = schedule_run_id(trigger_id, slot_ms)
     (listed,) = seen
-    assert [(r["id"], r["status"]) for r in listed] == [
-        (schedule_run_id(trigger_id, slot_ms), "running")
-    ]
+    assert [(r["id"], r["status"]) for r in listed] == [(run_id, "running")]
+    # Unfiltered, the org-wide list shows it too, in flight, on its first page.
+    (everything,) = unfiltered
+    assert [(r["id"], r["status"]) for r in everything] == [(run_id, "running")]
     assert triggers.list_runs(root, {"status": "running"})["items"] == []
     done = triggers.list_runs(root, {"status": "succeeded"})["items"]
-    assert [r["id"] for r in done] == [schedule_run_id(trigger_id, slot_ms)]
+    assert [r["id"] for r in done] == [run_id]
+    # Settled, it is listed once: by its record.
+    after = triggers.list_runs(root, {})["items"]
+    assert [(r["id"], r["status"]) for r in after] == [(run_id, "succeeded")]

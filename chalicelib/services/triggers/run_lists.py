@@ -149,17 +149,30 @@ def list_runs(principal: Principal, params: dict) -> dict:
     cursor = decode_cursor(
         params.get("cursor"), shape=RUN_CURSOR, fixed={"tenant": principal.tenant}
     )
+    # Unfiltered by status, the first page starts with what is in flight now (as a
+    # trigger's own listing does): a run is recorded only when it settles.
+    live = []
+    if cursor is None and not status:
+        live = _in_flight_runs_of_tenant(principal, None, surface, limit=limit)
     results = run_reads.tenant_runs_query(
-        principal.tenant, status=status, surface=surface, limit=limit, cursor=cursor
+        principal.tenant,
+        status=status,
+        surface=surface,
+        limit=max(1, limit - len(live)),
+        cursor=cursor,
     )
-    runs, last_key = take_page(results, run_reads.RUN_ROW, limit=limit)
-    return {"items": [run_view(r) for r in runs], "next_cursor": encode_cursor(last_key)}
+    runs, last_key = take_page(results, run_reads.RUN_ROW, limit=max(1, limit - len(live)))
+    # A run that settled between the two reads is in both: its record is the newer truth.
+    recorded = {r.run_id for r in runs}
+    live = [r for r in live if r["id"] not in recorded]
+    items = live + [run_view(r) for r in runs]
+    return {"items": items, "next_cursor": encode_cursor(last_key)}
 
 
 def _in_flight_runs_of_tenant(
-    principal: Principal, status: str, surface: str | None, *, limit: int
+    principal: Principal, status: str | None, surface: str | None, *, limit: int
 ) -> list[dict]:
-    """The tenant's runs in flight (``running`` or ``queued``), newest first.
+    """The tenant's runs in flight (``running`` or ``queued``; both if None), newest first.
 
     This listing reads the tenant's triggers (KEYS_ONLY index, then BatchGetItem): a cost
     per listing, paid only by this filter, instead of a write per fire.
