@@ -27,7 +27,15 @@ from chalicelib.store.base import TableBase, condition_failed
 from chalicelib.store.conditions import transaction_cancelled
 from chalicelib.store.triggers import TriggerModel
 
-__all__ = ["StateModel", "get_state", "write_state", "has_state", "state_of", "mark_stateless"]
+__all__ = [
+    "StateModel",
+    "get_state",
+    "write_state",
+    "has_state",
+    "state_of",
+    "mark_stateless",
+    "transaction_connection",
+]
 
 
 class StateModel(TableBase):
@@ -69,7 +77,8 @@ def state_of(item: TriggerModel) -> tuple[dict, int]:
     return state, version
 
 
-def _connection() -> Connection:
+def transaction_connection() -> Connection:
+    """The connection for a ``TransactWrite`` on the triggers and state tables (cached)."""
     meta = TriggerModel.Meta
     return _connection_to(meta.region, getattr(meta, "host", None))
 
@@ -85,7 +94,7 @@ def mark_stateless(trigger_id: str, *, version: int) -> bool:
     """Stamp the trigger as having no state at ``version``; False if a state or an edit came first."""
     t = TriggerModel
     try:
-        with TransactWrite(connection=_connection()) as tx:
+        with TransactWrite(connection=transaction_connection()) as tx:
             tx.condition_check(
                 StateModel, trigger_id, condition=StateModel.trigger_id.does_not_exist()
             )
@@ -115,7 +124,7 @@ def _put_first(item: StateModel) -> bool:
     # The first state of a trigger: in one transaction with the removal of a stamp.
     t = TriggerModel
     try:
-        with TransactWrite(connection=_connection()) as tx:
+        with TransactWrite(connection=transaction_connection()) as tx:
             tx.save(item, condition=StateModel.trigger_id.does_not_exist())
             tx.update(
                 TriggerModel(item.trigger_id),

@@ -14,16 +14,15 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist, TransactWriteError, UpdateError
 from pynamodb.expressions.condition import size
 from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
-from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.conditions import condition_failed, transaction_cancelled
 from chalicelib.store.models import StateModel, TriggerModel
+from chalicelib.store.state import transaction_connection
 
 __all__ = [
     "new_trigger",
@@ -242,7 +241,6 @@ def _edit_condition(edit: TriggerEdit) -> Any:
 def _write_with_state(
     trigger_id: str, actions: list[Action], condition: Any, state: StateEdit
 ) -> str:
-    settings = get_settings()
     state_item = StateModel(
         trigger_id, state=_compact(state.state), version=state.expected_version + 1
     )
@@ -251,7 +249,7 @@ def _write_with_state(
         if state.expected_version == 0
         else StateModel.version == state.expected_version
     )
-    connection = Connection(region=settings.region, host=settings.endpoint_url)
+    connection = transaction_connection()
     try:
         with TransactWrite(connection=connection) as tx:
             tx.update(TriggerModel(trigger_id), actions=actions, condition=condition)
