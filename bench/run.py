@@ -244,7 +244,7 @@ _ROWS = (
     ("webhook_http_p50_ms", "webhook accepted, local stack HTTP, p50 ms", ""),
     ("webhook_http_p99_ms", "webhook accepted, local stack HTTP, p99 ms", ""),
     ("lateness_p50_ms", "fire start - scheduled, p50 ms", ""),
-    ("lateness_p99_ms", "fire start - scheduled, p99 ms", "<= 2000"),
+    ("lateness_p99_ms", "fire start - scheduled, p99 ms", "<= 1000"),
     ("burst_accepted", "burst: webhooks accepted", ""),
     ("burst_lost", "burst: accepted but never ran", "0"),
     ("burst_duplicated", "burst: ran more than once", "0"),
