@@ -1,9 +1,10 @@
 """The due rule, and a schedule as the due index carries it.
 
 ``due_at`` is the earliest instant the heartbeat must look at a trigger: its next slot
-when it is active, or the lease of a run in flight when that comes first (so a crashed
-run is reaped on time, even for a weekly cron). With neither, the trigger leaves the due
-index. Every write that moves a slot or pauses a trigger keys the index with this rule.
+when it is active, or the lease of a run in flight when that ends well before it (so a
+crashed run is reaped on time, even for a weekly cron; ``rules.due_at``). With neither,
+the trigger leaves the due index. Every write that moves a slot or pauses a trigger keys
+the index with this rule.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from chalicelib.domain import rules
 from chalicelib.domain.codec import schedule_fields
 from chalicelib.domain.epoch_ms import dt, ms
 from chalicelib.domain.schedule import ScheduleSpec
@@ -25,19 +27,16 @@ from_ms = dt
 
 
 def due_at(next_slot_ms: int | None, leases: Iterable[int]) -> int | None:
-    """The earliest of the next slot (None: no slot counts) and every live lease.
+    """``rules.due_at`` (the one rule), under the argument order the use cases call.
 
     None means the trigger has nothing the heartbeat must look at: out of the due index.
     """
-    if next_slot_ms is not None:
-        return due_with_slot(next_slot_ms, leases)
-    candidates = [*leases]
-    return min(candidates) if candidates else None
+    return rules.due_at(leases, next_slot_ms=next_slot_ms)
 
 
 def due_with_slot(next_slot_ms: int, leases: Iterable[int]) -> int:
-    """``due_at`` of an active trigger: its next slot, or an earlier lease."""
-    return min([next_slot_ms, *leases])
+    """``due_at`` of an active trigger: its next slot, or a lease that ends well before it."""
+    return rules.due_with_slot(leases, next_slot_ms=next_slot_ms)
 
 
 def last_claimed_slot_ms(

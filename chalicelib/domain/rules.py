@@ -20,7 +20,9 @@ __all__ = [
     "Overlap",
     "capacity_of",
     "overlap_decision",
+    "LEASE_LEFT_TO_NEXT_CLAIM_MS",
     "due_at",
+    "due_with_slot",
     "run_succeeded",
     "max_attempts_of",
     "max_failures_of",
@@ -66,17 +68,35 @@ def overlap_decision(policy: Mapping[str, Any], *, running: int) -> Overlap:
     return Overlap.BUFFER
 
 
+# A lease that runs out at most this long before the trigger's next slot is left to that
+# slot's claim, which reaps an expired lease before (or right after) it claims
+# (``runner/claim.py``). Keyed on such a lease, the row would move in the due index twice
+# a fire: to the lease at the claim, then back to the next slot once the lease had passed
+# (3.6 write units more per fire of a 15-minute cron). A run that never settles is then
+# recorded ``lost`` by the next slot's claim instead of at its lease: at most this late.
+LEASE_LEFT_TO_NEXT_CLAIM_MS = 15 * 60 * 1000
+
+
 def due_at(leases_ms: Iterable[int], *, next_slot_ms: int | None) -> int | None:
-    """The trigger's key in the due index: its earliest lease or next slot, whichever is first.
+    """The trigger's key in the due index: its next slot, or a lease that ends well before it.
 
     The heartbeat looks at a row when it is due: to send its next slot, or to reap a run
-    whose lease ran out. ``next_slot_ms`` is None for a trigger that is not active (or has
-    no next slot); with neither a lease nor a slot the row leaves the index (None).
+    whose lease ran out. A lease ending less than ``LEASE_LEFT_TO_NEXT_CLAIM_MS`` before
+    the next slot is reaped by that slot's claim, so it does not key the row.
+    ``next_slot_ms`` is None for a trigger that is not active (or has no next slot):
+    then the earliest lease; with neither a lease nor a slot the row leaves the index.
     """
-    candidates = list(leases_ms)
     if next_slot_ms is not None:
-        candidates.append(int(next_slot_ms))
-    return min(candidates) if candidates else None
+        return due_with_slot(leases_ms, next_slot_ms=next_slot_ms)
+    leases = [int(lease) for lease in leases_ms]
+    return min(leases) if leases else None
+
+
+def due_with_slot(leases_ms: Iterable[int], *, next_slot_ms: int) -> int:
+    """``due_at`` of a trigger with a next slot: that slot, or a lease well before it."""
+    slot = int(next_slot_ms)
+    early = [int(lease) for lease in leases_ms if int(lease) < slot - LEASE_LEFT_TO_NEXT_CLAIM_MS]
+    return min([slot, *early])
 
 
 def run_succeeded(status: str) -> bool | None:

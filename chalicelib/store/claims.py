@@ -19,6 +19,7 @@ from typing import Any
 from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition, size
 
+from chalicelib.domain.rules import due_with_slot
 from chalicelib.store.base import condition_failed, missing_path, plain_map
 from chalicelib.store.triggers import TriggerModel, entry_after_error
 
@@ -79,7 +80,8 @@ def claim_slot_and_start(
     if next_slot_ms is None:
         actions += [t.next_fire_at.remove(), t.due_at.set(lease_ms)]
     else:
-        actions += [t.next_fire_at.set(next_slot_ms), t.due_at.set(min(next_slot_ms, lease_ms))]
+        due = due_with_slot([lease_ms], next_slot_ms=next_slot_ms)
+        actions += [t.next_fire_at.set(next_slot_ms), t.due_at.set(due)]
     condition: Condition = (
         (t.next_fire_at == slot_ms)
         & (t.sched == sched)

@@ -66,3 +66,75 @@ def test_a_runner_that_dies_between_start_and_settle_is_reaped_and_the_trigger_f
     assert view["consecutive_failures"] == 0
     statuses = [r["status"] for r in triggers.list_trigger_runs(root, trigger_id, {})["items"]]
     assert sorted(statuses) == ["lost", "skipped", "succeeded"]
+
+
+def _die_after_the_claim(aws, trigger_id: str, slot_ms: int, *, period_ms: int) -> FireMessage:
+    """Take ``slot_ms``'s message, claim (and start) it as a runner would, then die."""
+    fire, message = _receive_slot(aws, trigger_id, slot_ms)
+    outcome, _ = dynamo.claim_slot_and_start(
+        trigger_id,
+        slot_ms=slot_ms,
+        sched=fire.sched,
+        next_slot_ms=slot_ms + period_ms,
+        run_id=fire.run_id,
+        lease_ms=slot_ms + 360_000,
+        capacity=2,
+        shard=dynamo.shard_of(trigger_id, 4),
+    )
+    assert outcome == dynamo.ClaimResult.CLAIMED
+    aws.delete([message])
+    return fire
+
+
+def test_a_fifteen_minute_schedule_moves_its_row_once_a_fire_not_back_after_the_lease(
+    aws, clock, root
+):
+    # Keyed on the claim's lease (7 minutes), the row moved twice a fire: to the lease at
+    # the claim, back to the next slot when a tick found the lease passed (3.6 WRU more).
+    trigger_id = create_scheduled(root, clock, schedule={"interval_s": 900})
+    clock.advance(900)
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
+    item = dynamo.get_trigger(trigger_id)
+    assert int(item.next_fire_at) == _ms(clock()) + 900_000
+    assert int(item.due_at) == int(item.next_fire_at)  # the claim keyed it on the slot
+    for _ in range(8):  # the lease ends (minute 7): nothing to reap, nothing to move
+        clock.advance(60)
+        assert assembly.tick(now=clock()).reaped == 0
+        assert int(dynamo.get_trigger(trigger_id).due_at) == int(item.next_fire_at)
+
+
+def test_a_fifteen_minute_run_that_never_settles_is_reaped_by_the_next_slots_claim(
+    aws, clock, root
+):
+    trigger_id = create_scheduled(root, clock, schedule={"interval_s": 900})
+    clock.advance(900)
+    assembly.tick(now=clock())
+    dead = _die_after_the_claim(aws, trigger_id, _ms(clock()), period_ms=900_000)
+    # The lease ends 9 minutes before the next slot: the row is keyed on that slot.
+    assert int(dynamo.get_trigger(trigger_id).due_at) == dead.scheduled_ms + 900_000
+    clock.advance(900)
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
+    assert triggers.get_run_view(root, dead.run_id)["status"] == "lost"
+    item = dynamo.get_trigger(trigger_id)
+    assert dynamo.in_flight_of(item) == {}
+    assert item.last_run["status"] == "succeeded"
+    statuses = [r["status"] for r in triggers.list_trigger_runs(root, trigger_id, {})["items"]]
+    assert sorted(statuses) == ["lost", "succeeded"]
+
+
+def test_a_claim_with_room_left_reaps_the_expired_lease_it_finds(aws, clock, root):
+    # overlap: allow, two at a time: the next slot's claim succeeds beside the dead run,
+    # and reaps it then (no tick looks at a lease the index left to the claim).
+    trigger_id = create_scheduled(
+        root, clock, schedule={"interval_s": 900}, overlap="allow", concurrency=2
+    )
+    clock.advance(900)
+    assembly.tick(now=clock())
+    dead = _die_after_the_claim(aws, trigger_id, _ms(clock()), period_ms=900_000)
+    clock.advance(900)
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
+    assert triggers.get_run_view(root, dead.run_id)["status"] == "lost"
+    assert dynamo.in_flight_of(dynamo.get_trigger(trigger_id)) == {}

@@ -22,13 +22,17 @@ from chalicelib.domain.schedule import ScheduleSpec
     ("next_slot", "leases", "expected"),
     [
         (1_000, [], 1_000),  # only the slot
-        (1_000, [500], 500),  # a lease that ends first keeps the run reapable on time
+        # A lease that ends well before the slot keeps the run reapable on time (a
+        # weekly cron); one that ends just before it is the slot's claim's to reap.
+        (3_600_000, [420_000], 420_000),
+        (900_000, [420_000], 900_000),
+        (1_000, [500], 1_000),
         (1_000, [1_500, 2_000], 1_000),  # leases after the slot: the slot comes first
         (None, [700, 300], 300),  # paused with runs in flight: the earliest lease
         (None, [], None),  # nothing to look at: out of the due index
     ],
 )
-def test_due_at_is_the_earliest_of_the_slot_and_every_lease(next_slot, leases, expected):
+def test_due_at_is_the_slot_or_a_lease_well_before_it(next_slot, leases, expected):
     assert due_at(next_slot, leases) == expected
 
 

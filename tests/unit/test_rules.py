@@ -53,17 +53,29 @@ def test_a_slot_is_skipped_only_while_a_run_is_executing_at_capacity(policy, run
     assert overlap_decision(policy, running=running) is decision
 
 
+MIN = 60_000
+
+
 @pytest.mark.parametrize(
     ("leases", "next_slot", "due"),
     [
         ([], None, None),  # nothing to look at: out of the index
         ([], 5_000, 5_000),
         ([7_000], None, 7_000),  # disabled, a run still in flight: reap it when due
-        ([7_000, 3_000], 5_000, 3_000),
         ([9_000], 5_000, 5_000),
+        # A lease ending well before the slot (more than 15 minutes): reaped on time.
+        ([MIN, 20 * MIN], 20 * MIN, MIN),
+        ([4 * MIN, MIN], 20 * MIN, MIN),
+        # A lease ending less than 15 minutes before the slot is left to the slot's claim
+        # (a 15-minute cron: one move of its row a fire, not two).
+        ([7 * MIN], 15 * MIN, 15 * MIN),
+        ([5 * MIN + 1], 20 * MIN, 20 * MIN),
+        ([5 * MIN], 20 * MIN, 20 * MIN),
+        ([5 * MIN - 1], 20 * MIN, 5 * MIN - 1),
+        ([7_000, 3_000], 5_000, 5_000),
     ],
 )
-def test_the_due_key_is_the_earliest_lease_or_next_slot(leases, next_slot, due):
+def test_the_due_key_is_the_next_slot_or_a_lease_well_before_it(leases, next_slot, due):
     assert due_at(leases, next_slot_ms=next_slot) == due
 
 

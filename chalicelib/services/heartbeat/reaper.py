@@ -49,18 +49,24 @@ def record_terminal(
 
 
 def reap_expired(
-    item: TriggerModel, *, now: datetime, pipeline: Pipeline, reap_all: bool = False
+    item: TriggerModel,
+    *,
+    now: datetime,
+    pipeline: Pipeline,
+    reap_all: bool = False,
+    sparing: str | None = None,
 ) -> int:
     """Reap every run of ``item`` whose lease has expired; each is recorded ``lost``.
 
     ``reap_all`` also reaps live leases: only for a restart of the local stack, where
-    every run of the old process is known to be dead.
+    every run of the old process is known to be dead. ``sparing``: a run id never
+    reaped here (the run whose claim is reaping).
     """
     now_ms = ms(now)
     reaped = 0
     for run_id, entry in dynamo.in_flight_of(item).items():
         lease = dynamo.entry_lease(entry)
-        if lease > now_ms and not reap_all:
+        if (lease > now_ms and not reap_all) or run_id == sparing:
             continue
         if _reap_one(item, run_id, entry, lease=lease, now=now, pipeline=pipeline):
             reaped += 1

@@ -78,6 +78,9 @@ def claim_slot(
             shard=shard,
         )
         if outcome == dynamo.ClaimResult.CLAIMED and item is not None:
+            # A lease the due index left to this claim (``rules.due_at``) that ran out:
+            # reaped now, recorded ``lost`` (nothing is read or written if there is none).
+            reap_expired(item, now=now, pipeline=pipeline, sparing=message.run_id)
             return item
         seen = _not_claimed(slot, sched=sched, policy=policy, now=now, pipeline=pipeline)
         if not isinstance(seen, _Again):
