@@ -27,6 +27,7 @@ SUITE = [
     "tests/reliability/test_concurrent_heartbeats.py",
     "tests/functional/test_shard_registry.py",
     "tests/functional/test_runner_batch.py",
+    "tests/functional/test_heartbeat_reaper.py",
 ]
 
 # pytest's exit codes: 0 all passed, 1 some test failed. Anything else (5: ``-k`` chose
@@ -90,8 +91,8 @@ MUTATIONS = [
     Mutation(
         "reaper takes a live lease",
         "chalicelib/services/heartbeat/reaper.py",
-        "        if lease > now_ms and not reap_all:\n            continue",
-        "        if False:\n            continue",
+        "        if (lease > now_ms and not reap_all) or run_id == sparing:\n            continue",
+        "        if run_id == sparing:\n            continue",
         focus="never_reaped_while_its_lease_is_live",
     ),
     Mutation(
@@ -170,6 +171,24 @@ MUTATIONS = [
         "        if isinstance(outcome, BaseException):\n            raise outcome",
         '        if isinstance(outcome, BaseException):\n            return "failed"',
         focus="only_the_failing_message_is_reported",
+    ),
+    Mutation(
+        "the cursor moves after the rows are read (a slot created meanwhile waits 120 s)",
+        "chalicelib/services/heartbeat/shards.py",
+        "        planned = self._take_window()\n        try:\n"
+        "            reach = self._read(deadline=deadline, planned=planned)\n",
+        "        planned = self.horizon_ms if self.cursor is None else max(self.cursor, self.horizon_ms)\n"
+        "        try:\n            reach = self._read(deadline=deadline, planned=planned)\n"
+        "            planned = self._take_window()\n",
+        focus="created_while_a_tick_runs",
+    ),
+    Mutation(
+        "a claim with room left does not reap the expired lease beside it",
+        "chalicelib/services/runner/claim.py",
+        "            reap_expired(item, now=now, pipeline=pipeline, sparing=message.run_id)\n"
+        "            return item\n",
+        "            return item\n",
+        focus="room_left_reaps",
     ),
 ]
 
