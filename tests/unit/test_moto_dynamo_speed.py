@@ -174,13 +174,136 @@ def test_index_queries_and_projections_answer_as_stock_moto(patch_later):
         "tags",
     }
     assert stock[7][0]["Items"][0]["in_flight"] == {"M": {"r1": {"M": {"s": {"N": "1"}}}}}
-    assert stock[-1][0] == {"tags": {"SS": ["a", "t3"]}, "history": {"L": [{"S": "two"}]}}
+    got = stock[-1][0]
+    assert sorted(got["tags"]["SS"]) == ["a", "t3"] and got["history"] == {"L": [{"S": "two"}]}
 
 
 def test_the_patch_applies_once(patch_later):
+    from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.models.dynamo_type import Item
 
     patch_later()
-    project = Item.project
+    project, transact = Item.project, DynamoDBBackend.transact_write_items
     patch_later()
     assert Item.project is project and project._cronhook_fast
+    assert DynamoDBBackend.transact_write_items is transact
+
+
+# -- transactions --------------------------------------------------------------------------
+
+
+def _tx_tables(ddb) -> None:
+    ddb.create_table(
+        TableName="tx-a",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    ddb.create_table(
+        TableName="tx-b",
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    for i in range(5):
+        ddb.put_item(
+            TableName="tx-a",
+            Item={"id": {"S": f"a{i}"}, "v": {"N": str(i)}, "m": {"M": {"x": {"L": [{"N": "1"}]}}}},
+        )
+        ddb.put_item(
+            TableName="tx-b", Item={"pk": {"S": "p"}, "sk": {"S": f"s{i}"}, "v": {"N": "0"}}
+        )
+
+
+def _update(table: str, key: dict, expression: str, **extra) -> dict:
+    return {"Update": {"TableName": table, "Key": key, "UpdateExpression": expression, **extra}}
+
+
+_A1, _B2 = {"id": {"S": "a1"}}, {"pk": {"S": "p"}, "sk": {"S": "s2"}}
+_TRANSACTIONS = {
+    "written": [
+        _update(
+            "tx-a",
+            _A1,
+            "SET v = v + :one, m.x[0] = :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+        ),
+        {"Put": {"TableName": "tx-b", "Item": {"pk": {"S": "p"}, "sk": {"S": "new"}}}},
+        {"Delete": {"TableName": "tx-b", "Key": _B2}},
+        {
+            "ConditionCheck": {
+                "TableName": "tx-a",
+                "Key": {"id": {"S": "a3"}},
+                "ConditionExpression": "attribute_exists(id)",
+            }
+        },
+    ],
+    "cancelled": [  # the earlier writes are applied, then rolled back
+        _update(
+            "tx-a",
+            _A1,
+            "SET v = :nine, m.x[0] = :nine",
+            ExpressionAttributeValues={":nine": {"N": "9"}},
+        ),
+        {"Put": {"TableName": "tx-b", "Item": {"pk": {"S": "p"}, "sk": {"S": "gone"}}}},
+        {"Delete": {"TableName": "tx-b", "Key": _B2}},
+        {
+            "ConditionCheck": {
+                "TableName": "tx-a",
+                "Key": {"id": {"S": "a4"}},
+                "ConditionExpression": "v = :zero",
+                "ExpressionAttributeValues": {":zero": {"N": "0"}},
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        },
+    ],
+    "one item twice": [
+        _update("tx-a", _A1, "SET v = :one", ExpressionAttributeValues={":one": {"N": "1"}}),
+        {"Delete": {"TableName": "tx-a", "Key": _A1}},
+    ],
+}
+
+
+def _contents(ddb) -> dict:
+    return {
+        name: sorted(ddb.scan(TableName=name)["Items"], key=lambda i: str(sorted(i.items())))
+        for name in ("tx-a", "tx-b")
+    }
+
+
+def _transaction_answers() -> dict:
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name="us-east-1")
+        _tx_tables(ddb)
+        out: dict = {"before": _contents(ddb)}
+        for name, items in _TRANSACTIONS.items():
+            try:
+                ddb.transact_write_items(TransactItems=items)
+                out[name] = "written"
+            except ddb.exceptions.ClientError as exc:
+                out[name] = (exc.response["Error"], exc.response.get("CancellationReasons"))
+            out[f"{name}: tables"] = _contents(ddb)
+        return out
+
+
+def test_transactions_write_and_roll_back_as_stock_moto(patch_later):
+    stock = _transaction_answers()
+    patch_later()
+    patched = _transaction_answers()
+    for key in stock:
+        assert patched[key] == stock[key], key
+    # The comparison is of real outcomes: one written, one cancelled (rolled back to what
+    # the first left, the failed check's item handed back), one refused.
+    assert stock["written"] == "written" and stock["written: tables"] != stock["before"]
+    error, reasons = stock["cancelled"]
+    assert error["Code"] == "TransactionCanceledException"
+    assert reasons[3]["Item"]["id"] == {"S": "a4"}
+    assert stock["cancelled: tables"] == stock["written: tables"]
+    assert stock["one item twice"][0]["Code"] == "ValidationException"
+    assert stock["one item twice: tables"] == stock["written: tables"]
