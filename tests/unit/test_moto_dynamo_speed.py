@@ -307,3 +307,56 @@ def test_transactions_write_and_roll_back_as_stock_moto(patch_later):
     assert stock["cancelled: tables"] == stock["written: tables"]
     assert stock["one item twice"][0]["Code"] == "ValidationException"
     assert stock["one item twice: tables"] == stock["written: tables"]
+
+
+# -- sizes -----------------------------------------------------------------------------------
+
+
+def _size_answers() -> tuple[list, list]:
+    from moto.dynamodb.models.dynamo_type import Item
+
+    values = [
+        {"S": "plain"},
+        {"S": "ünïcødé ✓"},
+        {"N": "12345"},
+        {"N": "-1.5e3"},
+        {"B": b"\x00\x01\x02"},
+        {"BOOL": True},
+        {"NULL": True},
+        {"SS": ["a", "bb"]},
+        {"NS": ["1", "22"]},
+        {"L": [{"S": "x"}, {"N": "7"}]},
+        {"M": {"k": {"S": "v"}, "n": {"N": "3"}}},
+    ]
+    sizes = [
+        Item({"S": "k"}, None, {"id": {"S": "k"}, f"attr_é{i}": value}).size()
+        for i, value in enumerate(values)
+    ]
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name="us-east-1")
+        _table(ddb)
+        for i in range(14):  # 14 x 150 KB in one partition: pages cut at moto's 1 MB
+            ddb.put_item(
+                TableName=TABLE,
+                Item={
+                    "id": {"S": f"big_{i:02d}"},
+                    "trigger": {"S": "big"},
+                    "sk": {"S": f"{i:04d}"},
+                    "body": {"S": "é" * 75_000},
+                    "n": {"N": str(i * 1000)},
+                },
+            )
+        query = {"IndexName": "all", "KeyConditionExpression": "#t = :t"}
+        names = {"ExpressionAttributeNames": {"#t": "trigger"}}
+        values_ = {"ExpressionAttributeValues": {":t": {"S": "big"}}}
+        pages = _pages(ddb, **query, **names, **values_)
+    return sizes, [(p["Count"], p.get("LastEvaluatedKey")) for p in pages]
+
+
+def test_item_sizes_and_size_cut_pages_are_those_of_stock_moto(patch_later):
+    stock = _size_answers()
+    patch_later()
+    assert _size_answers() == stock
+    sizes, pages = stock
+    assert sizes[1] == len("id") + 1 + len("attr_é1".encode()) + len("ünïcødé ✓".encode())
+    assert len(pages) > 1 and sum(count for count, _ in pages) == 14
