@@ -4,8 +4,9 @@ Environment:
 
 - ``BENCH_QUICK=1``: small numbers and a 2 s heartbeat, for a smoke run (about a
   minute); its results go to ``bench/results.quick.json`` unless ``BENCH_OUT`` is set.
-- ``BENCH_ONLY=heartbeat,cost,webhook,lateness,burst,coldstart``: run only these sections
-  (``coldstart``: each function's import time on its first call, ``infra/coldstart.py``).
+- ``BENCH_ONLY=heartbeat,cost,webhook,lateness,burst,coldstart,moto``: run only these sections
+  (``coldstart``: each function's import time on its first call, ``infra/coldstart.py``;
+  ``moto``: the embedded AWS's moto patches, stock against patched, ``bench/moto_speed.py``).
 - ``BENCH_OUT=path``: where to write the results.
 
 Numbers are medians of repeated runs where a section repeats (see ``repeats`` in each
@@ -28,7 +29,7 @@ from typing import Any
 
 __all__ = ["main", "run", "SECTIONS"]
 
-SECTIONS = ("heartbeat", "cost", "webhook", "lateness", "burst", "coldstart")
+SECTIONS = ("heartbeat", "cost", "webhook", "lateness", "burst", "coldstart", "moto")
 # The fire cost, four ways: the event source mapping's batches of 10 (fires that come
 # due together), every fire alone (sparse schedules), a workflow that writes state, and
 # 15-minute crons; and three of them again with the cheaper run history.
@@ -168,6 +169,13 @@ def run(
                 {k: v for k, v in r.items() if k != "webhook_cost_by_site"} for r in runs
             ]
             results["section_seconds"]["webhook"] = round(time.time() - started)
+        if "moto" in only:
+            from bench.moto_speed import measure_moto_speed
+
+            _progress("the embedded AWS's moto patches, stock and patched")
+            started = time.time()
+            results["moto_speed"] = measure_moto_speed(env, quick=quick)
+            results["section_seconds"]["moto"] = round(time.time() - started)
     finally:
         if not endpoint:
             env.stop()

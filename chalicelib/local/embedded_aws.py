@@ -226,12 +226,16 @@ def _make_server(host: str, port: int) -> Any:
     from werkzeug.serving import make_server
 
     from chalicelib.local.moto_atomic import make_dynamodb_atomic
+    from chalicelib.local.moto_dynamo_speed import make_dynamodb_fast
     from chalicelib.local.moto_fidelity import make_moto_faithful
+    from chalicelib.local.moto_sqs_speed import make_sqs_fast
     from chalicelib.local.moto_wakeup import make_long_polls_wake
 
     make_dynamodb_atomic()
     make_moto_faithful()
     make_long_polls_wake()
+    make_sqs_fast()
+    make_dynamodb_fast()
     # One line per request (a runner polls five times a second) would drown the stack's log.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     app = DomainDispatcherApplication(create_backend_app)

@@ -1,0 +1,163 @@
+"""``BENCH_ONLY=moto``: the embedded AWS's moto patches, stock moto against patched.
+
+The shapes of the fire path and the webhook burst (issue 12), on the bench's moto server
+over HTTP, each timed on stock moto and then with ``chalicelib.local.moto_sqs_speed`` and
+``moto_dynamo_speed`` applied (undone afterwards: the other sections see stock moto):
+
+- SQS: the fire queue with the lookahead's delayed messages (3,000 delayed, 200 visible):
+  a batch of 10 sends, a receive of 10, a delete.
+- DynamoDB: 1,000 triggers over 4 due shards and 2,000 queued events of one trigger:
+  a due-index read of one shard, the events' ``waiting_count`` (cap 1,000) and
+  ``queue_of`` (the head), a page of events, and a first-fire ``mark_stateless``
+  transaction.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["measure_moto_speed"]
+
+T0_MS = 1_800_000_000_000
+
+
+def _patches() -> list[tuple[Any, str]]:
+    from chalicelib.local.moto_dynamo_speed import patched_dynamodb_names
+    from chalicelib.local.moto_sqs_speed import patched_sqs_names
+
+    return patched_sqs_names() + patched_dynamodb_names()
+
+
+def _apply() -> None:
+    from chalicelib.local.moto_dynamo_speed import make_dynamodb_fast
+    from chalicelib.local.moto_sqs_speed import make_sqs_fast
+
+    make_sqs_fast()
+    make_dynamodb_fast()
+
+
+def _ms_each(call: Callable[[], Any], times: int) -> float:
+    started = time.perf_counter()
+    for _ in range(times):
+        call()
+    return round((time.perf_counter() - started) / times * 1000, 2)
+
+
+def _fill_queue(name: str, *, delayed: int, visible: int) -> None:
+    """The queue's state without the (quadratic, on stock moto) sends: straight into moto."""
+    from moto.sqs.models import Message, sqs_backends
+
+    for accounts in sqs_backends.values():
+        for backend in accounts.values():
+            if name not in backend.queues:
+                continue
+            queue = backend.queues[name]
+            for i in range(delayed + visible):
+                message = Message(f"m{i}", f'{{"n":{i}}}')
+                message.mark_sent(delay_seconds=900 if i < delayed else 0)
+                queue._messages.append(message)
+
+
+def _sqs_round(mode: str, *, delayed: int, visible: int, receives: int) -> dict:
+    from chalicelib.store.aws import client
+
+    sqs = client("sqs")
+    name = f"bench-moto-{mode}"
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    _fill_queue(name, delayed=delayed, visible=visible)
+    batch = [{"Id": str(j), "MessageBody": "x", "DelaySeconds": 900} for j in range(10)]
+    handles: list[str] = []
+
+    def receive() -> None:
+        got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=600)
+        handles.extend(m["ReceiptHandle"] for m in got.get("Messages", []))
+
+    out = {
+        "send_batch_of_10_ms": _ms_each(
+            lambda: sqs.send_message_batch(QueueUrl=url, Entries=batch), 3
+        ),
+        "receive_10_ms": _ms_each(receive, receives),
+    }
+    out["received"] = len(handles)
+    out["delete_ms"] = _ms_each(
+        lambda: sqs.delete_message(QueueUrl=url, ReceiptHandle=handles.pop()), 10
+    )
+    sqs.delete_queue(QueueUrl=url)
+    return out
+
+
+def _fill_tables(*, triggers: int, events: int) -> None:
+    from chalicelib.store.events import EventModel
+    from chalicelib.store.triggers import TriggerModel, shard_of
+
+    with TriggerModel.batch_write() as batch:
+        for i in range(triggers):
+            tid, due = f"trg_{i:05d}", T0_MS + (i * 997) % 120_000
+            batch.save(
+                TriggerModel(
+                    tid, tenant="t1", workflow="echo", kind="schedule", spec='{"a":1}' * 20,
+                    sched='{"every":60}', due_shard=shard_of(tid, 4), due_at=due,
+                    next_fire_at=due, created_ms=T0_MS, updated_ms=T0_MS,
+                )
+            )  # fmt: skip
+    with EventModel.batch_write() as batch:
+        for i in range(events):
+            eid, ms = f"evt_{i:05d}", T0_MS + i
+            batch.save(
+                EventModel(
+                    eid, trigger_id="trg_00001", tenant="t1", received_ms=ms,
+                    received_sk=f"{ms:013d}#{eid}", status="pending", run_id=f"run_{i}",
+                    source="github", body='{"x":"' + "y" * 600 + '"}', headers='{"a":"b"}',
+                    pending_trigger="trg_00001", pending_shard=str(i % 4),
+                    pending_sk=f"{ms:013d}#run_{i}",
+                )
+            )  # fmt: skip
+
+
+def _dynamodb_round(first_trigger: int, repeats: int) -> dict:
+    from chalicelib.store import event_reads
+    from chalicelib.store.state import mark_stateless
+    from chalicelib.store.triggers import iter_due
+
+    fresh = iter(range(first_trigger, first_trigger + repeats))
+    return {
+        "due_index_shard_ms": _ms_each(
+            lambda: list(iter_due("0", until_ms=T0_MS + 60_000)), repeats
+        ),
+        "waiting_count_ms": _ms_each(
+            lambda: event_reads.waiting_count("trg_00001", cap=1000), repeats
+        ),
+        "queue_head_ms": _ms_each(lambda: event_reads.queue_of("trg_00001", limit=1), repeats),
+        "events_page_50_ms": _ms_each(
+            lambda: event_reads.events_page("trg_00001", limit=50, cursor=None), repeats
+        ),
+        "mark_stateless_txn_ms": _ms_each(
+            lambda: mark_stateless(f"trg_{next(fresh):05d}", version=1), repeats
+        ),
+    }
+
+
+def measure_moto_speed(env: Any, *, quick: bool = False) -> dict:
+    """Per-call milliseconds, stock and patched moto, on the same shapes."""
+    delayed, visible, receives = (300, 60, 3) if quick else (3000, 200, 5)
+    triggers, events, repeats = (200, 400, 3) if quick else (1000, 2000, 5)
+    env.fresh()
+    _fill_tables(triggers=triggers, events=events)
+    saved = [(owner, name, owner.__dict__[name]) for owner, name in _patches()]
+    results: dict = {
+        "sizes": {"delayed": delayed, "visible": visible, "triggers": triggers, "events": events}
+    }
+    try:
+        for mode, first in (("stock", 100), ("patched", 100 + repeats)):
+            if mode == "patched":
+                _apply()
+            results[mode] = {
+                "sqs": _sqs_round(mode, delayed=delayed, visible=visible, receives=receives),
+                "dynamodb": _dynamodb_round(first, repeats),
+            }
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)
+    return results
