@@ -209,7 +209,8 @@ class _Window:
         the cursor could pass a slot written between the two: the read did not see the
         row, the writer's read saw the old cursor, and neither sent it. Moved first,
         either the writer sees the window taken and sends, or the read sees the row
-        (a spare sent by both is dropped by the claim). None: another tick took it.
+        (a spare sent by both is dropped by the claim). Returns the cursor as it was
+        read if another tick took the window: this one then sends only what is overdue.
         """
         cursor = self.cursor
         planned = self.horizon_ms if cursor is None else max(cursor, self.horizon_ms)
