@@ -8,13 +8,12 @@ from datetime import UTC, datetime
 import pytest
 
 from chalicelib.domain.due import (
-    due_at,
-    due_with_slot,
     from_ms,
     last_claimed_slot_ms,
     sched_json,
     to_ms,
 )
+from chalicelib.domain.rules import due_at, due_with_slot
 from chalicelib.domain.schedule import ScheduleSpec
 
 
@@ -33,12 +32,12 @@ from chalicelib.domain.schedule import ScheduleSpec
     ],
 )
 def test_due_at_is_the_slot_or_a_lease_well_before_it(next_slot, leases, expected):
-    assert due_at(next_slot, leases) == expected
+    assert due_at(leases, next_slot_ms=next_slot) == expected
 
 
 @pytest.mark.parametrize(("slot", "leases"), [(10, []), (10, [3]), (10, [30, 40])])
 def test_due_with_slot_agrees_with_the_rule(slot, leases):
-    assert due_with_slot(slot, leases) == due_at(slot, leases)
+    assert due_with_slot(leases, next_slot_ms=slot) == due_at(leases, next_slot_ms=slot)
 
 
 @pytest.mark.parametrize(

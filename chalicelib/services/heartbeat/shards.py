@@ -259,8 +259,9 @@ class _Window:
         #    window). A row already sent and still waiting for its runner stays at the
         #    head of the index, so the new rows are read by key range, never behind a
         #    backlog of old ones.
+        took_window = planned != cursor
         new_rows = _rows(self.shard, until_ms=self.horizon_ms, after_ms=cursor, deadline=deadline)
-        for row in new_rows if planned != cursor else ():
+        for row in new_rows if took_window else ():
             if row is None:
                 # Deadline: hand the rest over. A row not reached is due at or after the
                 # last one reached, and its slots come at or after its due_at, so every

@@ -6,8 +6,9 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.domain import schedule
-from chalicelib.domain.due import due_with_slot, to_ms
+from chalicelib.domain.due import to_ms
 from chalicelib.domain.errors import Conflict, ValidationError
+from chalicelib.domain.rules import due_with_slot
 from chalicelib.domain.spec import DisableIn, SwitchManyIn, decode_schedule, parse_model
 from chalicelib.observability import record_metric
 from chalicelib.services import audit
@@ -33,7 +34,7 @@ def _resume_slot(item: TriggerModel, *, now: datetime) -> Slot | None:
     next_ms = to_ms(first)
     return Slot(
         next_fire_at=next_ms,
-        due_at=due_with_slot(next_ms, leases(item)),
+        due_at=due_with_slot(leases(item), next_slot_ms=next_ms),
         due_shard=dynamo.shard_of(item.id, get_settings().due_shards),
     )
 

@@ -27,8 +27,9 @@ from typing import Any, cast
 
 from chalicelib import sources
 from chalicelib.domain import schedule
-from chalicelib.domain.due import due_at, due_with_slot, sched_json, to_ms
+from chalicelib.domain.due import sched_json, to_ms
 from chalicelib.domain.errors import Conflict, NotFound, ValidationError
+from chalicelib.domain.rules import due_at, due_with_slot
 from chalicelib.domain.spec import (
     EventIn,
     TriggerIn,
@@ -133,9 +134,9 @@ def _moved_slot(
     live = leases(item)
     if status == "active":
         shard = dynamo.shard_of(item.id, get_settings().due_shards)
-        due = DueChange(due_with_slot(next_ms, live), shard)
+        due = DueChange(due_with_slot(live, next_slot_ms=next_ms), shard)
     else:
-        due = DueChange(due_at(None, live))
+        due = DueChange(due_at(live, next_slot_ms=None))
     return {
         "next_fire_at": next_ms,
         "due": due,
@@ -165,7 +166,7 @@ def _slot_fields(
     if not moved and status == "disabled" and item.status == "active":
         # Out of the due index at once (only a live lease keeps it there), fenced so that
         # a claim landing in between cannot lose the lease that lets it be reaped.
-        fields.update(due=DueChange(due_at(None, leases(item))))
+        fields.update(due=DueChange(due_at(leases(item), next_slot_ms=None)))
         fields.update(expected_in_flight=len(in_flight(item)))
     return fields
 

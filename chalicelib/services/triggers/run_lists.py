@@ -154,14 +154,11 @@ def list_runs(principal: Principal, params: dict) -> dict:
     live = []
     if cursor is None and not status:
         live = _in_flight_runs_of_tenant(principal, None, surface, limit=limit)
+    room = max(1, limit - len(live))
     results = run_reads.tenant_runs_query(
-        principal.tenant,
-        status=status,
-        surface=surface,
-        limit=max(1, limit - len(live)),
-        cursor=cursor,
+        principal.tenant, status=status, surface=surface, limit=room, cursor=cursor
     )
-    runs, last_key = take_page(results, run_reads.RUN_ROW, limit=max(1, limit - len(live)))
+    runs, last_key = take_page(results, run_reads.RUN_ROW, limit=room)
     # A run that settled between the two reads is in both: its record is the newer truth.
     recorded = {r.run_id for r in runs}
     live = [r for r in live if r["id"] not in recorded]
