@@ -207,9 +207,10 @@ def _slots_to_consider(item: TriggerModel, data: BackfillIn) -> list[int]:
             field="to",
         )
     slot_ms = [ms(slot) for slot in found]
-    if item.status == "active" and item.next_fire_at is not None:
+    next_ms = dynamo.next_slot_of(item)
+    if item.status == "active" and next_ms is not None:
         # The heartbeat fires these itself; both firing one would run it twice.
-        slot_ms = [slot for slot in slot_ms if slot < int(item.next_fire_at)]
+        slot_ms = [slot for slot in slot_ms if slot < next_ms]
     return slot_ms
 
 

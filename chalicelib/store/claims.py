@@ -21,7 +21,7 @@ from pynamodb.expressions.condition import Condition, size
 
 from chalicelib.domain.rules import due_with_slot
 from chalicelib.store.base import condition_failed, missing_path, plain_map
-from chalicelib.store.triggers import TriggerModel, entry_after_error
+from chalicelib.store.triggers import STANDING_DUE, TriggerModel, entry_after_error
 
 __all__ = [
     "ClaimResult",
@@ -61,6 +61,9 @@ def claim_slot_and_start(
     lease_ms: int,
     capacity: int,
     shard: str,
+    standing: bool = False,
+    stands: bool = False,
+    move_shard: bool = False,
 ) -> tuple[str, TriggerModel | None]:
     """The runner's first write for a scheduled fire: claim the slot and start the run.
 
@@ -70,20 +73,36 @@ def claim_slot_and_start(
     yet. The same write advances ``next_fire_at`` to the next slot after now (after
     downtime a trigger fires once), so a duplicate message of the slot is fenced out:
     a message can never run twice.
+
+    A standing item (``standing``, ``store/triggers.py``) is fenced on ``next_slot`` at
+    or before the slot instead (its tick sends slots it computed, and a slot whose
+    message was lost must not hold up the next), and only ``next_slot`` moves: nothing
+    in the due index, one write unit. ``stands``: the schedule stands
+    (``rules.stands``), so a keyed item is stood in this write. ``move_shard``: the row
+    was read from a former shard count's shard and moves to ``shard``.
     """
     t = TriggerModel
     # A token per claim: after a lost reply (and botocore's retry failing the condition)
     # an entry carrying it says the claim was ours.
     token = secrets.token_hex(4)
     entry = {"l": lease_ms, "s": 1, "k": "s", "t": slot_ms, "o": token}
-    actions = [t.in_flight[run_id].set(entry), t.due_shard.set(shard)]
-    if next_slot_ms is None:
-        actions += [t.next_fire_at.remove(), t.due_at.set(lease_ms)]
+    actions = [t.in_flight[run_id].set(entry)]
+    if stands and next_slot_ms is not None:
+        actions.append(t.next_slot.set(next_slot_ms))
+        if not standing:
+            actions += [t.next_fire_at.remove(), t.due_at.set(STANDING_DUE)]
+        if move_shard or not standing:
+            actions.append(t.due_shard.set(shard))
+    elif next_slot_ms is None:
+        actions += [t.next_fire_at.remove(), t.due_at.set(lease_ms), t.due_shard.set(shard)]
     else:
         due = due_with_slot([lease_ms], next_slot_ms=next_slot_ms)
-        actions += [t.next_fire_at.set(next_slot_ms), t.due_at.set(due)]
+        actions += [t.next_fire_at.set(next_slot_ms), t.due_at.set(due), t.due_shard.set(shard)]
+    if standing and not (stands and next_slot_ms is not None):
+        actions.append(t.next_slot.remove())
+    fence = t.next_slot <= slot_ms if standing else t.next_fire_at == slot_ms
     condition: Condition = (
-        (t.next_fire_at == slot_ms)
+        fence
         & (t.sched == sched)
         & (t.status == "active")
         & (size(t.in_flight) < capacity)
@@ -110,7 +129,12 @@ def release_claim(trigger_id: str, *, run_id: str, slot_ms: int | None, shard: s
     t = TriggerModel
     actions = [t.in_flight[run_id].remove()]
     if slot_ms is not None:
-        actions += [t.next_fire_at.set(slot_ms), t.due_at.set(slot_ms), t.due_shard.set(shard)]
+        actions += [
+            t.next_fire_at.set(slot_ms),
+            t.due_at.set(slot_ms),
+            t.due_shard.set(shard),
+            t.next_slot.remove(),  # keyed again: the next claim stands it
+        ]
     try:
         TriggerModel(trigger_id).update(actions=actions, condition=t.in_flight[run_id]["s"] == 0)
     except UpdateError as exc:
@@ -259,6 +283,7 @@ def settle_run(
             t.next_fire_at.set(next_fire_override_ms),
             t.due_at.set(next_fire_override_ms),
             t.due_shard.set(shard),
+            t.next_slot.remove(),  # keyed on the returned slot; its claim stands it again
         ]
     item = TriggerModel(trigger_id)
     for attempt in range(SETTLE_ATTEMPTS):

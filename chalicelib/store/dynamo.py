@@ -35,6 +35,7 @@ from chalicelib.store.payloads import (
 from chalicelib.store.runs import RUN_RECORD_ATTEMPTS, get_run, put_run
 from chalicelib.store.state import get_state, has_state, mark_stateless, state_of, write_state
 from chalicelib.store.triggers import (
+    STANDING_DUE,
     DueRow,
     advance_slot,
     disable_trigger,
@@ -42,7 +43,10 @@ from chalicelib.store.triggers import (
     entry_lease,
     get_trigger,
     in_flight_of,
+    is_standing,
     iter_due,
+    iter_standing,
+    next_slot_of,
     query_due,
     set_due,
     shard_of,
@@ -54,6 +58,10 @@ __all__ = [
     "shard_of",
     "query_due",
     "iter_due",
+    "iter_standing",
+    "next_slot_of",
+    "is_standing",
+    "STANDING_DUE",
     "get_trigger",
     "claim_slot_and_start",
     "get_cursor",

@@ -37,6 +37,9 @@ class FireMessage:
     # ~100 bytes): the runner's claim computes the next slot from it and is fenced on it,
     # so the claim is one write with no read before it.
     sched: str | None = None
+    # A slot the tick computed for a standing row (``store/triggers.STANDING_DUE``): the
+    # shard that row was read from. The claim is then fenced on ``next_slot``.
+    standing_shard: str | None = None
 
     def body(self) -> str:
         data: dict = {"r": self.run_id, "t": self.trigger_id, "k": self.surface}
@@ -48,6 +51,8 @@ class FireMessage:
             data["n"] = self.tenant
         if self.sched is not None:
             data["s"] = self.sched
+        if self.standing_shard is not None:
+            data["st"] = self.standing_shard
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
@@ -61,6 +66,7 @@ class FireMessage:
             event_id=data.get("e"),
             tenant=data.get("n"),
             sched=data.get("s"),
+            standing_shard=data.get("st"),
         )
 
 

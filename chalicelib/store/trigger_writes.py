@@ -105,6 +105,7 @@ def enable_trigger(item: TriggerModel, *, now_ms: int, slot: Slot | None) -> Non
             t.next_fire_at.set(slot.next_fire_at),
             t.due_at.set(slot.due_at),
             t.due_shard.set(slot.due_shard),
+            t.next_slot.remove(),  # keyed on the new slot; its claim stands it again
         ]
     item.update(actions=actions)
 
@@ -204,7 +205,9 @@ def _slot_actions(edit: TriggerEdit) -> list[Action]:
         sched, kind = edit.sched_kind
         actions += [t.sched.set(sched), t.kind.set(kind)]
     if edit.next_fire_at is not None:
-        actions.append(t.next_fire_at.set(edit.next_fire_at))
+        # Keyed on the recomputed slot (a standing row's pointer goes): its claim stands
+        # it again (``store/triggers.py``).
+        actions += [t.next_fire_at.set(edit.next_fire_at), t.next_slot.remove()]
     if edit.due is not None:
         actions += _due_actions(edit.due)
     return actions
@@ -228,10 +231,12 @@ def _edit_condition(edit: TriggerEdit) -> Any:
     t = TriggerModel
     condition = t.version == edit.expected_version
     if edit.fence_slot:
+        # The slot read, in whichever form the item was (keyed or standing).
+        expected = edit.expected_next_fire_at
         condition &= (
-            t.next_fire_at == edit.expected_next_fire_at
-            if edit.expected_next_fire_at is not None
-            else t.next_fire_at.does_not_exist()
+            (t.next_fire_at == expected) | (t.next_slot == expected)
+            if expected is not None
+            else t.next_fire_at.does_not_exist() & t.next_slot.does_not_exist()
         )
     if edit.expected_in_flight is not None:
         condition &= size(t.in_flight) == edit.expected_in_flight

@@ -3,6 +3,15 @@
 The due index is keyed ``(due_shard, due_at)``. ``due_at`` is the earliest instant the
 heartbeat must look at the trigger: its next slot, or the lease of a run in flight when
 that comes first (so a crashed run is reaped on time, even for a weekly cron).
+
+A trigger whose schedule *stands* (``rules.stands``: a slot at least every 15 minutes)
+is instead keyed at ``STANDING_DUE`` once its first slot is claimed, and stays there:
+every tick reads it and sends the slots of its window from the projected schedule.
+Its next slot is then ``next_slot`` (``ns``), which the index does not project, so a
+claim that moves it writes one unit and nothing in the index; ``next_fire_at`` is
+removed. ``next_slot_of`` reads whichever form the item is in. Every write other than
+the claim that sets a slot writes the keyed form (and removes ``ns``); the next claim
+stands the row again.
 ``in_flight`` is a map ``run_id → {l: lease_ms, s: started 0|1, k: surface, t: slot_ms}``;
 its size is the number of runs that own the trigger now. The writes that change who owns
 a trigger are in ``store/claims.py``.
@@ -30,6 +39,10 @@ __all__ = [
     "DueIndex",
     "TriggersByTenant",
     "DueRow",
+    "STANDING_DUE",
+    "next_slot_of",
+    "is_standing",
+    "iter_standing",
     "shard_of",
     "iter_due",
     "query_due",
@@ -107,9 +120,15 @@ class TriggerModel(TableBase):
     # while ``version`` still has that value, a fire skips the state read. Two letters:
     # this item is rewritten on every fire.
     stateless_version = NumberAttribute(null=True, attr_name="sv")
+    # The next slot of a standing trigger (``STANDING_DUE``): not projected into ``due``.
+    next_slot = NumberAttribute(null=True, attr_name="ns")
 
     due = DueIndex()
     by_tenant = TriggersByTenant()
+
+
+# The due key of a standing trigger: read by every tick, never moved by a fire.
+STANDING_DUE = -1  # before every instant a lease or a slot can be
 
 
 @dataclass(frozen=True)
@@ -120,6 +139,21 @@ class DueRow:
     due_at: int
     next_fire_at: int | None
     sched: str | None
+
+    @property
+    def standing(self) -> bool:
+        return self.due_at == STANDING_DUE
+
+
+def next_slot_of(item: TriggerModel) -> int | None:
+    """The trigger's next slot, standing (``next_slot``) or keyed (``next_fire_at``)."""
+    value = item.next_slot if item.next_slot is not None else item.next_fire_at
+    return None if value is None else int(value)
+
+
+def is_standing(item: TriggerModel) -> bool:
+    """Whether the item is in the standing form (its claims fence on ``next_slot``)."""
+    return item.next_slot is not None
 
 
 def shard_of(trigger_id: str, shards: int) -> str:
@@ -148,6 +182,14 @@ def iter_due(
             next_fire_at=int(item.next_fire_at) if item.next_fire_at is not None else None,
             sched=item.sched,
         )
+
+
+def iter_standing(shard: str, *, page_size: int = 500) -> Iterator[DueRow]:
+    """The standing rows of one shard (``due_at == STANDING_DUE``), in id order."""
+    for item in TriggerModel.due.query(
+        shard, TriggerModel.due_at == STANDING_DUE, page_size=page_size
+    ):
+        yield DueRow(trigger_id=item.id, due_at=STANDING_DUE, next_fire_at=None, sched=item.sched)
 
 
 def query_due(shard: str, *, until_ms: int, limit: int = 1000) -> list[DueRow]:
@@ -195,21 +237,35 @@ def entry_after_error(trigger_id: str, run_id: str) -> tuple[TriggerModel | None
 
 
 def advance_slot(
-    trigger_id: str, *, slot_ms: int, next_slot_ms: int | None, due_at: int | None, shard: str
+    trigger_id: str,
+    *,
+    slot_ms: int,
+    next_slot_ms: int | None,
+    due_at: int | None,
+    shard: str,
+    standing: bool = False,
 ) -> bool:
-    """Move past a slot without claiming it (overlap ``skip``), fenced on the slot."""
+    """Move past a slot without claiming it (overlap ``skip``), fenced on the slot.
+
+    ``standing``: the item is standing; only its ``next_slot`` moves (nothing in the
+    index), unless the schedule has no next slot.
+    """
     t = TriggerModel
     actions: list[Any] = []
-    if next_slot_ms is None:
-        actions.append(t.next_fire_at.remove())
+    condition = t.next_slot <= slot_ms if standing else t.next_fire_at == slot_ms
+    if standing and next_slot_ms is not None:
+        actions.append(t.next_slot.set(next_slot_ms))
+        due_at = None if due_at is None else STANDING_DUE
+    elif next_slot_ms is None:
+        actions += [t.next_fire_at.remove(), t.next_slot.remove()]
     else:
         actions.append(t.next_fire_at.set(next_slot_ms))
     if due_at is None:
         actions += [t.due_at.remove(), t.due_shard.remove()]
-    else:
+    elif not standing or next_slot_ms is None:
         actions += [t.due_at.set(due_at), t.due_shard.set(shard)]
     try:
-        TriggerModel(trigger_id).update(actions=actions, condition=t.next_fire_at == slot_ms)
+        TriggerModel(trigger_id).update(actions=actions, condition=condition)
     except UpdateError as exc:
         if condition_failed(exc):
             return False

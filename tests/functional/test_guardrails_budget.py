@@ -154,8 +154,12 @@ def test_two_concurrent_runs_cannot_overspend_together(aws, clock, root):
 
 
 def test_a_run_lost_with_a_reservation_is_charged_it_and_releases_it(aws, clock, root):
-    trigger_id = _create(root, clock, limits={"max_usd": 1, "budget_period": "day"})
-    clock.advance(60)
+    # Hourly: the row is keyed on the dead run's lease, so the heartbeat reaps it (a
+    # standing schedule's next claim would: test_standing_rows.py).
+    trigger_id = _create(
+        root, clock, schedule={"interval_s": 3600}, limits={"max_usd": 1, "budget_period": "day"}
+    )
+    clock.advance(3600)
     assembly.tick(now=clock())
     [message] = aws.receive()
     fire = FireMessage.parse(message["Body"])

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from chalicelib import assembly
 from chalicelib.domain.epoch_ms import ms as _ms
+from chalicelib.domain.rules import stands
 from chalicelib.services import triggers
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage
@@ -80,23 +81,26 @@ def _die_after_the_claim(aws, trigger_id: str, slot_ms: int, *, period_ms: int) 
         lease_ms=slot_ms + 360_000,
         capacity=2,
         shard=dynamo.shard_of(trigger_id, 4),
+        standing=fire.standing_shard is not None,
+        stands=stands(fire.sched or ""),  # as the runner's claim does
     )
     assert outcome == dynamo.ClaimResult.CLAIMED
     aws.delete([message])
     return fire
 
 
-def test_a_fifteen_minute_schedule_moves_its_row_once_a_fire_not_back_after_the_lease(
+def test_a_twenty_minute_schedule_moves_its_row_once_a_fire_not_back_after_the_lease(
     aws, clock, root
 ):
     # Keyed on the claim's lease (7 minutes), the row moved twice a fire: to the lease at
     # the claim, back to the next slot when a tick found the lease passed (3.6 WRU more).
-    trigger_id = create_scheduled(root, clock, schedule={"interval_s": 900})
-    clock.advance(900)
+    # (Up to 15 minutes a schedule stands and its row does not move at all.)
+    trigger_id = create_scheduled(root, clock, schedule={"interval_s": 1200})
+    clock.advance(1200)
     assembly.tick(now=clock())
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     item = dynamo.get_trigger(trigger_id)
-    assert int(item.next_fire_at) == _ms(clock()) + 900_000
+    assert int(item.next_fire_at) == _ms(clock()) + 1_200_000
     assert int(item.due_at) == int(item.next_fire_at)  # the claim keyed it on the slot
     for _ in range(8):  # the lease ends (minute 7): nothing to reap, nothing to move
         clock.advance(60)
@@ -111,8 +115,8 @@ def test_a_fifteen_minute_run_that_never_settles_is_reaped_by_the_next_slots_cla
     clock.advance(900)
     assembly.tick(now=clock())
     dead = _die_after_the_claim(aws, trigger_id, _ms(clock()), period_ms=900_000)
-    # The lease ends 9 minutes before the next slot: the row is keyed on that slot.
-    assert int(dynamo.get_trigger(trigger_id).due_at) == dead.scheduled_ms + 900_000
+    # A 15-minute schedule stands: the lease does not key the row, the next claim reaps.
+    assert int(dynamo.get_trigger(trigger_id).due_at) == dynamo.STANDING_DUE
     clock.advance(900)
     assembly.tick(now=clock())
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]

@@ -35,7 +35,8 @@ def test_one_failed_send_in_a_batch_of_ten_leaves_nine_sent_and_fires_it_next_ti
 ):
     monkeypatch.setenv("CRONHOOK_DUE_SHARDS", "1")
     reset_settings()
-    ids = [create_scheduled(root, clock, schedule={"interval_s": 120}) for _ in range(10)]
+    # Keyed rows (a 20-minute interval does not stand): only the failed slot is sent again.
+    ids = [create_scheduled(root, clock, schedule={"interval_s": 1200}) for _ in range(10)]
     sqs = client("sqs")
     real = sqs.send_message_batch
     failed_once: list[str] = []
@@ -58,7 +59,7 @@ def test_one_failed_send_in_a_batch_of_ten_leaves_nine_sent_and_fires_it_next_ti
         return answer
 
     monkeypatch.setattr(sqs, "send_message_batch", flaky)
-    clock.advance(120)
+    clock.advance(1200)
     report = assembly.tick(now=clock())
     assert (report.due, report.enqueued, report.send_failed) == (10, 9, 1)
     runner = assembly.build_runner(clock=clock)

@@ -17,6 +17,7 @@ from chalicelib.domain.rules import (
     max_failures_of,
     overlap_decision,
     run_succeeded,
+    stands,
     surface_of_entry,
 )
 
@@ -145,6 +146,43 @@ def test_an_event_attempt_is_retried_until_its_last(attempt, max_attempts, again
 )
 def test_the_surface_of_an_in_flight_entry(entry, surface):
     assert surface_of_entry(entry) == surface
+
+
+@pytest.mark.parametrize(
+    ("sched", "standing"),
+    [
+        ({"i": 1}, True),
+        ({"i": 60}, True),
+        ({"i": 900}, True),
+        ({"i": 901}, False),
+        ({"i": 3600}, False),
+        ({"c": "* * * * *"}, True),
+        ({"c": "*/15 * * * *"}, True),
+        ({"c": "0,15,30,45 * * * *", "tz": "Europe/Berlin"}, True),
+        ({"c": "5,20,35,50 * * * *"}, True),
+        ({"c": "0,10,20,30 * * * *"}, False),  # a 30-minute gap at the top of the hour
+        ({"c": "*/20 * * * *"}, False),
+        ({"c": "*/5 9-17 * * *"}, False),  # nights are slot-free
+        ({"c": "* * * * 1-5"}, False),  # so are weekends
+        ({"c": "* * 1 * *"}, False),
+        ({"c": "* * L * *"}, False),
+        ({"c": "* * * 1-6 *"}, False),
+        ({"c": "@hourly"}, False),
+        ({"a": 1796115600000}, False),
+        ({"c": "not a cron"}, False),
+    ],
+    ids=lambda v: str(v) if not isinstance(v, dict) else ",".join(f"{k}={x}" for k, x in v.items()),
+)
+def test_a_schedule_stands_in_the_due_index_when_it_fires_at_least_every_quarter_hour(
+    sched, standing
+):
+    import json
+
+    assert stands(json.dumps(sched)) is standing
+
+
+def test_a_schedule_that_is_not_json_does_not_stand():
+    assert stands("{") is False
 
 
 def test_epoch_milliseconds_round_trip():

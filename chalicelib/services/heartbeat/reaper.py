@@ -110,7 +110,7 @@ def _disable_after_lost(fresh: TriggerModel, *, now: datetime) -> None:
         consecutive_failures=int(fresh.consecutive_failures),
         run_count=int(fresh.run_count),
         limits=Limits(max_failures=TriggerSpec.from_json(fresh.spec).max_failures),
-        next_fire_at=opt_dt(int(fresh.next_fire_at) if fresh.next_fire_at is not None else None),
+        next_fire_at=opt_dt(dynamo.next_slot_of(fresh)),
         now=now,
     )
     # Every rule, not only failures: an ``at`` trigger whose only run was lost is
@@ -153,8 +153,11 @@ def refresh_due(item: TriggerModel | None, *, now: datetime) -> None:
     if item is None:
         return
     leases = [dynamo.entry_lease(e) for e in dynamo.in_flight_of(item).values()]
-    active = item.status == "active" and item.next_fire_at is not None
-    wanted = due_at(leases, next_slot_ms=int(item.next_fire_at) if active else None)
+    active = item.status == "active" and dynamo.next_slot_of(item) is not None
+    if active and dynamo.is_standing(item):
+        wanted: int | None = dynamo.STANDING_DUE  # its key never moves (``rules.stands``)
+    else:
+        wanted = due_at(leases, next_slot_ms=dynamo.next_slot_of(item) if active else None)
     current = int(item.due_at) if item.due_at is not None else None
     if wanted != current:
         dynamo.set_due(

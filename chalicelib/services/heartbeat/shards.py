@@ -22,6 +22,11 @@
    recorded: it is neither lost nor a failure.
 5. A row that is due only because of a lease (a run that never settled) is reaped,
    fenced on the run id and its lease, and recorded ``lost``.
+6. A standing row (``STANDING_DUE``: a schedule with a slot at least every 15 minutes,
+   ``rules.stands``) is read by every tick that takes a window, first: its slots in the
+   window are computed from its projected schedule (``slots.standing_slots``), and its
+   claims move only a pointer the index does not project. Its leases are reaped by its
+   next claim. A message of it that is lost loses only that slot; the next still runs.
 
 Whoever else sets a slot at or before the cursor (a create, an edit, an enable, a
 workflow's ``next_fire_at``) sends its message itself: ``enqueue_if_sent_window``.
@@ -39,7 +44,12 @@ from chalicelib.services.heartbeat.fanout import fan_out, fans_out
 from chalicelib.services.heartbeat.reaper import reap_expired, refresh_due
 from chalicelib.services.heartbeat.report import TickReport
 from chalicelib.services.heartbeat.send import send
-from chalicelib.services.heartbeat.slots import fire_message, slots_of
+from chalicelib.services.heartbeat.slots import (
+    MAX_STANDING_SLOTS,
+    fire_message,
+    slots_of,
+    standing_slots,
+)
 from chalicelib.services.pipeline import Pipeline
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, shard_registry
@@ -57,10 +67,16 @@ Sweep = Callable[..., None]
 
 
 def _rows(
-    shard: str, *, until_ms: int, after_ms: int | None, deadline: float
+    shard: str, *, until_ms: int | None, after_ms: int | None, deadline: float
 ) -> Iterator[dynamo.DueRow | None]:
-    """The due rows of a shard, earliest first; None once the deadline has passed."""
-    for row in dynamo.iter_due(shard, until_ms=until_ms, after_ms=after_ms):
+    """The due rows of a shard, earliest first (``until_ms`` None: its standing rows);
+    None once the deadline has passed."""
+    rows = (
+        dynamo.iter_standing(shard)
+        if until_ms is None
+        else dynamo.iter_due(shard, until_ms=until_ms, after_ms=after_ms)
+    )
+    for row in rows:
         if time.perf_counter() > deadline:
             yield None
             return
@@ -187,6 +203,7 @@ class _Window:
         self.cursor: int | None = None
         self.computed: list[FireMessage] = []
         self.lease_rows: list[dynamo.DueRow] = []
+        self.standing_reach: int | None = None  # a standing row's slots ran over its cap
 
     def run(self, *, deadline: float, pipeline: Pipeline) -> None:
         self.cursor = dynamo.get_cursor(self.shard)
@@ -196,6 +213,8 @@ class _Window:
         except Exception:
             self._give_back(planned, to=self.cursor)  # read again by the next tick
             raise
+        if reach is not None and self.standing_reach is not None:
+            reach = min(reach, self.standing_reach)
         if reach != planned:
             self._give_back(planned, to=reach)  # the deadline: hand the rest over
         self._enqueue(reach)
@@ -242,6 +261,20 @@ class _Window:
 
     def _look_at(self, row: dynamo.DueRow) -> None:
         self.report.rows_read += 1
+        if row.standing:
+            slots = standing_slots(
+                row, cursor=self.cursor, horizon_ms=self.horizon_ms, now_ms=self.now_ms
+            )
+            if len(slots) >= MAX_STANDING_SLOTS:
+                # Its later slots are known only from a window: this one ends there.
+                self.standing_reach = min(self.standing_reach or slots[-1], slots[-1])
+            self.computed.extend(
+                fire_message(
+                    row.trigger_id, s, row.sched or "", now_ms=self.now_ms, standing_shard=self.shard
+                )
+                for s in slots
+            )
+            return  # its leases are reaped by its next claim (``rules.stands``)
         slots = slots_of(row, cursor=self.cursor, horizon_ms=self.horizon_ms, now_ms=self.now_ms)
         self.computed.extend(
             fire_message(row.trigger_id, s, row.sched or "", now_ms=self.now_ms) for s in slots
@@ -260,7 +293,16 @@ class _Window:
         #    head of the index, so the new rows are read by key range, never behind a
         #    backlog of old ones.
         took_window = planned != cursor
-        new_rows = _rows(self.shard, until_ms=self.horizon_ms, after_ms=cursor, deadline=deadline)
+        # 0. The standing rows: each has slots in every window. Cut by the deadline, the
+        #    whole window is handed over (their order says nothing about their slots).
+        standing = _rows(self.shard, until_ms=None, after_ms=None, deadline=deadline)
+        for row in standing if took_window else ():
+            if row is None:
+                self.report.handed_over += 1
+                return cursor
+            self._look_at(row)
+        after = cursor if cursor is not None else dynamo.STANDING_DUE
+        new_rows = _rows(self.shard, until_ms=self.horizon_ms, after_ms=after, deadline=deadline)
         for row in new_rows if took_window else ():
             if row is None:
                 # Deadline: hand the rest over. A row not reached is due at or after the
@@ -276,7 +318,10 @@ class _Window:
         #    a schedule faster than the lookahead, expired leases. Cut by the deadline,
         #    they are read again next tick (a slot not reached goes out as overdue).
         if cursor is not None:
-            for row in _rows(self.shard, until_ms=cursor, after_ms=None, deadline=deadline):
+            old_rows = _rows(
+                self.shard, until_ms=cursor, after_ms=dynamo.STANDING_DUE, deadline=deadline
+            )
+            for row in old_rows:
                 if row is None:
                     self.report.handed_over += 1
                     break

@@ -9,6 +9,7 @@ from chalicelib.domain import schedule
 from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.epoch_ms import dt, ms
 from chalicelib.domain.ids import schedule_run_id
+from chalicelib.domain.rules import LEASE_LEFT_TO_NEXT_CLAIM_MS
 from chalicelib.observability import logger
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
@@ -21,6 +22,8 @@ __all__ = [
     "fire_message",
     "overdue_again",
     "slots_of",
+    "standing_slots",
+    "MAX_STANDING_SLOTS",
     "enqueue_if_sent_window",
 ]
 
@@ -29,9 +32,14 @@ OVERDUE_S = 120
 # At most this many slots of one trigger are sent by one tick (a schedule faster than
 # the lookahead): the rest are sent by the next tick.
 MAX_SLOTS_PER_ROW = 60
+# The same for a standing row, whose slots are known only from its window: a tick that
+# reaches it ends its window at the last slot it sent (``shards._Window``).
+MAX_STANDING_SLOTS = 600
 
 
-def fire_message(trigger_id: str, slot_ms: int, sched: str, *, now_ms: int) -> FireMessage:
+def fire_message(
+    trigger_id: str, slot_ms: int, sched: str, *, now_ms: int, standing_shard: str | None = None
+) -> FireMessage:
     """The message of one scheduled slot, delayed to land at most a second early.
 
     ``DelaySeconds`` is whole seconds: rounded down, the message is visible up to 1 s
@@ -51,6 +59,7 @@ def fire_message(trigger_id: str, slot_ms: int, sched: str, *, now_ms: int) -> F
         sched=sched,
         delay_s=max(0, min(MAX_DELAY_S, (slot_ms - now_ms) // 1000)),
         tenant=tenant if isinstance(tenant, str) else None,
+        standing_shard=standing_shard,
     )
 
 
@@ -94,6 +103,43 @@ def slots_of(row: dynamo.DueRow, *, cursor: int | None, horizon_ms: int, now_ms:
             break
         if cursor is None or slot > cursor:
             out.append(slot)
+        following = schedule.next_fire_after(spec, following)
+    return out
+
+
+def standing_slots(
+    row: dynamo.DueRow, *, cursor: int | None, horizon_ms: int, now_ms: int
+) -> list[int]:
+    """The slots of a standing row this tick sends, computed from its schedule.
+
+    Normally those in ``(cursor, horizon]``. Without a cursor (a fresh or forgotten
+    one) or after a gap (``cursor < now``: no tick ran while the window passed), the
+    latest slot at or before now goes too: the claim's fence drops it if it ran, and
+    otherwise it runs once, late (after downtime a trigger fires once).
+    """
+    if not row.sched:
+        return []
+    spec = decode_schedule(row.sched)
+    out: list[int] = []
+    start = now_ms if cursor is None or cursor < now_ms else cursor
+    if cursor is None or cursor < now_ms:
+        # A standing schedule has a slot at least every LEASE_LEFT_TO_NEXT_CLAIM_MS (an
+        # interval's every interval_s): the latest one is found in a few steps.
+        period_ms = int(spec.interval_s) * 1000 if spec.interval_s else LEASE_LEFT_TO_NEXT_CLAIM_MS
+        back = max(now_ms - period_ms, cursor if cursor is not None else 0)
+        latest = None
+        found = schedule.next_fire_after(spec, dt(back))
+        while found is not None and ms(found) <= now_ms:
+            latest = ms(found)
+            found = schedule.next_fire_after(spec, found)
+        if latest is not None:
+            out.append(latest)
+    following = schedule.next_fire_after(spec, dt(start))
+    while following is not None and len(out) < MAX_STANDING_SLOTS:
+        slot = ms(following)
+        if slot > horizon_ms:
+            break
+        out.append(slot)
         following = schedule.next_fire_after(spec, following)
     return out
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from chalicelib.domain import schedule
 from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.epoch_ms import dt, ms
-from chalicelib.domain.rules import Overlap, capacity_of, due_at, overlap_decision
+from chalicelib.domain.rules import Overlap, capacity_of, due_at, overlap_decision, stands
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.heartbeat.reaper import reap_expired, record_terminal, refresh_due
 from chalicelib.services.pipeline import Pipeline
@@ -32,9 +32,11 @@ CLAIM_ATTEMPTS = 3
 
 @dataclass(frozen=True)
 class _Again:
-    """Claim again, with this stored schedule (edited meanwhile, or the same)."""
+    """Claim again, with this stored schedule (edited meanwhile, or the same), fenced
+    on the form the item is in now (standing or keyed, ``store/triggers.py``)."""
 
     sched: str
+    standing: bool
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ def claim_slot(
     slot_ms = int(message.scheduled_ms or 0)
     shard = dynamo.shard_of(message.trigger_id, get_settings().due_shards)
     sched = message.sched or "{}"
+    standing = message.standing_shard is not None
     for _attempt in range(CLAIM_ATTEMPTS):
         policy = json.loads(sched)
         following = schedule.next_fire_after(decode_schedule(sched), max(now, dt(slot_ms)))
@@ -76,6 +79,9 @@ def claim_slot(
             lease_ms=lease_ms,
             capacity=capacity_of(policy),
             shard=shard,
+            standing=standing,
+            stands=stands(sched),
+            move_shard=standing and message.standing_shard != shard,
         )
         if outcome == dynamo.ClaimResult.CLAIMED and item is not None:
             # A lease the due index left to this claim (``rules.due_at``) that ran out:
@@ -85,7 +91,7 @@ def claim_slot(
         seen = _not_claimed(slot, sched=sched, policy=policy, now=now, pipeline=pipeline)
         if not isinstance(seen, _Again):
             return seen
-        sched = seen.sched
+        sched, standing = seen.sched, seen.standing
     return dropped(message, "claim kept losing races")
 
 
@@ -103,25 +109,33 @@ def _not_claimed(
             started = dynamo.start_run(item.id, run_id=message.run_id, lease_ms=slot.lease_ms)
             return started if started is not None else dropped(message, "raced")
         return dropped(message, "duplicate delivery")
-    if item.next_fire_at is None or int(item.next_fire_at) != slot.slot_ms:
+    # A standing item's pointer at or before the slot still takes it (``claims.py``).
+    standing = dynamo.is_standing(item)
+    current = dynamo.next_slot_of(item)
+    if current is None or (current > slot.slot_ms if standing else current != slot.slot_ms):
         return dropped(message, "slot already run or moved")
     if item.sched != sched:
         if not item.sched:
             return dropped(message, "no longer a schedule")
-        return _Again(item.sched)  # edited, same slot: claim it with what is stored now
+        # Edited, same slot: claim it with what is stored now.
+        return _Again(item.sched, standing)
     if item.status != "active":
         refresh_due(item, now=now)  # out of the due index: nothing to send again
         return dropped(message, "trigger disabled")
     if reap_expired(item, now=now, pipeline=pipeline):
-        return _Again(sched)
+        return _Again(sched, standing)
     in_flight = dynamo.in_flight_of(item)
     decision = overlap_decision(policy, running=len(in_flight))
     if decision is Overlap.RETRY:
-        return _Again(sched)  # the run we saw settled meanwhile: claim again
+        return _Again(sched, standing)  # the run we saw settled meanwhile: claim again
     if decision is Overlap.SKIP:
         return _skip(
             item, slot, leases=[dynamo.entry_lease(e) for e in in_flight.values()], now=now
         )
+    if current < slot.slot_ms:
+        # An earlier slot of a standing item is still due (buffered, or its message
+        # lost): this one collapses into it, as a keyed item's later slots do.
+        return dropped(message, "an earlier slot is still due")
     record_metric("RunsBuffered")
     return "buffered"  # buffer_one / allow at capacity: the settle sends it again
 
@@ -147,6 +161,7 @@ def _skip(item: TriggerModel, slot: _Slot, *, leases: list[int], now: datetime) 
         next_slot_ms=slot.next_slot_ms,
         due_at=due_at(leases, next_slot_ms=slot.next_slot_ms),
         shard=slot.shard,
+        standing=dynamo.is_standing(item),
     )
     # The next slot follows the schedule: the heartbeat has sent (or will send) its
     # message, as it sends every slot up to its horizon.

@@ -194,7 +194,7 @@ def _apply_disable_rules(
             expires_at=parse_iso(limits.get("expires_at")),
             max_failures=max_failures_of(limits),
         ),
-        next_fire_at=dt(int(settled.next_fire_at)) if settled.next_fire_at is not None else None,
+        next_fire_at=dt(nxt) if (nxt := dynamo.next_slot_of(settled)) is not None else None,
         now=now,
     )
     if reason is None or settled.status != "active":
@@ -215,12 +215,16 @@ def pull_slot(settled: TriggerModel, *, override_ms: int | None, now: datetime) 
     set by the workflow (``next_fire_at``) inside the window the heartbeat already
     enqueued is sent too. A spare message is dropped by the claim's fence.
     """
-    if settled.status != "active" or settled.next_fire_at is None or not settled.sched:
+    slot = dynamo.next_slot_of(settled)
+    if settled.status != "active" or slot is None or not settled.sched:
         return
     now_ms = ms(now)
-    slot = int(settled.next_fire_at)
     if slot <= now_ms + 1000 and override_ms is None:
-        message = fire_message(settled.id, slot, settled.sched, now_ms=now_ms)
+        # A standing item's claim is fenced on its pointer: the message says so.
+        shard = settled.due_shard if dynamo.is_standing(settled) else None
+        message = fire_message(
+            settled.id, slot, settled.sched, now_ms=now_ms, standing_shard=shard or None
+        )
         if send_fires([message]) and send_fires([message]):
             logger.warning(
                 "the waiting slot could not be sent; the overdue pass will",

@@ -141,7 +141,7 @@ def _moved_slot(
         "next_fire_at": next_ms,
         "due": due,
         "fence_slot": True,
-        "expected_next_fire_at": int(item.next_fire_at) if item.next_fire_at is not None else None,
+        "expected_next_fire_at": dynamo.next_slot_of(item),
         "expected_in_flight": len(in_flight(item)),
     }
 

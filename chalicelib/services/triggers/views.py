@@ -49,7 +49,7 @@ def _pause_view(item: TriggerModel) -> dict:
         "disabled_note": item.disabled_note if disabled else None,
         "disabled_by": item.disabled_by if disabled else None,
         "disabled_at": iso_ms(item.disabled_ms) if disabled else None,
-        "next_fire_at": iso_ms(item.next_fire_at) if item.status == "active" else None,
+        "next_fire_at": iso_ms(dynamo.next_slot_of(item)) if item.status == "active" else None,
     }
 
 

@@ -1,0 +1,247 @@
+"""Standing rows (store/triggers.py, ``rules.stands``): a schedule with a slot at least
+every 15 minutes keeps one fixed due key; every tick computes its slots, and a claim
+moves only a pointer the due index does not project.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.calls import CallLog
+from chalicelib import assembly
+from chalicelib.domain.epoch_ms import ms as _ms
+from chalicelib.services import triggers
+from chalicelib.store import dynamo
+from chalicelib.store.sqs import FireMessage
+from chalicelib.settings import reset_settings
+from tests.scenarios import EXECUTIONS, create_scheduled, fire_next
+
+
+def _runner(clock):
+    return assembly.build_runner(clock=clock)
+
+
+def _fire_ids(trigger_id: str) -> list[str]:
+    return sorted(k for k in EXECUTIONS if trigger_id in k)
+
+
+def _queued(aws, clock) -> list[tuple[FireMessage, dict]]:
+    """The messages due by the test's clock (SQS delivers a fire at most 1 s early)."""
+    aws.purge_delays(clock())
+    return [(FireMessage.parse(m["Body"]), m) for m in aws.receive(visibility=0)]
+
+
+def _standing(aws, clock, root, **body) -> str:
+    """A trigger every minute whose row stands, with no keyed message left in the queue.
+
+    Its first claim stands the row; the next slot's message went out keyed before that
+    (the lookahead), and its claim fails once on the keyed fence, then takes the
+    standing one. From then on the queue holds the standing message of the next slot.
+    """
+    trigger_id = create_scheduled(root, clock, **body)
+    assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]
+    assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]
+    assert int(dynamo.get_trigger(trigger_id).due_at) == dynamo.STANDING_DUE
+    return trigger_id
+
+
+def _due_now(aws, clock) -> tuple[FireMessage, dict]:
+    """The next minute's tick, and the one standing message due then."""
+    clock.advance(60)
+    assembly.tick(now=clock())
+    [(fire, message)] = _queued(aws, clock)
+    assert fire.standing_shard is not None and fire.scheduled_ms == _ms(clock())
+    return fire, message
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    [{"interval_s": 60}, {"interval_s": 900}, {"cron": "*/15 * * * *"}],
+    ids=["interval-1m", "interval-15m", "cron-quarter-hour"],
+)
+def test_a_frequent_schedule_stands_after_its_first_claim_and_never_moves_again(
+    aws, clock, root, schedule
+):
+    trigger_id = create_scheduled(root, clock, schedule=schedule)
+    first = dynamo.next_slot_of(dynamo.get_trigger(trigger_id))
+    clock.advance((first - _ms(clock())) / 1000)
+    assembly.tick(now=clock())
+    assert aws.drain(_runner(clock)) == ["succeeded"]
+    item = dynamo.get_trigger(trigger_id)
+    assert (int(item.due_at), item.next_fire_at) == (dynamo.STANDING_DUE, None)
+    period = first_gap = dynamo.next_slot_of(item) - first
+    assert first_gap > 0
+    fires = 1
+    for _ in range(3):
+        clock.advance(period / 1000)
+        ran = [s for s in (fire_next(aws, clock, _runner(clock), 0)) if s != "dropped"]
+        fires += len(ran)
+        stood = dynamo.get_trigger(trigger_id)
+        assert int(stood.due_at) == dynamo.STANDING_DUE
+        assert dynamo.next_slot_of(stood) == first + (fires * period)
+    assert fires == 4
+    assert int(dynamo.get_trigger(trigger_id).run_count) == 4
+    assert all(count == 1 for count in (EXECUTIONS[f] for f in _fire_ids(trigger_id)))
+
+
+def test_a_standing_claim_writes_one_unit_and_nothing_in_the_due_index(aws, clock, root):
+    with CallLog() as log:  # from the create on: the log bills each write on its images
+        trigger_id = _standing(aws, clock, root)
+        clock.advance(60)
+        assembly.tick(now=clock())
+        mark = log.mark()
+        assert aws.drain(_runner(clock)) == ["succeeded"]
+    claims = [c for c in log.since(mark) if c.caller.endswith("claim_slot_and_start")]
+    assert [(c.ok, c.wru, c.gsi_wru) for c in claims] == [(True, 1, 0)]
+    assert int(dynamo.get_trigger(trigger_id).due_at) == dynamo.STANDING_DUE
+
+
+def test_a_slower_schedule_stays_keyed_on_its_next_slot(aws, clock, root):
+    trigger_id = create_scheduled(root, clock, schedule={"interval_s": 1200})
+    fire_next(aws, clock, _runner(clock), 1200)
+    item = dynamo.get_trigger(trigger_id)
+    assert item.next_slot is None
+    assert int(item.due_at) == int(item.next_fire_at) == _ms(clock()) + 1_200_000
+
+
+def test_a_standing_slot_delivered_twice_runs_once(aws, clock, root):
+    trigger_id = _standing(aws, clock, root)
+    fire, _ = _due_now(aws, clock)
+    runner = _runner(clock)
+    assert [runner.handle(fire), runner.handle(fire)] == ["succeeded", "dropped"]
+    assert int(dynamo.get_trigger(trigger_id).run_count) == 3
+    assert all(EXECUTIONS[f] == 1 for f in _fire_ids(trigger_id))
+
+
+def test_a_lost_standing_message_loses_only_its_slot_and_the_next_one_runs(aws, clock, root):
+    trigger_id = _standing(aws, clock, root)
+    _, message = _due_now(aws, clock)
+    aws.delete([message])  # that slot's message is lost
+    assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]
+    item = dynamo.get_trigger(trigger_id)
+    assert int(item.run_count) == 3
+    assert dynamo.next_slot_of(item) == _ms(clock()) + 60_000
+
+
+def test_after_downtime_a_standing_trigger_fires_once_then_on_schedule(aws, clock, root):
+    trigger_id = _standing(aws, clock, root)
+    clock.advance(3600 + 30)  # no tick for an hour
+    ran = [s for s in fire_next(aws, clock, _runner(clock), 0) if s != "dropped"]
+    assert ran == ["succeeded"]  # one catch-up fire, not sixty
+    # The slot whose message was queued before the downtime runs, an hour late and
+    # recorded so; the catch-up slot the tick sent is then dropped by the fence.
+    late = triggers.list_trigger_runs(root, trigger_id, {})["items"][0]
+    assert late["status"] == "succeeded" and late["lateness_ms"] > 3_500_000
+    assert fire_next(aws, clock, _runner(clock), 30) == ["succeeded"]
+    assert int(dynamo.get_trigger(trigger_id).run_count) == 4
+
+
+def test_a_forgotten_cursor_sends_the_latest_slot_again_and_the_fence_drops_it(
+    aws, clock, root
+):
+    trigger_id = _standing(aws, clock, root)
+    aws.delete([m for _, m in _queued(aws, clock)])
+    for shard in range(4):  # what a restart of the local stack does (local/restore.py)
+        cursor = dynamo.get_cursor(str(shard))
+        if cursor is not None:
+            dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
+    clock.advance(1)
+    assembly.tick(now=clock())
+    assert aws.drain(_runner(clock)) == ["dropped"]  # the slot that ran, fenced out
+    assert int(dynamo.get_trigger(trigger_id).run_count) == 2
+
+
+def test_an_edit_keys_a_standing_row_again_and_its_next_claim_stands_it(aws, clock, root):
+    trigger_id = _standing(aws, clock, root)
+    triggers.patch_trigger(root, trigger_id, {"schedule": {"interval_s": 120}}, now=clock())
+    item = dynamo.get_trigger(trigger_id)
+    assert item.next_slot is None
+    assert int(item.due_at) == int(item.next_fire_at) > dynamo.STANDING_DUE
+    ran = [s for s in fire_next(aws, clock, _runner(clock), 120) if s != "dropped"]
+    assert ran == ["succeeded"]
+    stood = dynamo.get_trigger(trigger_id)
+    assert (int(stood.due_at), dynamo.next_slot_of(stood)) == (
+        dynamo.STANDING_DUE,
+        _ms(clock()) + 120_000,
+    )
+
+
+def test_a_standing_slot_due_while_a_run_executes_is_skipped_and_the_pointer_moves(
+    aws, clock, root
+):
+    trigger_id = _standing(aws, clock, root)
+    fire, message = _due_now(aws, clock)
+    shard = dynamo.shard_of(trigger_id, 4)
+    outcome, _ = dynamo.claim_slot_and_start(  # a runner claims it, then hangs
+        trigger_id,
+        slot_ms=fire.scheduled_ms,
+        sched=fire.sched,
+        next_slot_ms=fire.scheduled_ms + 60_000,
+        run_id=fire.run_id,
+        lease_ms=_ms(clock()) + 360_000,
+        capacity=1,
+        shard=shard,
+        standing=True,
+        stands=True,
+    )
+    assert outcome == dynamo.ClaimResult.CLAIMED
+    aws.delete([message])
+    assert fire_next(aws, clock, _runner(clock)) == ["skipped"]
+    item = dynamo.get_trigger(trigger_id)
+    assert dynamo.next_slot_of(item) == _ms(clock()) + 60_000
+    assert int(item.due_at) == dynamo.STANDING_DUE
+
+
+def test_a_paused_standing_trigger_leaves_the_index_and_comes_back_keyed(aws, clock, root):
+    trigger_id = _standing(aws, clock, root)
+    triggers.set_enabled(root, trigger_id, enabled=False, now=clock())
+    # The first message dropped for it takes it out of the index (as a keyed row).
+    assert fire_next(aws, clock, _runner(clock)) == []
+    assert dynamo.get_trigger(trigger_id).due_at is None
+    assert fire_next(aws, clock, _runner(clock)) == []
+    triggers.set_enabled(root, trigger_id, enabled=True, now=clock())
+    item = dynamo.get_trigger(trigger_id)
+    assert item.next_slot is None and int(item.due_at) == int(item.next_fire_at)
+    assert [s for s in fire_next(aws, clock, _runner(clock)) if s != "dropped"] == ["succeeded"]
+    assert int(dynamo.get_trigger(trigger_id).due_at) == dynamo.STANDING_DUE
+
+
+def test_a_standing_row_read_from_a_former_shard_moves_to_its_shard(aws, clock, root):
+    trigger_id = _standing(aws, clock, root)
+    fire, message = _due_now(aws, clock)
+    aws.delete([message])
+    moved = FireMessage(**{**fire.__dict__, "standing_shard": "7"})  # a former count's
+    assert _runner(clock).handle(moved) == "succeeded"
+    item = dynamo.get_trigger(trigger_id)
+    assert item.due_shard == dynamo.shard_of(trigger_id, 4)
+    assert int(item.due_at) == dynamo.STANDING_DUE
+
+
+def test_a_standing_row_over_its_slot_cap_ends_the_window_there_and_loses_no_slot(
+    aws, clock, root, monkeypatch
+):
+    from chalicelib.services.heartbeat import shards, slots
+
+    monkeypatch.setenv("CRONHOOK_MIN_INTERVAL_S", "1")
+    reset_settings()
+    trigger_id = _standing(aws, clock, root, schedule={"interval_s": 10})
+    triggers.patch_trigger(root, trigger_id, {"schedule": {"interval_s": 1}}, now=clock())
+    assert aws.drain(_runner(clock))  # its first 1-second slot stands it again
+    monkeypatch.setattr(slots, "MAX_STANDING_SLOTS", 25)
+    monkeypatch.setattr(shards, "MAX_STANDING_SLOTS", 25)
+    sent: list[int] = []
+    per_tick: list[int] = []
+    # Ticks 10 s apart with a 60 s lookahead: each window would hold up to 70 slots, 25
+    # are sent and the window ends there; the next tick goes on from the last one sent.
+    # (A cursor left behind now would be a gap: the missed slots collapse into one fire,
+    # as after downtime.)
+    for _ in range(6):
+        clock.advance(10)
+        report = assembly.tick(now=clock())
+        sent += [int(r.rsplit(".", 1)[1].rstrip("s")) for r in report.run_ids]
+        per_tick.append(len(report.run_ids))
+    ordered = sorted(set(sent))
+    assert len(ordered) == len(sent)  # none twice
+    assert ordered == list(range(ordered[0], ordered[-1] + 1000, 1000))  # none skipped
+    assert per_tick[0] == 25  # the cap was reached: the window ended at its last slot
+    assert ordered[-1] == _ms(clock()) + 60_000  # and caught up with the lookahead
