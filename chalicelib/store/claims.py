@@ -74,32 +74,22 @@ def claim_slot_and_start(
     downtime a trigger fires once), so a duplicate message of the slot is fenced out:
     a message can never run twice.
 
-    A standing item (``standing``, ``store/triggers.py``) is fenced on ``next_slot`` at
-    or before the slot instead (its tick sends slots it computed, and a slot whose
-    message was lost must not hold up the next), and only ``next_slot`` moves: nothing
-    in the due index, one write unit. ``stands``: the schedule stands
-    (``rules.stands``), so a keyed item is stood in this write. ``move_shard``: the row
-    was read from a former shard count's shard and moves to ``shard``.
+    A standing item (``store/triggers.py``) is fenced on ``next_slot`` at or before the
+    slot (a lost message must not hold up the next slot), and only that pointer moves:
+    one write unit, nothing in the due index. ``stands``: the schedule stands, so a
+    keyed item stands from this write on. ``move_shard``: the row was read from a
+    former shard count's shard.
     """
     t = TriggerModel
     # A token per claim: after a lost reply (and botocore's retry failing the condition)
     # an entry carrying it says the claim was ours.
     token = secrets.token_hex(4)
     entry = {"l": lease_ms, "s": 1, "k": "s", "t": slot_ms, "o": token}
-    actions = [t.in_flight[run_id].set(entry)]
-    if stands and next_slot_ms is not None:
-        actions.append(t.next_slot.set(next_slot_ms))
-        if not standing:
-            actions += [t.next_fire_at.remove(), t.due_at.set(STANDING_DUE)]
-        if move_shard or not standing:
-            actions.append(t.due_shard.set(shard))
-    elif next_slot_ms is None:
-        actions += [t.next_fire_at.remove(), t.due_at.set(lease_ms), t.due_shard.set(shard)]
-    else:
-        due = due_with_slot([lease_ms], next_slot_ms=next_slot_ms)
-        actions += [t.next_fire_at.set(next_slot_ms), t.due_at.set(due), t.due_shard.set(shard)]
-    if standing and not (stands and next_slot_ms is not None):
-        actions.append(t.next_slot.remove())
+    moves = {"standing": standing, "stands": stands, "move_shard": move_shard}
+    actions = [
+        t.in_flight[run_id].set(entry),
+        *_slot_actions(next_slot_ms=next_slot_ms, lease_ms=lease_ms, shard=shard, **moves),
+    ]
     fence = t.next_slot <= slot_ms if standing else t.next_fire_at == slot_ms
     condition: Condition = (
         fence
@@ -119,6 +109,36 @@ def claim_slot_and_start(
             return ClaimResult.LOST, None
         raise
     return ClaimResult.CLAIMED, item
+
+
+def _slot_actions(
+    *,
+    next_slot_ms: int | None,
+    lease_ms: int,
+    shard: str,
+    standing: bool,
+    stands: bool,
+    move_shard: bool,
+) -> list[Any]:
+    """How a claim moves the trigger's next slot: the pointer of a standing item (and
+    nothing in the due index), or the keyed ``next_fire_at`` and ``due_at``."""
+    t = TriggerModel
+    actions: list[Any] = []
+    if stands and next_slot_ms is not None:
+        actions.append(t.next_slot.set(next_slot_ms))
+        if not standing:  # stood in this write: the row takes its fixed key
+            actions += [t.next_fire_at.remove(), t.due_at.set(STANDING_DUE)]
+        if move_shard or not standing:
+            actions.append(t.due_shard.set(shard))
+        return actions
+    if next_slot_ms is None:
+        actions += [t.next_fire_at.remove(), t.due_at.set(lease_ms), t.due_shard.set(shard)]
+    else:
+        due = due_with_slot([lease_ms], next_slot_ms=next_slot_ms)
+        actions += [t.next_fire_at.set(next_slot_ms), t.due_at.set(due), t.due_shard.set(shard)]
+    if standing:  # keyed again
+        actions.append(t.next_slot.remove())
+    return actions
 
 
 def release_claim(trigger_id: str, *, run_id: str, slot_ms: int | None, shard: str = "0") -> bool:

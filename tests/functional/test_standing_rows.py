@@ -11,9 +11,9 @@ from bench.calls import CallLog
 from chalicelib import assembly
 from chalicelib.domain.epoch_ms import ms as _ms
 from chalicelib.services import triggers
+from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage
-from chalicelib.settings import reset_settings
 from tests.scenarios import EXECUTIONS, create_scheduled, fire_next
 
 
@@ -136,9 +136,7 @@ def test_after_downtime_a_standing_trigger_fires_once_then_on_schedule(aws, cloc
     assert int(dynamo.get_trigger(trigger_id).run_count) == 4
 
 
-def test_a_forgotten_cursor_sends_the_latest_slot_again_and_the_fence_drops_it(
-    aws, clock, root
-):
+def test_a_forgotten_cursor_sends_the_latest_slot_again_and_the_fence_drops_it(aws, clock, root):
     trigger_id = _standing(aws, clock, root)
     aws.delete([m for _, m in _queued(aws, clock)])
     for shard in range(4):  # what a restart of the local stack does (local/restore.py)

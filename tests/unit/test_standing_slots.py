@@ -62,4 +62,7 @@ def test_a_schedule_faster_than_the_lookahead_is_capped_per_row():
 
 
 def test_a_row_without_a_schedule_sends_nothing():
-    assert standing_slots(DueRow("t", STANDING_DUE, None, None), cursor=T0, horizon_ms=T0, now_ms=T0) == []
+    assert (
+        standing_slots(DueRow("t", STANDING_DUE, None, None), cursor=T0, horizon_ms=T0, now_ms=T0)
+        == []
+    )

@@ -270,7 +270,11 @@ class _Window:
                 self.standing_reach = min(self.standing_reach or slots[-1], slots[-1])
             self.computed.extend(
                 fire_message(
-                    row.trigger_id, s, row.sched or "", now_ms=self.now_ms, standing_shard=self.shard
+                    row.trigger_id,
+                    s,
+                    row.sched or "",
+                    now_ms=self.now_ms,
+                    standing_shard=self.shard,
                 )
                 for s in slots
             )
