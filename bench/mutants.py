@@ -28,6 +28,7 @@ SUITE = [
     "tests/functional/test_shard_registry.py",
     "tests/functional/test_runner_batch.py",
     "tests/functional/test_heartbeat_reaper.py",
+    "tests/functional/test_standing_rows.py",
 ]
 
 # pytest's exit codes: 0 all passed, 1 some test failed. Anything else (5: ``-k`` chose
@@ -55,9 +56,23 @@ MUTATIONS = [
     Mutation(
         "claim fence accepts a slot already run",
         "chalicelib/store/claims.py",
-        "        (t.next_fire_at == slot_ms)\n        & (t.sched == sched)",
-        "        (t.sched == sched)",
+        "    fence = t.next_slot <= slot_ms if standing else t.next_fire_at == slot_ms\n",
+        "    fence = t.next_slot <= slot_ms if standing else t.sched.exists()\n",
         focus="delivered_again_after_its_run_settled",
+    ),
+    Mutation(
+        "a standing row's claim fence accepts a slot already run",
+        "chalicelib/store/claims.py",
+        "    fence = t.next_slot <= slot_ms if standing else t.next_fire_at == slot_ms\n",
+        "    fence = t.next_slot.exists() if standing else t.next_fire_at == slot_ms\n",
+        focus="standing_slot_delivered_twice",
+    ),
+    Mutation(
+        "a standing row's slots over the cap are lost (the window not ended there)",
+        "chalicelib/services/heartbeat/shards.py",
+        "        if reach is not None and self.standing_reach is not None:\n",
+        "        if False:\n",
+        focus="over_its_slot_cap",
     ),
     Mutation(
         "claim dropped after a failed send (cursor not moved back)",

@@ -12,8 +12,8 @@ __all__ = ["markdown"]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _money(value: float) -> str:
-    return f"${value:,.3f}"
+def _money(value: float | None) -> str:
+    return "" if value is None else f"${value:,.3f}"
 
 
 def _cost_rows(by_site: dict, unit: str) -> list[str]:
@@ -72,8 +72,8 @@ def deployed_summary(results: dict) -> list[str]:
     if not costs:
         return []
     rows = [
-        "| fleet | before the cuts | as deployed now | after every cut |",
-        "|---|---:|---:|---:|",
+        "| fleet | before the cuts | as deployed now | after every cut | provisioned, 70 % use |",
+        "|---|---:|---:|---:|---:|",
     ]
     for name, measured in costs.items():
         deployed = measured.get("deployed")
@@ -82,7 +82,8 @@ def deployed_summary(results: dict) -> list[str]:
         cuts = deployed["cuts"]
         rows.append(
             f"| {SHAPES.get(name, name)} | {_money(cuts[0]['usd_per_million'])} | "
-            f"**{_money(measured['usd_per_million'])}** | {_money(cuts[-2]['usd_per_million'])} |"
+            f"**{_money(measured['usd_per_million'])}** | {_money(cuts[-2]['usd_per_million'])} | "
+            f"{_money(measured.get('usd_per_million_provisioned'))} |"
         )
     peers = results.get("peers") or {}
     for key, label in (
@@ -93,7 +94,9 @@ def deployed_summary(results: dict) -> list[str]:
         ),
     ):
         if key in peers:
-            rows.append(f"| {label} ({peers.get('assumptions', '')}) | | {_money(peers[key])} | |")
+            rows.append(
+                f"| {label} ({peers.get('assumptions', '')}) | | {_money(peers[key])} | | |"
+            )
     return rows
 
 

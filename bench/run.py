@@ -153,6 +153,9 @@ def run(
                 results["fire_cost"][name] = measured
                 key = "usd_per_million_fires" + ("" if name == "batched" else f"_{name}")
                 results[key] = measured["usd_per_million"]
+                results[key.replace("fires", "fires_provisioned", 1)] = measured[
+                    "usd_per_million_provisioned"
+                ]
             results["section_seconds"]["cost"] = round(time.time() - started)
         if "webhook" in only and plan["webhook"]["repeats"]:
             _progress("webhooks in process")
@@ -246,6 +249,12 @@ _ROWS = (
     ("usd_per_million_fires_batched_history_failures", "... history: failures (batches)", ""),
     ("usd_per_million_fires_unbatched_history_failures", "... history: failures (alone)", ""),
     ("usd_per_million_fires_cron_15m_history_failures", "... history: failures (crons)", ""),
+    ("usd_per_million_fires_provisioned", "... provisioned at 70 % use (batches)", "<= 1.00"),
+    (
+        "usd_per_million_fires_provisioned_batched_history_failures",
+        "... provisioned, history: failures (batches)",
+        "<= 1.00",
+    ),
     ("usd_per_million_webhooks", "$ per million webhooks (API GW REST)", ""),
     ("webhook_p50_ms", "webhook accepted, in process, p50 ms", ""),
     ("webhook_p99_ms", "webhook accepted, in process, p99 ms", "<= 50"),

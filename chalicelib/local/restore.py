@@ -3,7 +3,10 @@
 The queue is in memory and died with the old process; the tables were saved to
 ``$CRONHOOK_DATA_DIR/tables.json``. Claims that were in flight are released (not started)
 or recorded ``lost`` (started), and the heartbeat's cursors are forgotten, so the first
-tick sends every due slot again.
+tick sends every due slot again. A standing row (``store/triggers.py``) is keyed on its
+next slot again: its pointer is not in the due index, and its slot's message may have
+died with the queue; keyed, the first tick sends it (late, if its time has passed) and
+its claim stands the row again.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-__all__ = ["load_tables", "recover_claims"]
+__all__ = ["load_tables", "recover_claims", "forget_queue"]
 
 
 def load_tables(state_file: Path) -> None:
@@ -47,6 +50,26 @@ def _forget_cursors() -> None:
             dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
 
 
+def _key_standing_rows() -> None:
+    """Key every standing row on its next slot (``forget_queue``)."""
+    from chalicelib.settings import get_settings
+    from chalicelib.store import dynamo
+    from chalicelib.store.models import TriggerModel
+
+    shards = get_settings().due_shards
+    for item in TriggerModel.scan(TriggerModel.next_slot.exists()):
+        dynamo.key_standing(
+            item.id, slot_ms=int(item.next_slot), shard=dynamo.shard_of(item.id, shards)
+        )
+
+
+def forget_queue() -> None:
+    """What the queue's death undoes: the cursors (which slots were sent), and the standing
+    rows' fixed keys (a standing slot is sent only from a window)."""
+    _forget_cursors()
+    _key_standing_rows()
+
+
 def recover_claims(*, now: datetime | None = None) -> None:
     """After a restart the queue is empty: release unstarted claims, reap started ones."""
     from chalicelib.assembly import reap_expired
@@ -56,7 +79,7 @@ def recover_claims(*, now: datetime | None = None) -> None:
     from chalicelib.store.models import TriggerModel
 
     now = now or datetime.now(UTC)
-    _forget_cursors()
+    forget_queue()
     shards = get_settings().due_shards
     for item in TriggerModel.scan():
         in_flight = dynamo.in_flight_of(item)

@@ -51,6 +51,7 @@ __all__ = [
     "in_flight_of",
     "entry_after_error",
     "advance_slot",
+    "key_standing",
     "set_due",
     "disable_trigger",
 ]
@@ -266,6 +267,31 @@ def advance_slot(
         actions += [t.due_at.set(due_at), t.due_shard.set(shard)]
     try:
         TriggerModel(trigger_id).update(actions=actions, condition=condition)
+    except UpdateError as exc:
+        if condition_failed(exc):
+            return False
+        raise
+    return True
+
+
+def key_standing(trigger_id: str, *, slot_ms: int, shard: str) -> bool:
+    """Key a standing row on its next slot again (the keyed form), fenced on that slot.
+
+    For a restart of the local stack, whose queue died: keyed, the heartbeat sees the
+    slot and sends it again if it is overdue (a standing slot is sent only from a
+    window). The next claim stands the row again.
+    """
+    t = TriggerModel
+    try:
+        TriggerModel(trigger_id).update(
+            actions=[
+                t.next_fire_at.set(slot_ms),
+                t.due_at.set(slot_ms),
+                t.due_shard.set(shard),
+                t.next_slot.remove(),
+            ],
+            condition=(t.next_slot == slot_ms) & (t.due_at == STANDING_DUE),
+        )
     except UpdateError as exc:
         if condition_failed(exc):
             return False

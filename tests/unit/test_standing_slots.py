@@ -33,11 +33,11 @@ def test_without_a_cursor_the_latest_slot_at_or_before_now_goes_too():
     assert got == [T0 + 2 * MIN, T0 + 3 * MIN]
 
 
-def test_after_a_gap_only_the_latest_missed_slot_goes_not_every_one():
+def test_after_a_gap_only_the_first_missed_slot_goes_not_every_one():
     row = _row(i=60, an=T0)
     now = T0 + 60 * MIN + 30_000
     got = standing_slots(row, cursor=T0 + MIN, horizon_ms=now + MIN, now_ms=now)
-    assert got == [T0 + 60 * MIN, T0 + 61 * MIN]
+    assert got == [T0 + 2 * MIN, T0 + 61 * MIN]
 
 
 def test_a_gap_shorter_than_a_period_with_no_slot_in_it_sends_only_what_comes():
@@ -47,10 +47,17 @@ def test_a_gap_shorter_than_a_period_with_no_slot_in_it_sends_only_what_comes():
     assert got == []
 
 
-def test_a_quarter_hour_cron_after_a_gap_finds_its_latest_slot():
+def test_a_quarter_hour_cron_after_a_gap_sends_its_first_missed_slot():
     row = _row(c="*/15 * * * *", tz="UTC")
     now = T0 + 200 * MIN + 7_000  # 15:20:07
     got = standing_slots(row, cursor=T0, horizon_ms=now + MIN, now_ms=now)
+    assert got == [T0 + 15 * MIN]
+
+
+def test_a_quarter_hour_cron_without_a_cursor_sends_its_latest_slot():
+    row = _row(c="*/15 * * * *", tz="UTC")
+    now = T0 + 200 * MIN + 7_000  # 15:20:07
+    got = standing_slots(row, cursor=None, horizon_ms=now + MIN, now_ms=now)
     assert got == [T0 + 195 * MIN]
 
 

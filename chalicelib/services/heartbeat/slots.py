@@ -112,28 +112,32 @@ def standing_slots(
 ) -> list[int]:
     """The slots of a standing row this tick sends, computed from its schedule.
 
-    Normally those in ``(cursor, horizon]``. Without a cursor (a fresh or forgotten
-    one) or after a gap (``cursor < now``: no tick ran while the window passed), the
-    latest slot at or before now goes too: the claim's fence drops it if it ran, and
-    otherwise it runs once, late (after downtime a trigger fires once).
+    Normally those in ``(cursor, horizon]``. After a gap (``cursor < now``: no tick ran
+    while the window passed), the first missed slot goes too, and runs once, late, with
+    its lateness recorded (its claim moves the row past now: after downtime a trigger
+    fires once), as a keyed row's does. Without a cursor (a new shard's first tick), the
+    latest slot at or before now: the claim's fence drops it if it ran.
     """
     if not row.sched:
         return []
     spec = decode_schedule(row.sched)
     out: list[int] = []
-    start = now_ms if cursor is None or cursor < now_ms else cursor
-    if cursor is None or cursor < now_ms:
+    if cursor is not None and cursor < now_ms:
+        first = schedule.next_fire_after(spec, dt(cursor))
+        if first is not None and ms(first) <= now_ms:
+            out.append(ms(first))
+    elif cursor is None:
         # A standing schedule has a slot at least every LEASE_LEFT_TO_NEXT_CLAIM_MS (an
         # interval's every interval_s): the latest one is found in a few steps.
         period_ms = int(spec.interval_s) * 1000 if spec.interval_s else LEASE_LEFT_TO_NEXT_CLAIM_MS
-        back = max(now_ms - period_ms, cursor if cursor is not None else 0)
+        found = schedule.next_fire_after(spec, dt(now_ms - period_ms))
         latest = None
-        found = schedule.next_fire_after(spec, dt(back))
         while found is not None and ms(found) <= now_ms:
             latest = ms(found)
             found = schedule.next_fire_after(spec, found)
         if latest is not None:
             out.append(latest)
+    start = now_ms if cursor is None or cursor < now_ms else cursor
     following = schedule.next_fire_after(spec, dt(start))
     while following is not None and len(out) < MAX_STANDING_SLOTS:
         slot = ms(following)
