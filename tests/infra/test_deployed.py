@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import datetime
 
 from chalicelib.settings import RUNNER_MAX_CONCURRENCY, queue_visibility_s
 from chalicelib.store.models import ALL_MODELS
@@ -120,6 +121,21 @@ def test_runner_mapping_as_created_reports_partial_failures(deployed):
     assert int(attrs["VisibilityTimeout"]) == queue_visibility_s(runner_timeout) > runner_timeout
 
 
+def _only_future_slots(sqs, queue_url: str, runs: list[dict]) -> None:
+    """Every visible message is a scheduled slot after every slot that ran."""
+    from chalicelib.store.sqs import FireMessage
+
+    last_ran = max(
+        int(datetime.fromisoformat(r["scheduled_for"].replace("Z", "+00:00")).timestamp() * 1000)
+        for r in runs
+        if r["surface"] == "schedule"
+    )
+    answer = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, VisibilityTimeout=0)
+    for message in answer.get("Messages", []):
+        fire = FireMessage.parse(message["Body"])
+        assert fire.surface == "schedule" and int(fire.scheduled_ms or 0) > last_ran, fire
+
+
 def test_heartbeat_and_runner_ran_every_kind_of_fire_on_the_deployed_resources(deployed, scenario):
     by_surface = Counter((r["surface"], r["status"]) for r in scenario.runs)
     assert by_surface == {
@@ -148,6 +164,13 @@ def test_heartbeat_and_runner_ran_every_kind_of_fire_on_the_deployed_resources(d
         attrs = sqs.get_queue_attributes(
             QueueUrl=deployed.physical[queue], AttributeNames=["ApproximateNumberOfMessages"]
         )["Attributes"]
+        if queue == "FiresQueue" and attrs["ApproximateNumberOfMessages"] != "0":
+            # moto waits out DelaySeconds in real time: on a loaded machine the slot the
+            # last heartbeat sent ahead (its lookahead) turns visible before this looks.
+            # That one is a future slot of the interval trigger, never one that should
+            # have run.
+            _only_future_slots(sqs, deployed.physical[queue], scenario.runs)
+            continue
         assert attrs["ApproximateNumberOfMessages"] == "0", queue
     s3 = deployed.client("s3")
     stored = s3.list_objects_v2(Bucket=deployed.physical["PayloadBucket"]).get("Contents", [])
