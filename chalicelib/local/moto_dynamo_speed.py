@@ -24,6 +24,8 @@ copies of the items at the transaction's keys only and puts those back on a
 cancellation: the same tables after, as the writes are serialised (``moto_atomic``) and
 a write changes only the item at its key. A table with a stream keeps moto's way (its
 stream records are rolled back with the table).
+
+``Table.query``: a page costs the partition it reads, not the table (``moto_query_speed``).
 """
 
 from __future__ import annotations
@@ -227,11 +229,15 @@ def patched_dynamodb_names() -> list[tuple[Any, str]]:
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.models.dynamo_type import Item
 
-    return [(Item, "project"), (Item, "size"), (DynamoDBBackend, "transact_write_items")]
+    from chalicelib.local.moto_query_speed import patched_query_names
+
+    patched = [(Item, "project"), (Item, "size"), (DynamoDBBackend, "transact_write_items")]
+    return patched + patched_query_names()
 
 
 def make_dynamodb_fast() -> None:
-    """Patch moto's DynamoDB item projection and size, and transaction rollback (idempotent).
+    """Patch moto's DynamoDB item projection and size, transaction rollback and Query
+    (``moto_query_speed``) (idempotent).
 
     The patched transaction holds ``moto_atomic``'s write lock from its first read to its
     last write (re-entrant: its writes take it again), whether or not, and in whichever
@@ -241,7 +247,9 @@ def make_dynamodb_fast() -> None:
     from moto.dynamodb.models.dynamo_type import Item
 
     from chalicelib.local.moto_atomic import write_lock
+    from chalicelib.local.moto_query_speed import make_query_fast
 
+    make_query_fast()
     if getattr(Item.project, "_cronhook_fast", False):
         return
     _project._cronhook_fast = True  # type: ignore[attr-defined]

@@ -7,6 +7,8 @@ each test, so other tests see stock moto.
 
 from __future__ import annotations
 
+import itertools
+
 import boto3
 import pytest
 from moto import mock_aws
@@ -360,3 +362,312 @@ def test_item_sizes_and_size_cut_pages_are_those_of_stock_moto(patch_later):
     sizes, pages = stock
     assert sizes[1] == len("id") + 1 + len("attr_é1".encode()) + len("ünïcødé ✓".encode())
     assert len(pages) > 1 and sum(count for count, _ in pages) == 14
+
+
+# -- queries ---------------------------------------------------------------------------------
+#
+# moto's Table.query (local/moto_query_speed): the same pages, in the same order, with the
+# same counts and LastEvaluatedKey, on the table and on KEYS_ONLY, INCLUDE and ALL global
+# indexes, sparse ones included, for every key condition, direction, Limit, filter and
+# projection our store uses, paged through to the end.
+
+Q_HASH, Q_RANGE = "speed-queue", "speed-runs"
+
+
+def _q_tables(ddb) -> None:
+    attribute = lambda name, kind: {"AttributeName": name, "AttributeType": kind}  # noqa: E731
+    ddb.create_table(
+        TableName=Q_HASH,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            attribute("id", "S"), attribute("trigger", "S"), attribute("sk", "S"),
+            attribute("shard", "S"), attribute("due", "N"), attribute("tenant", "S"),
+        ],
+        GlobalSecondaryIndexes=[
+            _index("keys", "trigger", "sk", {"ProjectionType": "KEYS_ONLY"}),
+            _index("all", "trigger", "sk", {"ProjectionType": "ALL"}),
+            _index("due", "shard", "due", {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["sched"]}),
+            {
+                "IndexName": "tenant",
+                "KeySchema": [{"AttributeName": "tenant", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            },
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )  # fmt: skip
+    ddb.create_table(
+        TableName=Q_RANGE,
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "rk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            attribute("pk", "S"), attribute("rk", "N"), attribute("owner", "S"), attribute("at", "S"),
+        ],
+        GlobalSecondaryIndexes=[
+            _index("owner", "owner", "at", {"ProjectionType": "ALL"}),
+            {
+                "IndexName": "owner_only",
+                "KeySchema": [{"AttributeName": "owner", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["v"]},
+            },
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )  # fmt: skip
+
+
+def _q_fill(ddb) -> None:
+    for i in range(60):
+        item = {
+            "id": {"S": f"evt_{(i * 7919) % 60:03d}"},  # not written in key order
+            "trigger": {"S": f"trg_{i % 4}"},
+            "sk": {"S": f"{100 + (i * 37) % 40:04d}#{i % 3}"},
+            "shard": {"S": str(i % 2)},
+            "due": {"N": ["5000", "5010", "5010.0", "5020", "4990", "5.03e3"][i % 6]},  # ties
+            "tenant": {"S": f"t{i % 3}"},
+            "sched": {"S": '{"every":60}'},
+            "n": {"N": str(i)},
+            "body": {"S": "x" * (i % 5) * 20},
+        }
+        if i % 5 == 0:
+            del item["sk"]  # in neither trigger index (sparse)
+        if i % 7 == 0:
+            del item["shard"]  # not in the due index
+        ddb.put_item(TableName=Q_HASH, Item=item)
+    for i in range(60):
+        item = {
+            "pk": {"S": f"p{i % 3}"},
+            "rk": {"N": str((i * 13) % 60 - 20)},
+            "owner": {"S": f"o{i % 2}"},
+            "at": {"S": f"2026-12-0{1 + i % 5}T{i % 24:02d}"},
+            "v": {"N": str(i)},
+        }
+        if i % 4 == 0:
+            del item["at"]
+        ddb.put_item(TableName=Q_RANGE, Item=item)
+
+
+# (table, index or None, hash attribute, its values, range attribute, :a and :b, a prefix)
+_Q_SHAPES = [
+    (
+        Q_HASH,
+        "keys",
+        "trigger",
+        ["trg_1", "trg_9"],
+        "sk",
+        [("S", "0113#0"), ("S", "0129#2")],
+        "011",
+    ),
+    (Q_HASH, "all", "trigger", ["trg_3"], "sk", [("S", "0107#2"), ("S", "0131#0")], "012"),
+    (Q_HASH, "due", "shard", ["1"], "due", [("N", "5010"), ("N", "5030")], None),
+    (Q_HASH, "tenant", "tenant", ["t2"], None, [], None),
+    (Q_HASH, None, "id", ["evt_007", "evt_999"], None, [], None),
+    (Q_RANGE, None, "pk", ["p2", "p7"], "rk", [("N", "-5"), ("N", "21")], None),
+    (
+        Q_RANGE,
+        "owner",
+        "owner",
+        ["o0"],
+        "at",
+        [("S", "2026-12-02T06"), ("S", "2026-12-04T2")],
+        "2026-12-03",
+    ),
+    (Q_RANGE, "owner_only", "owner", ["o1"], None, [], None),
+]
+_Q_CONDITIONS = ["", "= :a", "< :a", "<= :a", "> :a", ">= :a", "BETWEEN :a AND :b",
+                 "BETWEEN :b AND :a", "begins_with"]  # fmt: skip
+
+
+def _q_key(hash_attr: str, range_attr: str | None, condition: str) -> str | None:
+    if not condition:
+        return "#h = :h"
+    if range_attr is None:
+        return None
+    if condition == "begins_with":
+        return "#h = :h AND begins_with(#r, :a)"
+    return f"#h = :h AND #r {condition}"
+
+
+def _q_cases() -> list[dict]:
+    """Every shape, hash value, condition and direction, with a Limit, a filter or a
+    projection taking turns (and one Select COUNT), as boto3 query arguments."""
+    cases, turn = [], 0
+    for table, index, hash_attr, hashes, range_attr, bounds, prefix in _Q_SHAPES:
+        for hash_value, condition, forward in itertools.product(
+            hashes, _Q_CONDITIONS, (True, False)
+        ):
+            key = _q_key(hash_attr, range_attr, condition)
+            if key is None or (condition == "begins_with" and prefix is None):
+                continue
+            turn += 1
+            names = {"#h": hash_attr, **({"#r": range_attr} if ":a" in key else {})}
+            values = {":h": {"S": hash_value}}
+            if ":a" in key:
+                values |= {":a": dict([bounds[0]]), ":b": dict([bounds[1]])}
+                if condition == "begins_with":
+                    values[":a"] = {"S": prefix}
+                values = {k: v for k, v in values.items() if k in key or k == ":h"}
+            case = {"TableName": table, "KeyConditionExpression": key, "ScanIndexForward": forward}
+            case |= {"Limit": [2, 5, 1000][turn % 3]}
+            if index:
+                case["IndexName"] = index
+            if turn % 4 == 0 and index != "keys" and index != "tenant":
+                case["FilterExpression"] = "attribute_exists(#f) AND #f >= :f"
+                names["#f"] = "v" if table == Q_RANGE else "n"
+                values[":f"] = {"N": "20"}
+            if turn % 5 == 1:
+                case["ProjectionExpression"] = f"#h, {'v' if table == Q_RANGE else 'n, body'}"
+            if turn % 11 == 0:
+                case["Select"] = "COUNT"
+                case.pop("ProjectionExpression", None)
+            case["ExpressionAttributeNames"] = names
+            case["ExpressionAttributeValues"] = values
+            cases.append(case)
+    return cases
+
+
+def _q_pages(ddb, case: dict) -> list[dict]:
+    pages, start = [], None
+    while True:
+        answer = ddb.query(**case, **({"ExclusiveStartKey": start} if start else {}))
+        answer.pop("ResponseMetadata")
+        pages.append(answer)
+        start = answer.get("LastEvaluatedKey")
+        if not start or len(pages) > 100:
+            return pages
+
+
+def _q_change(ddb) -> None:
+    """Writes between reads: items leave and join the sparse indexes, move in them, go."""
+    for i in range(0, 60, 4):
+        key = {"id": {"S": f"evt_{i:03d}"}}
+        if i % 8 == 0:
+            ddb.update_item(
+                TableName=Q_HASH,
+                Key=key,
+                UpdateExpression="REMOVE sk, #s",
+                ExpressionAttributeNames={"#s": "shard"},
+            )
+        else:
+            ddb.update_item(
+                TableName=Q_HASH,
+                Key=key,
+                UpdateExpression="SET sk = :sk, #t = :t, #s = :s",
+                ExpressionAttributeNames={"#t": "trigger", "#s": "shard"},
+                ExpressionAttributeValues={":sk": {"S": f"0120#{i}"}, ":t": {"S": "trg_2"}, ":s": {"S": "1"}},
+            )  # fmt: skip
+    for i in range(1, 60, 9):
+        ddb.delete_item(TableName=Q_HASH, Key={"id": {"S": f"evt_{i:03d}"}})
+    ddb.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": Q_HASH, "Item": {"id": {"S": "evt_new"}, "trigger": {"S": "trg_1"}, "sk": {"S": "0000"}}}},
+            {"Delete": {"TableName": Q_RANGE, "Key": {"pk": {"S": "p0"}, "rk": {"N": "19"}}}},
+        ]
+    )  # fmt: skip
+
+
+def _q_answers() -> dict:
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name="us-east-1")
+        _q_tables(ddb)
+        _q_fill(ddb)
+        cases = _q_cases()
+        out: dict = {"before": [_q_pages(ddb, case) for case in cases]}
+        _q_change(ddb)
+        out["after writes"] = [_q_pages(ddb, case) for case in cases[::2]]
+        # A start key from another partition, and one past the end of this one.
+        case = {"TableName": Q_HASH, "IndexName": "keys", "KeyConditionExpression": "#t = :t"}
+        case |= {"ExpressionAttributeNames": {"#t": "trigger"}, "Limit": 4}
+        case |= {"ExpressionAttributeValues": {":t": {"S": "trg_1"}}}
+        for trigger, sk in (("trg_0", "0120"), ("trg_2", "0001"), ("trg_1", "9999")):
+            start = {"id": {"S": "evt_x"}, "trigger": {"S": trigger}, "sk": {"S": sk}}
+            for forward in (True, False):
+                answer = ddb.query(**case, ScanIndexForward=forward, ExclusiveStartKey=start)
+                answer.pop("ResponseMetadata")
+                out[f"start {trigger} {sk} {forward}"] = answer
+        return out
+
+
+@pytest.fixture
+def fast_answers(monkeypatch):
+    """How many queries the patch answered itself (not handed to moto's code)."""
+    from chalicelib.local import moto_query_speed
+
+    counted = {"fast": 0, "moto": 0}
+    fast_query = moto_query_speed._fast_query
+
+    def counting(*args):
+        answer = fast_query(*args)
+        counted["fast" if answer is not None else "moto"] += 1
+        return answer
+
+    monkeypatch.setattr(moto_query_speed, "_fast_query", counting)
+    return counted
+
+
+def test_queries_page_as_stock_moto(patch_later, fast_answers):
+    stock = _q_answers()
+    patch_later()
+    patched = _q_answers()
+    assert patched.keys() == stock.keys()
+    cases = _q_cases()
+    for key in stock:
+        if isinstance(stock[key], list):
+            asked = cases if key == "before" else cases[::2]
+            for case, before, after in zip(asked, stock[key], patched[key], strict=True):
+                assert after == before, (key, case)
+        else:
+            assert patched[key] == stock[key], key
+    # The patch answered every one (moto's code none), and they paged, filtered and cut.
+    pages = [
+        page
+        for answers in stock.values()
+        if isinstance(answers, list)
+        for a in answers
+        for page in a
+    ]
+    assert fast_answers == {"fast": len(pages) + 6, "moto": 0}
+    assert sum(1 for p in pages if "LastEvaluatedKey" in p) > 150
+    assert sum(1 for p in pages if p["Count"] < p["ScannedCount"]) > 15
+    assert sum(1 for p in pages if p["Count"] == 0 and "LastEvaluatedKey" in p) > 0
+
+
+def _q_size_answers() -> list:
+    """Pages cut at 1 MB by the items around a range condition: moto sizes every item it
+    passes, those the condition drops included."""
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name="us-east-1")
+        _q_tables(ddb)
+        for i in range(14):  # 300 KB each: three to a 1 MB page
+            item = {"id": {"S": f"big_{i:02d}"}, "trigger": {"S": "big"}, "sk": {"S": f"{i:04d}"}}
+            ddb.put_item(TableName=Q_HASH, Item=item | {"body": {"S": "é" * 150_000}})
+        out = []
+        for index, condition, values, forward in [
+            ("all", "sk <= :a", {":a": "0005"}, True),
+            ("keys", "sk <= :a", {":a": "0006"}, True),
+            ("keys", "sk BETWEEN :a AND :b", {":a": "0003", ":b": "0010"}, False),
+            ("all", "sk > :a", {":a": "0002"}, False),
+            ("keys", "begins_with(sk, :a)", {":a": "000"}, True),
+        ]:
+            case = {"TableName": Q_HASH, "IndexName": index, "ScanIndexForward": forward}
+            case |= {"KeyConditionExpression": f"#t = :t AND {condition}"}
+            case |= {"ExpressionAttributeNames": {"#t": "trigger"}}
+            typed = {k: {"S": v} for k, v in (values | {":t": "big"}).items()}
+            for limit in ({}, {"Limit": 5}):
+                pages = _q_pages(ddb, case | limit | {"ExpressionAttributeValues": typed})
+                out.append(
+                    [
+                        (p["Count"], [i["id"] for i in p["Items"]], p.get("LastEvaluatedKey"))
+                        for p in pages
+                    ]
+                )
+        return out
+
+
+def test_size_cut_pages_around_range_conditions_as_stock_moto(patch_later, fast_answers):
+    stock = _q_size_answers()
+    patch_later()
+    assert _q_size_answers() == stock
+    assert fast_answers["moto"] == 0 and fast_answers["fast"] == sum(len(a) for a in stock)
+    # The cuts happened: pages under the Limit that still say there is more.
+    assert any(count < 5 and last for pages in stock for count, _, last in pages)
