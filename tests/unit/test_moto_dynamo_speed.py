@@ -638,9 +638,11 @@ def _q_size_answers() -> list:
     with mock_aws():
         ddb = boto3.client("dynamodb", region_name="us-east-1")
         _q_tables(ddb)
-        for i in range(14):  # 300 KB each: three to a 1 MB page
+        # KB: six of 150, then 50 and 200 in turn: a page of the first six is cut by the
+        # second item after them, not the first.
+        for i, kb in enumerate([150] * 6 + [50, 200] * 4):
             item = {"id": {"S": f"big_{i:02d}"}, "trigger": {"S": "big"}, "sk": {"S": f"{i:04d}"}}
-            ddb.put_item(TableName=Q_HASH, Item=item | {"body": {"S": "é" * 150_000}})
+            ddb.put_item(TableName=Q_HASH, Item=item | {"body": {"S": "é" * kb * 500}})
         out = []
         for index, condition, values, forward in [
             ("all", "sk <= :a", {":a": "0005"}, True),
@@ -669,5 +671,7 @@ def test_size_cut_pages_around_range_conditions_as_stock_moto(patch_later, fast_
     patch_later()
     assert _q_size_answers() == stock
     assert fast_answers["moto"] == 0 and fast_answers["fast"] == sum(len(a) for a in stock)
-    # The cuts happened: pages under the Limit that still say there is more.
-    assert any(count < 5 and last for pages in stock for count, _, last in pages)
+    # The cut happened where it is easy to miss: the six items of ``sk <= 0005`` make a
+    # page that ends with a key, as the second item after them would pass 1 MB.
+    (count, _, last), (after, _, end) = stock[0]
+    assert (count, after, end) == (6, 0, None) and last is not None
