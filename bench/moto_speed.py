@@ -10,6 +10,10 @@ over HTTP, each timed on stock moto and then with ``chalicelib.local.moto_sqs_sp
   a due-index read of one shard, the events' ``waiting_count`` (cap 1,000) and
   ``queue_of`` (the head), a page of events, and a first-fire ``mark_stateless``
   transaction.
+- DynamoDB Query alone (``moto_query_speed``): moto's backend called directly, no HTTP,
+  on the same tables: a page of 50 of the trigger's pending queue (KEYS_ONLY), the same
+  from the queue's middle (``ExclusiveStartKey``), a trigger with nothing queued (cost of
+  the table, not the partition), and ``iter_due``'s page of 500 of one due shard.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 __all__ = ["measure_moto_speed", "as_embedded"]
 
 T0_MS = 1_800_000_000_000
+_ABSENT = object()
 
 
 def _patches() -> list[tuple[Any, str]]:
@@ -46,13 +51,16 @@ def as_embedded() -> Iterator[None]:
     A section that measures cronhook against many queued messages (the heartbeat's
     10,000 fires) would otherwise measure stock moto's scans of its queue.
     """
-    saved = [(owner, name, owner.__dict__[name]) for owner, name in _patches()]
+    saved = [(owner, name, owner.__dict__.get(name, _ABSENT)) for owner, name in _patches()]
     _apply()
     try:
         yield
     finally:
         for owner, name, value in saved:
-            setattr(owner, name, value)
+            if value is _ABSENT:
+                delattr(owner, name)  # the patch added it (``Item.__new__``)
+            else:
+                setattr(owner, name, value)
 
 
 def _ms_each(call: Callable[[], Any], times: int) -> float:
@@ -156,6 +164,62 @@ def _dynamodb_round(first_trigger: int, repeats: int) -> dict:
     }
 
 
+def _query_backend(table_name: str) -> Any:
+    from moto.dynamodb.models import dynamodb_backends
+
+    for accounts in dynamodb_backends.values():
+        for backend in accounts.values():
+            if table_name in backend.tables:
+                return backend
+    raise LookupError(table_name)
+
+
+def _key_query(table: str, index: str, hash_attr: str, hash_value: dict, **options: Any) -> Any:
+    """A call of moto's backend query as moto's Query handler makes it (key equality, and
+    an optional ``range=(attr, operator, [values])``)."""
+    backend = _query_backend(table)
+    ranges = [options.pop("range")] if "range" in options else []
+
+    def query() -> Any:
+        return backend.query(
+            table, hash_value, ranges[0][1] if ranges else None, ranges[0][2] if ranges else [],
+            options.get("limit"), options.get("start"), options.get("forward", True), None,
+            index_name=index, hash_key_conditions=[(hash_attr, hash_value)],
+            range_key_conditions=ranges,
+        )  # fmt: skip
+
+    return query
+
+
+def _query_round(repeats: int) -> dict:
+    from chalicelib.store.events import EventModel
+    from chalicelib.store.triggers import TriggerModel
+
+    events, triggers = EventModel.Meta.table_name, TriggerModel.Meta.table_name
+    queue = {"S": "trg_00001"}
+    middle = _key_query(events, "pending_by_trigger", "pending_trigger", queue, limit=1000)
+    start = {name: value.to_json() for name, value in middle()[2].items()}  # as JSON sends it
+    due = ("due_at", "<=", [{"N": str(T0_MS + 60_000)}])
+    calls = {
+        "queue_page_50_ms": _key_query(
+            events, "pending_by_trigger", "pending_trigger", queue, limit=50
+        ),
+        "queue_page_50_from_middle_ms": _key_query(
+            events, "pending_by_trigger", "pending_trigger", queue, limit=50, start=start
+        ),
+        "empty_queue_ms": _key_query(
+            events, "pending_by_trigger", "pending_trigger", {"S": "trg_00002"}, limit=50
+        ),
+        "due_shard_page_500_ms": _key_query(
+            triggers, "due", "due_shard", {"S": "0"}, limit=500, range=due
+        ),
+    }
+    out = {name: _ms_each(call, repeats) for name, call in calls.items()}
+    out["queue_page_rows"] = len(calls["queue_page_50_ms"]()[0])
+    out["due_shard_rows"] = len(calls["due_shard_page_500_ms"]()[0])
+    return out
+
+
 def measure_moto_speed(env: Any, *, quick: bool = False) -> dict:
     """Per-call milliseconds, stock and patched moto, on the same shapes."""
     delayed, visible, receives = (300, 60, 3) if quick else (3000, 200, 5)
@@ -170,5 +234,6 @@ def measure_moto_speed(env: Any, *, quick: bool = False) -> dict:
             results[mode] = {
                 "sqs": _sqs_round(mode, delayed=delayed, visible=visible, receives=receives),
                 "dynamodb": _dynamodb_round(first, repeats),
+                "dynamodb_query": _query_round(repeats),
             }
     return results

@@ -132,43 +132,53 @@ def _partition(table: Any, plan: _Plan, hash_key: Any) -> list[Any] | None:
         items = [item for bucket in list(table.items.values()) for item in list(bucket.values())]
     else:
         items = list(table.items.values())
-    wanted_type, wanted = hash_key.type, _cast(hash_key)
-    attr, index_range = plan.hash_attr, plan.range_attr if plan.has_index_range else None
-    chosen = []
-    for item in items:
-        if type(item) is not Item:
+        if any(type(item) is not Item for item in items):
+            return None  # moto's all_items cannot sort these
+    kind, raw, wanted = hash_key.type, hash_key.value, _cast(hash_key)
+    attr = plan.hash_attr
+    # DynamoType equality: the same type and cast value (a number may be spelt two ways).
+    chosen = [
+        item
+        for item in items
+        if (value := item.attrs.get(attr)) is not None
+        and value.type == kind
+        and (value.value == raw or (kind == "N" and Decimal(value.value) == wanted))
+    ]
+    if not plan.has_index_range:
+        return chosen
+    return [item for item in chosen if plan.range_attr in item.attrs]
+
+
+def _ordered(
+    items: list[Any], attrs: list[str], hash_type: str
+) -> tuple[list[tuple], list[Any], dict] | None:
+    """The items in moto's order, their sort keys (without the first, the partition's
+    hash key, equal in all) and each key attribute's type; None if an attribute is missing
+    or has more than one type (or one not S/N)."""
+    types = {attrs[0]: hash_type}
+    columns = []
+    for attr in attrs[1:]:
+        column = [item.attrs.get(attr) for item in items]
+        try:
+            kinds = {value.type for value in column}
+        except AttributeError:
+            return None  # an item without it
+        if len(kinds) != 1 or not kinds <= set(_KEY_TYPES):
             return None
-        value = item.attrs.get(attr)
-        if value is None or value.type != wanted_type:
-            continue
-        if value.value != wanted and (wanted_type == "S" or _cast(value) != wanted):
-            continue
-        if index_range is None or item.attrs.get(index_range) is not None:
-            chosen.append(item)
-    return chosen
-
-
-def _ordered(items: list[Any], attrs: list[str]) -> tuple[list[tuple], list[Any], dict] | None:
-    """The items in moto's order with their sort keys, and each key attribute's type;
-    None if an attribute is missing or has more than one type (or one not S/N)."""
-    types: dict[str, str] = {}
-    keyed = []
-    for item in items:
-        key = []
-        for attr in attrs:
-            value = item.attrs.get(attr)
-            if value is None or value.type not in _KEY_TYPES:
-                return None
-            if types.setdefault(attr, value.type) != value.type:
-                return None
-            key.append(_cast(value))
-        keyed.append((tuple(key), item))
-    keyed.sort(key=lambda pair: pair[0])  # the keys are unique: the table's key is in them
-    return [key for key, _ in keyed], [item for _, item in keyed], types
+        types[attr] = kind = kinds.pop()
+        columns.append(
+            [value.value for value in column]
+            if kind == "S"
+            else [Decimal(value.value) for value in column]
+        )
+    keys = list(zip(*columns, strict=True)) if columns else [()] * len(items)
+    order = sorted(range(len(items)), key=keys.__getitem__)  # unique: the table key is in
+    return [keys[i] for i in order], [items[i] for i in order], types
 
 
 def _start_key(start: dict, attrs: list[str], types: dict) -> tuple | None:
-    """The ExclusiveStartKey as a sort key; None if moto would read it otherwise."""
+    """The ExclusiveStartKey as a sort key (all of it); None if moto would read it
+    otherwise."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
     key = []
@@ -181,6 +191,17 @@ def _start_key(start: dict, attrs: list[str], types: dict) -> tuple | None:
             return None
         key.append(_cast(value))
     return tuple(key)
+
+
+def _first(sort_keys: list[tuple], hash_value: Any, start: tuple, forward: bool) -> int:
+    """Where moto's page starts: after the items that come before or at the start key in
+    the query's direction (a prefix of them: moto skips while they do)."""
+    n = len(sort_keys)
+    if start[0] != hash_value:  # a key of another partition: all before it, or all after
+        partition_after = hash_value > start[0]
+        return (0 if partition_after else n) if forward else (n if partition_after else 0)
+    rest = start[1:]
+    return bisect_right(sort_keys, rest) if forward else n - bisect_left(sort_keys, rest)
 
 
 def _span(ranges: list[Any], comparison: str | None, objs: list[Any]) -> tuple[int, int]:
@@ -265,7 +286,9 @@ def _fast_query(table: Any, keys: dict, options: dict) -> tuple[list[Any], int, 
         return None
     if not partition:
         return [], 0, None  # moto's loop runs over nothing
-    ordered = _ordered(partition, plan.sort_attrs)
+    if plan.sort_attrs[0] != plan.hash_attr:
+        return None
+    ordered = _ordered(partition, plan.sort_attrs, hash_key.type)
     if ordered is None:
         return None
     sort_keys, items, types = ordered
@@ -276,18 +299,14 @@ def _fast_query(table: Any, keys: dict, options: dict) -> tuple[list[Any], int, 
         kind = types[plan.range_attr]
         if any(obj.type != kind for obj in objs) or (comparison == "BEGINS_WITH" and kind != "S"):
             return None
-    lo, hi = _span([key[1] for key in sort_keys] if comparison else sort_keys, comparison, objs)
+    lo, hi = _span([key[0] for key in sort_keys] if comparison else sort_keys, comparison, objs)
     start, forward = options["exclusive_start_key"], options["scan_index_forward"] is not False
     first = 0
     if start is not None:
         start_key = _start_key(start, plan.sort_attrs, types)
         if start_key is None:
             return None
-        first = (
-            bisect_right(sort_keys, start_key)
-            if forward
-            else len(items) - bisect_left(sort_keys, start_key)
-        )
+        first = _first(sort_keys, _cast(hash_key), start_key, forward)
     if not forward:
         items, (lo, hi) = items[::-1], (len(items) - hi, len(items) - lo)
     results, last = _page(table, items, (lo, hi), first, options["limit"], options["index_name"])

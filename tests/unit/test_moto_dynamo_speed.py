@@ -19,10 +19,14 @@ TABLE = "speed-events"
 
 
 @pytest.fixture
-def patch_later(monkeypatch):
-    """A function that applies the patch; whatever it replaced is restored after the test."""
+def patch_later(monkeypatch, request):
+    """A function that applies the patch; whatever it replaced is restored after the test
+    (and what it added, ``Item.__new__``, removed)."""
     for owner, name in moto_dynamo_speed.patched_dynamodb_names():
-        monkeypatch.setattr(owner, name, owner.__dict__[name])
+        if name in owner.__dict__:
+            monkeypatch.setattr(owner, name, owner.__dict__[name])
+        else:
+            request.addfinalizer(lambda o=owner, n=name: n in o.__dict__ and delattr(o, n))
     return moto_dynamo_speed.make_dynamodb_fast
 
 
@@ -76,7 +80,10 @@ def _fill(ddb) -> None:
             "body": {"S": "x" * 200},
             "sched": {"S": '{"every":60}'},
             "tags": {"SS": ["a", f"t{i % 4}"]},
-            "in_flight": {"M": {"r1": {"M": {"l": {"N": "12"}, "s": {"N": str(i % 2)}}}}},
+            "in_flight": {
+                "M": {"r1": {"M": {"l": {"N": "12"}, "s": {"N": str(i % 2)}}}, "z": {"NULL": True}}
+            },
+            "gone": {"NULL": True},
             "history": {"L": [{"N": str(i)}, {"S": "two"}, {"M": {"k": {"S": "v"}}}]},
         }
         if i % 5:
@@ -124,6 +131,19 @@ _QUERIES = [
         "IndexName": "all",
         "KeyConditionExpression": "#t = :t",
         "ProjectionExpression": "id, in_flight.r1.s, history[2].k, history[0], nothing, #t",
+        "Limit": 8,
+    },
+    # Top-level names only: a null, a map (moto then drops null entries), a set, numbers.
+    {
+        "IndexName": "all",
+        "KeyConditionExpression": "#t = :t",
+        "ProjectionExpression": "gone, in_flight, tags, due, history, id",
+        "Limit": 8,
+    },
+    {
+        "IndexName": "all",
+        "KeyConditionExpression": "#t = :t",
+        "ProjectionExpression": "gone, tags, due, history, id",
         "Limit": 8,
     },
 ]
@@ -675,3 +695,26 @@ def test_size_cut_pages_around_range_conditions_as_stock_moto(patch_later, fast_
     # page that ends with a key, as the second item after them would pass 1 MB.
     (count, _, last), (after, _, end) = stock[0]
     assert (count, after, end) == (6, 0, None) and last is not None
+
+
+def _tracked_after_queries() -> int:
+    from moto.dynamodb.models.dynamo_type import Item
+
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name="us-east-1")
+        _q_tables(ddb)
+        _q_fill(ddb)
+        before = len(Item.instances_tracked)
+        for case in _q_cases()[:20]:
+            _q_pages(ddb, case)
+        return len(Item.instances_tracked) - before
+
+
+def test_items_are_not_kept_for_moto_dashboard(patch_later):
+    from moto.dynamodb.models.dynamo_type import Item
+
+    assert _tracked_after_queries() > 100  # stock moto keeps every copy a query makes
+    patch_later()
+    assert _tracked_after_queries() == 0
+    item = Item({"S": "k"}, None, {"id": {"S": "k"}, "n": {"N": "1"}})
+    assert item.attrs["n"].value == "1" and item.size() == len("id") + 1 + len("n") + 1
