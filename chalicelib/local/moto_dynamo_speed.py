@@ -123,17 +123,17 @@ def _item_size(self: Any) -> int:
 
 
 def _attrs_size(attrs: dict[str, Any]) -> int:
-    from moto.dynamodb.models.utilities import bytesize
-
+    """moto's size of these attributes: each name's UTF-8 bytes plus its value's size."""
     total = 0
     for key, value in attrs.items():
         kind, inner = value.type, value.value
+        total += len(key.encode("utf-8"))  # bytesize(key): a name is a str
         if kind == "S" and isinstance(inner, str):
-            total += bytesize(key) + len(inner.encode("utf-8"))
+            total += len(inner.encode("utf-8"))
         elif kind == "N" and isinstance(inner, str):
-            total += bytesize(key) + len(inner)  # DynamoType.size: len(str(value))
+            total += len(inner)  # DynamoType.size: len(str(value))
         else:
-            total += bytesize(key) + value.size()
+            total += value.size()
     return total
 
 

@@ -258,12 +258,16 @@ def _finish(
     plan: _Plan, results: list[Any], filter_expression: Any, projection_expressions: Any
 ) -> list[Any]:
     """Copy and project the page, then filter and project it, as moto does."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
     projection = (plan.index.projection or {}).get("ProjectionType") if plan.index else None
     if projection in ("KEYS_ONLY", "INCLUDE"):
         # The projection builds new items: moto's deep copy of the whole items is not needed.
         results = [plan.index.project(item) for item in results]
-        for item in results:
-            item.hash_key, item.range_key = copy.deepcopy((item.hash_key, item.range_key))
+        for item in results:  # its own key objects, as after moto's copy (a key is S, N or B)
+            item.hash_key = DynamoType(item.hash_key)
+            if item.range_key is not None:
+                item.range_key = DynamoType(item.range_key)
     else:
         results = copy.deepcopy(results)
         if plan.index is not None:
