@@ -37,6 +37,7 @@ patch makes items as ``object.__new__`` does, tracked nowhere.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -57,10 +58,28 @@ def _top_names(projection_expressions: list[list[str]]) -> set[str]:
     return names
 
 
+@functools.lru_cache(maxsize=65_536)
+def _number(text: str) -> dict[str, Any]:
+    """A number as the boto3 (de)serialisers give it back ("1e3" -> "1E+3"): a pure
+    function of its text, so kept (an invalid one raises, and is not kept)."""
+    from moto.dynamodb.models import dynamo_type
+
+    return dynamo_type.serializer.serialize(dynamo_type.deserializer.deserialize({"N": text}))
+
+
+def _scalar(kind: str, value: str) -> Any:
+    """``DynamoType({kind: value})`` of a string or number (nothing nested to convert)."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    made = DynamoType.__new__(DynamoType)
+    made.type, made.value = kind, value
+    return made
+
+
 def _top_level(item: Any, names: list[str]) -> dict[str, Any]:
-    """The projected attributes, in DynamoDB JSON, for paths that are all top-level names
-    (what ``find_nested_key`` and ``merge_dicts`` make of them: each named attribute once,
-    in the paths' order)."""
+    """The projected attributes (``DynamoType``), for paths that are all top-level names:
+    what ``find_nested_key``, ``merge_dicts`` and the boto3 (de)serialisers make of them,
+    each named attribute once, in the paths' order."""
     from moto.dynamodb.models import dynamo_type
 
     out: dict[str, Any] = {}
@@ -68,11 +87,14 @@ def _top_level(item: Any, names: list[str]) -> dict[str, Any]:
         value = item.attrs.get(name)
         if value is None or name in out:
             continue
-        if value.type == "S" and isinstance(value.value, str):
-            out[name] = {"S": value.value}  # the (de)serialisers leave a string as it is
+        kind, inner = value.type, value.value
+        if kind == "S" and isinstance(inner, str):
+            out[name] = _scalar("S", inner)  # the (de)serialisers leave a string as it is
+        elif kind == "N" and isinstance(inner, str):
+            out[name] = dynamo_type.DynamoType(_number(inner))
         else:
             plain = dynamo_type.deserializer.deserialize(value.to_regular_json())
-            out[name] = dynamo_type.serializer.serialize(plain)
+            out[name] = dynamo_type.DynamoType(dynamo_type.serializer.serialize(plain))
     return out
 
 
@@ -82,35 +104,39 @@ def _project(self: Any, projection_expressions: list[list[str]]) -> Any:
     from moto.dynamodb.models.dynamo_type import merge_dicts  # botocore's, as Item.project
     from moto.dynamodb.models.utilities import find_nested_key
 
-    if all(len(path) == 1 and not _LIST_ELEMENT.match(path[0]) for path in projection_expressions):
-        attrs = _top_level(self, [path[0] for path in projection_expressions])
-    else:
-        wanted = _top_names(projection_expressions)
-        plain = {
-            key: dynamo_type.deserializer.deserialize(value.to_regular_json())
-            for key, value in self.attrs.items()
-            if key in wanted
-        }
-        result: dict[str, Any] = {}
-        for path in projection_expressions:
-            merge_dicts(result, find_nested_key(path, plain))
-        attrs = dynamo_type.serializer.serialize(result)["M"]
-    return _new_item(self.hash_key, self.range_key, attrs)
+    if all(len(path) == 1 and "[" not in path[0] for path in projection_expressions):
+        return _new_item(
+            self.hash_key, self.range_key, _top_level(self, [p[0] for p in projection_expressions])
+        )
+    wanted = _top_names(projection_expressions)
+    plain = {
+        key: dynamo_type.deserializer.deserialize(value.to_regular_json())
+        for key, value in self.attrs.items()
+        if key in wanted
+    }
+    result: dict[str, Any] = {}
+    for path in projection_expressions:
+        merge_dicts(result, find_nested_key(path, plain))
+    attrs = dynamo_type.serializer.serialize(result)["M"]
+    return _new_item(
+        self.hash_key, self.range_key, {k: dynamo_type.DynamoType(v) for k, v in attrs.items()}
+    )
 
 
 # moto's item limit (LimitedSizeDict): an item built over it raises ItemSizeTooLarge.
 _ITEM_LIMIT = 405_000
 
 
-def _new_item(hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> Any:
-    """``Item(hash_key, range_key, attrs)``, its size checked once, not once per attribute
-    (moto re-sums the whole item on each: quadratic). Over the limit, moto's own
-    constructor raises as it does."""
-    from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
+def _new_item(hash_key: Any, range_key: Any, converted: dict[str, Any]) -> Any:
+    """``Item(hash_key, range_key, attrs)`` of attributes already ``DynamoType``, its size
+    checked once, not once per attribute (moto re-sums the whole item at each: quadratic).
+    Over the limit it raises as moto's ``LimitedSizeDict`` does (the running total passes
+    the limit at some attribute exactly when the whole does)."""
+    from moto.dynamodb.exceptions import ItemSizeTooLarge
+    from moto.dynamodb.models.dynamo_type import Item, LimitedSizeDict
 
-    converted = {key: DynamoType(value) for key, value in attrs.items()}
-    if _attrs_size(converted) > _ITEM_LIMIT:  # the running total passes it at some step
-        return Item(hash_key, range_key, attrs)
+    if _attrs_size(converted) > _ITEM_LIMIT:
+        raise ItemSizeTooLarge
     item: Any = Item.__new__(Item)
     item.hash_key, item.range_key = hash_key, range_key
     item.attrs = LimitedSizeDict(converted)  # dict.update: no per-attribute check
