@@ -718,3 +718,28 @@ def test_items_are_not_kept_for_moto_dashboard(patch_later):
     assert _tracked_after_queries() == 0
     item = Item({"S": "k"}, None, {"id": {"S": "k"}, "n": {"N": "1"}})
     assert item.attrs["n"].value == "1" and item.size() == len("id") + 1 + len("n") + 1
+
+
+def _projections_of_a_grown_item() -> list:
+    """An item grown past moto's 405,000 bytes in a nested map (moto checks only
+    top-level writes), projected whole and in part: refused, or not, as by stock moto."""
+    from moto.dynamodb.exceptions import ItemSizeTooLarge
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item
+
+    item = Item(DynamoType({"S": "k"}), None, {"id": {"S": "k"}, "a": {"S": "x" * 300_000}})
+    item.attrs["m"] = DynamoType({"M": {}})
+    item.attrs["m"].value["z"] = DynamoType({"S": "y" * 200_000})
+    out = []
+    for paths in ([["id"], ["a"], ["m"]], [["id"], ["m"]], [["m", "z"], ["a"]], [["id"]]):
+        try:
+            out.append(sorted(item.project(paths).attrs))
+        except ItemSizeTooLarge as exc:
+            out.append(type(exc).__name__)
+    return out
+
+
+def test_a_projection_over_moto_item_limit_is_refused_as_stock(patch_later):
+    stock = _projections_of_a_grown_item()
+    patch_later()
+    assert _projections_of_a_grown_item() == stock
+    assert stock == ["ItemSizeTooLarge", ["id", "m"], "ItemSizeTooLarge", ["id"]]
