@@ -32,6 +32,10 @@ other one to moto unchanged:
    before projecting them is skipped there; the table and ALL indexes copy as before.
    The ``FilterExpression`` and ``ProjectionExpression`` then apply as in moto.
 
+Measured (``BENCH_ONLY=moto``, 2,000 events of one trigger, 1,000 triggers; moto's
+backend called directly): a page of 50 of the queue 31 -> 8 ms, from its middle 54 -> 7
+ms, an empty queue 7.7 -> 1.4 ms, ``iter_due``'s page of one shard 61 -> 10 ms.
+
 Legacy ``QueryFilter``/non-key ``KeyConditions`` (moto's ``filter_kwargs``), multi-
 attribute keys, local indexes, other key types, an ``ExclusiveStartKey`` that lacks a
 key attribute or has another type, a Limit under 1, ``ConsistentRead`` on a global
