@@ -49,8 +49,14 @@ def queue_of(trigger_id: str, *, limit: int, until_sk: str | None = None) -> lis
 
 
 def waiting_count(trigger_id: str, *, cap: int) -> int:
-    """How many events wait in a trigger's queue, counted up to ``cap`` (KEYS_ONLY)."""
-    return int(EventModel.pending_by_trigger.count(trigger_id, limit=cap))
+    """How many events wait in a trigger's queue, counted up to ``cap`` (KEYS_ONLY).
+
+    The reading stops at ``cap`` rows. (pynamodb's ``count`` does not: with
+    ``Select=COUNT`` its iterator reads every page, so a full queue cost every accepted
+    webhook a read of the whole queue.)
+    """
+    rows = EventModel.pending_by_trigger.query(trigger_id, limit=cap, page_size=min(cap, 1000))
+    return sum(1 for _ in rows)
 
 
 def overdue(shard: str, *, until_sk: str, limit: int) -> Iterator[EventModel]:

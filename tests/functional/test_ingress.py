@@ -681,11 +681,13 @@ def test_a_full_trigger_with_its_cap_of_waiting_events_answers_429_quota_and_sto
 
 
 def test_a_trigger_with_room_never_counts_its_queue(aws, clock, root, http, monkeypatch):
+    from chalicelib.store import event_reads
+
     counted: list[str] = []
-    original = EventModel.pending_by_trigger.count
+    original = event_reads.waiting_count
     monkeypatch.setattr(
-        EventModel.pending_by_trigger,
-        "count",
+        event_reads,
+        "waiting_count",
         lambda *a, **k: counted.append("count") or original(*a, **k),
     )
     created = source_trigger(root, clock, "webhook")
@@ -693,6 +695,31 @@ def test_a_trigger_with_room_never_counts_its_queue(aws, clock, root, http, monk
     headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0)
     assert post(http, created, body, headers)[0] == 202
     assert counted == []
+
+
+def test_a_queue_longer_than_the_cap_is_counted_only_up_to_the_cap(aws, clock, root):
+    from bench.calls import CallLog
+    from chalicelib.store import event_reads
+
+    created = source_trigger(root, clock, "webhook")
+    for n in range(7):  # seven events waiting in the trigger's queue
+        EventModel(
+            f"evt_{n}",
+            trigger_id=created["id"],
+            tenant="local",
+            received_ms=n,
+            received_sk=f"{n:013d}",
+            run_id=f"run_{n}",
+            source="webhook",
+            status="pending",
+            pending_trigger=created["id"],
+            pending_sk=f"{n:013d}#run_{n}",
+        ).save()
+    assert event_reads.waiting_count(created["id"], cap=100) == 7
+    with CallLog() as log:
+        assert event_reads.waiting_count(created["id"], cap=3) == 3
+    [query] = [c for c in log.since() if c.operation == "Query"]
+    assert query.items_read == 3  # the reading stopped at the cap
 
 
 # --- one point per delivery ----------------------------------------------------------------
