@@ -1,7 +1,7 @@
 """Run history: which finished runs a trigger keeps a run record of (``history``).
 
 A run record is two write units per fire (the item and its ``runs.by_tenant`` entry)
-plus its storage and PITR until it expires: about $1.55 of a million fires. A trigger
+plus its storage and PITR until it expires: about $1.58 of a million fires. A trigger
 may keep less:
 
 - ``full`` (the default): every run is recorded, as the contract's run listings promise;
