@@ -84,8 +84,8 @@ MUTATIONS = [
     Mutation(
         "claim dropped after a failed write (error taken for a lost race)",
         "chalicelib/store/claims.py",
-        "        if condition_failed(exc):\n            return ClaimResult.LOST, None\n        raise\n    return ClaimResult.CLAIMED, item\n\n\ndef release_claim",
-        "        return ClaimResult.LOST, None\n    return ClaimResult.CLAIMED, item\n\n\ndef release_claim",
+        "        if condition_failed(exc):\n            return ClaimResult.LOST, None\n        raise\n    return ClaimResult.CLAIMED, item\n\n\ndef _slot_actions",
+        "        return ClaimResult.LOST, None\n    return ClaimResult.CLAIMED, item\n\n\ndef _slot_actions",
         focus="claim_that_raised",
     ),
     Mutation(
