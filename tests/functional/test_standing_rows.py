@@ -17,6 +17,16 @@ from chalicelib.store.sqs import FireMessage
 from tests.scenarios import EXECUTIONS, create_scheduled, fire_next
 
 
+@pytest.fixture(autouse=True)
+def _standing_rows_on(monkeypatch):
+    """Standing rows are off by default (settings.standing_rows): these tests turn them on."""
+    monkeypatch.setenv("CRONHOOK_STANDING_ROWS", "1")
+    reset_settings()
+    yield
+    monkeypatch.delenv("CRONHOOK_STANDING_ROWS")
+    reset_settings()
+
+
 def _runner(clock):
     return assembly.build_runner(clock=clock)
 

@@ -80,7 +80,7 @@ def claim_slot(
             capacity=capacity_of(policy),
             shard=shard,
             standing=standing,
-            stands=stands(sched),
+            stands=get_settings().standing_rows and stands(sched),
             move_shard=standing and message.standing_shard != shard,
         )
         if outcome == dynamo.ClaimResult.CLAIMED and item is not None:
