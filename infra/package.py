@@ -267,6 +267,9 @@ def package(
     merge_path.write_text(json.dumps(merge_template(stage), indent=2, sort_keys=True) + "\n")
     env = {**os.environ, "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1")}
     chalice_out = out / "chalice"
+    # Chalice creates its package cache dir without exist_ok: two packagings started at
+    # once in a fresh clone (two test workers) race on it. Made here, it already exists.
+    (PROJECT_DIR / ".chalice" / "deployments").mkdir(parents=True, exist_ok=True)
     subprocess.run(
         [
             str(BIN / "chalice"),
