@@ -237,6 +237,17 @@ def entry_after_error(trigger_id: str, run_id: str) -> tuple[TriggerModel | None
     return item, entry if isinstance(entry, dict) else None
 
 
+def _fenced_update(trigger_id: str, actions: list[Any], condition: Any) -> bool:
+    """One conditional UpdateItem of the trigger; False if its condition failed."""
+    try:
+        TriggerModel(trigger_id).update(actions=actions, condition=condition)
+    except UpdateError as exc:
+        if condition_failed(exc):
+            return False
+        raise
+    return True
+
+
 def advance_slot(
     trigger_id: str,
     *,
@@ -265,13 +276,7 @@ def advance_slot(
         actions += [t.due_at.remove(), t.due_shard.remove()]
     elif not standing or next_slot_ms is None:
         actions += [t.due_at.set(due_at), t.due_shard.set(shard)]
-    try:
-        TriggerModel(trigger_id).update(actions=actions, condition=condition)
-    except UpdateError as exc:
-        if condition_failed(exc):
-            return False
-        raise
-    return True
+    return _fenced_update(trigger_id, actions, condition)
 
 
 def key_standing(trigger_id: str, *, slot_ms: int, shard: str) -> bool:
@@ -282,21 +287,15 @@ def key_standing(trigger_id: str, *, slot_ms: int, shard: str) -> bool:
     window). The next claim stands the row again.
     """
     t = TriggerModel
-    try:
-        TriggerModel(trigger_id).update(
-            actions=[
-                t.next_fire_at.set(slot_ms),
-                t.due_at.set(slot_ms),
-                t.due_shard.set(shard),
-                t.next_slot.remove(),
-            ],
-            condition=(t.next_slot == slot_ms) & (t.due_at == STANDING_DUE),
-        )
-    except UpdateError as exc:
-        if condition_failed(exc):
-            return False
-        raise
-    return True
+    actions = [
+        t.next_fire_at.set(slot_ms),
+        t.due_at.set(slot_ms),
+        t.due_shard.set(shard),
+        t.next_slot.remove(),
+    ]
+    return _fenced_update(
+        trigger_id, actions, (t.next_slot == slot_ms) & (t.due_at == STANDING_DUE)
+    )
 
 
 def set_due(
@@ -312,13 +311,7 @@ def set_due(
     condition = (
         t.due_at.does_not_exist() if expected_due_at is None else t.due_at == expected_due_at
     )
-    try:
-        TriggerModel(trigger_id).update(actions=actions, condition=condition)
-    except UpdateError as exc:
-        if condition_failed(exc):
-            return False
-        raise
-    return True
+    return _fenced_update(trigger_id, actions, condition)
 
 
 def disable_trigger(trigger_id: str, *, reason: str, now_ms: int) -> TriggerModel | None:
