@@ -56,16 +56,30 @@ MUTATIONS = [
     Mutation(
         "claim fence accepts a slot already run",
         "chalicelib/store/claims.py",
-        "    fence = t.next_slot <= slot_ms if standing else t.next_fire_at == slot_ms\n",
-        "    fence = t.next_slot <= slot_ms if standing else t.sched.exists()\n",
+        "    fence = t.next_slot == slot_ms if standing else t.next_fire_at == slot_ms\n",
+        "    fence = t.next_slot == slot_ms if standing else t.sched.exists()\n",
         focus="delivered_again_after_its_run_settled",
     ),
     Mutation(
         "a standing row's claim fence accepts a slot already run",
         "chalicelib/store/claims.py",
-        "    fence = t.next_slot <= slot_ms if standing else t.next_fire_at == slot_ms\n",
+        "    fence = t.next_slot == slot_ms if standing else t.next_fire_at == slot_ms\n",
         "    fence = t.next_slot.exists() if standing else t.next_fire_at == slot_ms\n",
         focus="standing_slot_delivered_twice",
+    ),
+    Mutation(
+        "a standing message drops the due pointer's slot (its earlier slot passed unrun)",
+        "chalicelib/services/runner/claim.py",
+        "        if not standing or current > ms(now):\n",
+        "        if True:\n",
+        focus="behind_a_due_pointer or later_slot_s_message",
+    ),
+    Mutation(
+        "a standing message runs its own slot over the due pointer (the pointer's slot lost)",
+        "chalicelib/store/claims.py",
+        "    fence = t.next_slot == slot_ms if standing else t.next_fire_at == slot_ms\n",
+        "    fence = t.next_slot <= slot_ms if standing else t.next_fire_at == slot_ms\n",
+        focus="later_slot_s_message",
     ),
     Mutation(
         "a standing row's slots over the cap are lost (the window not ended there)",
@@ -201,8 +215,8 @@ MUTATIONS = [
         "a claim with room left does not reap the expired lease beside it",
         "chalicelib/services/runner/claim.py",
         "            reap_expired(item, now=now, pipeline=pipeline, sparing=message.run_id)\n"
-        "            return item\n",
-        "            return item\n",
+        "            return item, message\n",
+        "            return item, message\n",
         focus="room_left_reaps",
     ),
 ]

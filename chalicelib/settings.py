@@ -61,9 +61,9 @@ class Settings:
     switch_param: str | None = None
     public_url: str = "http://127.0.0.1:8000"
     min_interval_s: int = 60
-    # Standing rows in the due index (store/triggers.py, rules.stands): off by default
-    # until a later slot claimed before an earlier one records the earlier (docs/architecture.md).
-    standing_rows: bool = False
+    # Standing rows in the due index (store/triggers.py, rules.stands): on by default;
+    # CRONHOOK_STANDING_ROWS=0 keys every schedule on its next slot (docs/architecture.md).
+    standing_rows: bool = True
     max_concurrency: int = 5
     heartbeat_s: int = 60
     lookahead_s: int = 60
@@ -132,7 +132,7 @@ def get_settings() -> Settings:
         switch_param=env("CRONHOOK_SWITCH_PARAM") or None,
         public_url=env("CRONHOOK_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/"),
         min_interval_s=_int("CRONHOOK_MIN_INTERVAL_S", 60),
-        standing_rows=env("CRONHOOK_STANDING_ROWS") in ("1", "true", "yes", "on"),
+        standing_rows=env("CRONHOOK_STANDING_ROWS") not in ("0", "false", "no", "off"),
         max_concurrency=_int("CRONHOOK_MAX_CONCURRENCY", 5),
         heartbeat_s=_int("CRONHOOK_HEARTBEAT_S", 60),
         lookahead_s=_int("CRONHOOK_LOOKAHEAD_S", 60),

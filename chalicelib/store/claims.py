@@ -74,9 +74,10 @@ def claim_slot_and_start(
     downtime a trigger fires once), so a duplicate message of the slot is fenced out:
     a message can never run twice.
 
-    A standing item (``store/triggers.py``) is fenced on ``next_slot`` at or before the
-    slot (a lost message must not hold up the next slot), and only that pointer moves:
-    one write unit, nothing in the due index. ``stands``: the schedule stands, so a
+    A standing item (``store/triggers.py``) is fenced on its exact pointer ``next_slot``,
+    and only that pointer moves: one write unit, nothing in the due index. (A message
+    that finds the pointer on another slot that is due runs that slot instead:
+    ``runner/claim.py``.) ``stands``: the schedule stands, so a
     keyed item stands from this write on. ``move_shard``: the row was read from a
     former shard count's shard.
     """
@@ -90,7 +91,7 @@ def claim_slot_and_start(
         t.in_flight[run_id].set(entry),
         *_slot_actions(next_slot_ms=next_slot_ms, lease_ms=lease_ms, shard=shard, **moves),
     ]
-    fence = t.next_slot <= slot_ms if standing else t.next_fire_at == slot_ms
+    fence = t.next_slot == slot_ms if standing else t.next_fire_at == slot_ms
     condition: Condition = (
         fence
         & (t.sched == sched)

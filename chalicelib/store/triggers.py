@@ -260,11 +260,11 @@ def advance_slot(
     """Move past a slot without claiming it (overlap ``skip``), fenced on the slot.
 
     ``standing``: the item is standing; only its ``next_slot`` moves (nothing in the
-    index), unless the schedule has no next slot.
+    index), unless the schedule has no next slot. Fenced on the exact pointer.
     """
     t = TriggerModel
     actions: list[Any] = []
-    condition = t.next_slot <= slot_ms if standing else t.next_fire_at == slot_ms
+    condition = t.next_slot == slot_ms if standing else t.next_fire_at == slot_ms
     if standing and next_slot_ms is not None:
         actions.append(t.next_slot.set(next_slot_ms))
         due_at = None if due_at is None else STANDING_DUE

@@ -10,6 +10,7 @@ import pytest
 from bench.calls import CallLog
 from chalicelib import assembly
 from chalicelib.domain.epoch_ms import ms as _ms
+from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services import triggers
 from chalicelib.settings import reset_settings
 from chalicelib.store import dynamo
@@ -19,7 +20,8 @@ from tests.scenarios import EXECUTIONS, create_scheduled, fire_next
 
 @pytest.fixture(autouse=True)
 def _standing_rows_on(monkeypatch):
-    """Standing rows are off by default (settings.standing_rows): these tests turn them on."""
+    """Standing rows are on by default (settings.standing_rows): set here all the same, so
+    a ``CRONHOOK_STANDING_ROWS=0`` in the environment cannot turn these tests keyed."""
     monkeypatch.setenv("CRONHOOK_STANDING_ROWS", "1")
     reset_settings()
     yield
@@ -123,14 +125,86 @@ def test_a_standing_slot_delivered_twice_runs_once(aws, clock, root):
     assert all(EXECUTIONS[f] == 1 for f in _fire_ids(trigger_id))
 
 
-def test_a_lost_standing_message_loses_only_its_slot_and_the_next_one_runs(aws, clock, root):
+def _records(root, trigger_id: str) -> dict[int, dict]:
+    items = triggers.list_trigger_runs(root, trigger_id, {})["items"]
+    return {_ms(_parse(r["scheduled_for"])): r for r in items}
+
+
+def _parse(text: str):
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_a_lost_standing_message_s_slot_runs_once_late_with_the_next_slot_s_message(
+    aws, clock, root
+):
     trigger_id = _standing(aws, clock, root)
-    _, message = _due_now(aws, clock)
+    lost, message = _due_now(aws, clock)
     aws.delete([message])  # that slot's message is lost
     assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]
     item = dynamo.get_trigger(trigger_id)
     assert int(item.run_count) == 3
     assert dynamo.next_slot_of(item) == _ms(clock()) + 60_000
+    # The pointer's slot ran, a minute late and recorded so; the next slot merged into
+    # it (a trigger fires once), as a keyed row's first missed slot after downtime.
+    run = _records(root, trigger_id)[int(lost.scheduled_ms)]
+    assert run["status"] == "succeeded" and run["lateness_ms"] >= 59_000
+    assert EXECUTIONS[lost.run_id] == 1
+    assert not [f for f in _fire_ids(trigger_id) if str(_ms(clock())) in f]
+
+
+def test_a_later_slot_s_message_first_runs_the_earlier_slot_once_and_drops_its_own_later(
+    aws, clock, root
+):
+    """A failed send goes out again a tick later, beside the next slot's message, and
+    the two arrive in the wrong order: the earlier slot still runs (late), exactly once,
+    and no slot is passed without a run or a record."""
+    trigger_id = _standing(aws, clock, root)
+    earlier, message = _due_now(aws, clock)
+    aws.delete([message])
+    later, _ = _due_now(aws, clock)
+    runner = _runner(clock)
+    assert runner.handle(later) == "succeeded"  # runs the pointer's slot: the earlier one
+    assert runner.handle(earlier) == "dropped"  # its own message comes after: fenced out
+    assert runner.handle(later) == "dropped"  # and a duplicate of the later one
+    assert EXECUTIONS[earlier.run_id] == 1 and EXECUTIONS.get(later.run_id, 0) == 0
+    run = _records(root, trigger_id)[int(earlier.scheduled_ms)]
+    assert run["status"] == "succeeded" and run["lateness_ms"] >= 59_000
+    item = dynamo.get_trigger(trigger_id)
+    assert dynamo.next_slot_of(item) == int(later.scheduled_ms) + 60_000
+    assert dynamo.in_flight_of(item) == {}
+    # The next minute runs on time, from its own message.
+    assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]
+    assert int(dynamo.get_trigger(trigger_id).run_count) == 4
+
+
+def test_a_message_behind_a_due_pointer_runs_the_pointer_s_slot(aws, clock, root):
+    """A message for a slot the pointer has passed, while the pointer itself is due and
+    its message is missing (a cursor that lagged behind a failed write): the pointer's
+    slot runs, rather than waiting a tick for the next slot's message."""
+    trigger_id = _standing(aws, clock, root)
+    stale, message = _due_now(aws, clock)
+    runner = _runner(clock)
+    assert runner.handle(stale) == "succeeded"
+    aws.delete([message])
+    pointer = dynamo.next_slot_of(dynamo.get_trigger(trigger_id))
+    clock.advance(90)  # the pointer is due; its message never came
+    assert runner.handle(stale) == "succeeded"
+    assert EXECUTIONS[stale.run_id] == 1
+    pointer_run = schedule_run_id(trigger_id, pointer)
+    assert _records(root, trigger_id)[pointer]["status"] == "succeeded"
+    assert EXECUTIONS[pointer_run] == 1, _fire_ids(trigger_id)
+
+
+def test_a_message_behind_a_pointer_not_yet_due_is_dropped(aws, clock, root):
+    trigger_id = _standing(aws, clock, root)
+    stale, _ = _due_now(aws, clock)
+    runner = _runner(clock)
+    assert runner.handle(stale) == "succeeded"
+    clock.advance(30)  # the pointer is 30 s ahead: its own message will run it
+    assert runner.handle(stale) == "dropped"
+    assert int(dynamo.get_trigger(trigger_id).run_count) == 3
 
 
 def test_after_downtime_a_standing_trigger_fires_once_then_on_schedule(aws, clock, root):

@@ -5,17 +5,25 @@ with a run executing now, ``overlap: skip`` records the slot ``skipped`` and mov
 it; any other policy leaves it due, and the settle of that run sends it again
 (``settle.pull_slot``). A duplicate message, or one for a slot the trigger has moved
 past, is dropped.
+
+A standing item (``store/triggers.py``) is fenced on its exact pointer. A message that
+finds the pointer on another slot that is already due (its own message failed to go
+out, was lost, or is still on its way) runs the pointer's slot instead, late and with
+its lateness recorded, as a keyed row's first missed slot runs after downtime: the
+slots between are merged into it (a trigger fires once), none runs twice (the pointer
+and the run id fence it), and none is passed without a run or a record.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from chalicelib.domain import schedule
 from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.epoch_ms import dt, ms
+from chalicelib.domain.ids import schedule_run_id
 from chalicelib.domain.rules import Overlap, capacity_of, due_at, overlap_decision, stands
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.heartbeat.reaper import reap_expired, record_terminal, refresh_due
@@ -25,7 +33,7 @@ from chalicelib.store import dynamo
 from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage
 
-__all__ = ["claim_slot", "dropped", "CLAIM_ATTEMPTS"]
+__all__ = ["claim_slot", "claim_scheduled", "dropped", "CLAIM_ATTEMPTS"]
 
 CLAIM_ATTEMPTS = 3
 
@@ -37,6 +45,8 @@ class _Again:
 
     sched: str
     standing: bool
+    # The message to claim with: the same, or the pointer's slot when it was taken over.
+    take: FireMessage
 
 
 @dataclass(frozen=True)
@@ -62,11 +72,21 @@ def claim_slot(
     message: FireMessage, *, lease_ms: int, now: datetime, pipeline: Pipeline
 ) -> TriggerModel | str:
     """Claim and start a scheduled slot (one write): the trigger item, or what happened."""
-    slot_ms = int(message.scheduled_ms or 0)
+    outcome = claim_scheduled(message, lease_ms=lease_ms, now=now, pipeline=pipeline)
+    return outcome if isinstance(outcome, str) else outcome[0]
+
+
+def claim_scheduled(
+    message: FireMessage, *, lease_ms: int, now: datetime, pipeline: Pipeline
+) -> tuple[TriggerModel, FireMessage] | str:
+    """Claim and start a scheduled slot (one write): the trigger item and the message of
+    the slot that runs (another than ``message``'s when a standing pointer was due on
+    another slot), or what happened."""
     shard = dynamo.shard_of(message.trigger_id, get_settings().due_shards)
     sched = message.sched or "{}"
     standing = message.standing_shard is not None
     for _attempt in range(CLAIM_ATTEMPTS):
+        slot_ms = int(message.scheduled_ms or 0)
         policy = json.loads(sched)
         following = schedule.next_fire_after(decode_schedule(sched), max(now, dt(slot_ms)))
         slot = _Slot(message, slot_ms, ms(following) if following else None, shard, lease_ms)
@@ -87,11 +107,13 @@ def claim_slot(
             # A lease the due index left to this claim (``rules.due_at``) that ran out:
             # reaped now, recorded ``lost`` (nothing is read or written if there is none).
             reap_expired(item, now=now, pipeline=pipeline, sparing=message.run_id)
-            return item
+            return item, message
         seen = _not_claimed(slot, sched=sched, policy=policy, now=now, pipeline=pipeline)
+        if isinstance(seen, TriggerModel):
+            return seen, message
         if not isinstance(seen, _Again):
             return seen
-        sched, standing = seen.sched, seen.standing
+        sched, standing, message = seen.sched, seen.standing, seen.take
     return dropped(message, "claim kept losing races")
 
 
@@ -109,33 +131,49 @@ def _not_claimed(
             started = dynamo.start_run(item.id, run_id=message.run_id, lease_ms=slot.lease_ms)
             return started if started is not None else dropped(message, "raced")
         return dropped(message, "duplicate delivery")
-    # A standing item's pointer at or before the slot still takes it (``claims.py``).
     standing = dynamo.is_standing(item)
     current = dynamo.next_slot_of(item)
-    if current is None or (current > slot.slot_ms if standing else current != slot.slot_ms):
+    if current is None:
         return dropped(message, "slot already run or moved")
+    if current != slot.slot_ms:
+        if not standing or current > ms(now):
+            # Keyed: the slot ran or moved. Standing, the pointer in the future: its own
+            # message is sent by the window (or on its way).
+            return dropped(message, "slot already run or moved")
+        # Standing, and the pointer is due on another slot: run that one instead.
+        message = replace(
+            message, run_id=schedule_run_id(message.trigger_id, current), scheduled_ms=current
+        )
+        following = schedule.next_fire_after(decode_schedule(sched), max(now, dt(current)))
+        slot = replace(
+            slot,
+            message=message,
+            slot_ms=current,
+            next_slot_ms=ms(following) if following else None,
+        )
+        entry = dynamo.in_flight_of(item).get(message.run_id)
+        if isinstance(entry, dict):
+            return dropped(message, "the pointer's slot is running")
+        record_metric("SlotsTakenOver")
     if item.sched != sched:
         if not item.sched:
             return dropped(message, "no longer a schedule")
         # Edited, same slot: claim it with what is stored now.
-        return _Again(item.sched, standing)
+        return _Again(item.sched, standing, slot.message)
     if item.status != "active":
         refresh_due(item, now=now)  # out of the due index: nothing to send again
         return dropped(message, "trigger disabled")
     if reap_expired(item, now=now, pipeline=pipeline):
-        return _Again(sched, standing)
+        return _Again(sched, standing, slot.message)
     in_flight = dynamo.in_flight_of(item)
     decision = overlap_decision(policy, running=len(in_flight))
     if decision is Overlap.RETRY:
-        return _Again(sched, standing)  # the run we saw settled meanwhile: claim again
+        # The run we saw settled meanwhile (or the pointer's slot is taken over): claim.
+        return _Again(sched, standing, slot.message)
     if decision is Overlap.SKIP:
         return _skip(
             item, slot, leases=[dynamo.entry_lease(e) for e in in_flight.values()], now=now
         )
-    if current < slot.slot_ms:
-        # An earlier slot of a standing item is still due (buffered, or its message
-        # lost): this one collapses into it, as a keyed item's later slots do.
-        return dropped(message, "an earlier slot is still due")
     record_metric("RunsBuffered")
     return "buffered"  # buffer_one / allow at capacity: the settle sends it again
 

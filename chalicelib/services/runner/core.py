@@ -27,7 +27,7 @@ from chalicelib.domain.settle import lateness_ms
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import events
 from chalicelib.services.pipeline import Pipeline, Refusal, RunContext
-from chalicelib.services.runner.claim import claim_slot
+from chalicelib.services.runner.claim import claim_scheduled
 from chalicelib.services.runner.defer import defer
 from chalicelib.services.runner.settle import Outcome, check_result, settle
 from chalicelib.services.runs import new_run_record
@@ -85,10 +85,11 @@ class Runner:
             # The event start may have swapped in the head of the trigger's queue.
             message = events.started_message(message, event)
         elif message.surface == "schedule" and message.sched is not None:
-            outcome = claim_slot(message, lease_ms=lease_ms, now=now, pipeline=self.pipeline)
+            # A standing item's due pointer on another slot runs that slot instead.
+            outcome = claim_scheduled(message, lease_ms=lease_ms, now=now, pipeline=self.pipeline)
             if isinstance(outcome, str):
                 return outcome
-            item = outcome
+            item, message = outcome
         else:
             found = dynamo.start_run(message.trigger_id, run_id=message.run_id, lease_ms=lease_ms)
             if found is None:
