@@ -197,9 +197,11 @@ class _LineCapture(logging.Handler):
 def _as_in_lambda(*, compact: bool) -> Iterator[tuple[_LineCapture, io.StringIO]]:
     """Log as the deployed functions do (INFO, EMF on); capture instead of printing.
 
-    ``compact`` False takes the fire-line filter off: each fire metric is then printed as
-    an EMF document of its own, as before the cut.
+    ``compact`` False takes the fire-line filter off and the batch's gathering of fire
+    metrics: each fire metric is then printed as an EMF document of its own, as before
+    the cut.
     """
+    from chalicelib import observability
     from chalicelib.observability import FIRE_LINE_FILTER, logger
 
     capture = _LineCapture()
@@ -215,11 +217,13 @@ def _as_in_lambda(*, compact: bool) -> Iterator[tuple[_LineCapture, io.StringIO]
         handler.setStream(io.StringIO())  # the lines are counted by ``capture``
     if not compact:
         logger.removeFilter(FIRE_LINE_FILTER)
+        observability.BATCH_FIRE_METRICS = False
     try:
         with contextlib.redirect_stdout(printed):
             yield capture, printed
     finally:
         logger.addFilter(FIRE_LINE_FILTER)
+        observability.BATCH_FIRE_METRICS = True
         if stream is not None and hasattr(handler, "setStream"):
             handler.setStream(stream)
         logger.removeHandler(capture)
@@ -479,7 +483,7 @@ def _record(message: dict, queue_url: str) -> dict:
 # The cuts, in the order they are applied: each row of a fleet's table adds one.
 CUTS = (
     ("as deployed before the cuts", {}),
-    ("+ one compact log line per fire", {"compact_logs": True}),
+    ("+ one compact log line per fire, its metrics printed once a batch", {"compact_logs": True}),
     ("+ X-Ray only when sampled upstream (fire path PassThrough)", {"tracing": "PassThrough"}),
     ("+ no state read for a trigger without state", {"state_read": False}),
 )

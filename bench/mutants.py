@@ -70,7 +70,7 @@ MUTATIONS = [
     Mutation(
         "a standing message drops the due pointer's slot (its earlier slot passed unrun)",
         "chalicelib/services/runner/claim.py",
-        "        if not standing or current > ms(now):\n",
+        "        if not standing or current > max(slot.slot_ms, ms(now)):\n",
         "        if True:\n",
         focus="behind_a_due_pointer or later_slot_s_message",
     ),

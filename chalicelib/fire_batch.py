@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib import assembly
-from chalicelib.observability import logger, record_metric
+from chalicelib.observability import FireMetrics, fire_metrics_batch, logger, record_metric
 from chalicelib.services.runner import RESEND_FROM_RECEIVE, start_margin_ms, time_left_ms
 from chalicelib.settings import get_settings
 from chalicelib.store.aws import client
@@ -57,10 +57,18 @@ def run_batch(
     runner = runner or assembly.build_runner()
     records = list(event.get("Records") or [])
     start = _StartGate(context, margin_ms=start_margin_ms(), time_left_ms=time_left_ms)
-    outcomes = _run_concurrently(
-        [functools.partial(_run_record, r, runner=runner, start=start) for r in records],
-        threads=concurrency or len(records),
-    )
+    # The fires' metrics, printed once for the whole batch (``observability``).
+    gathered = FireMetrics()
+    try:
+        outcomes = _run_concurrently(
+            [
+                functools.partial(_run_record, r, runner=runner, start=start, gathered=gathered)
+                for r in records
+            ],
+            threads=concurrency or len(records),
+        )
+    finally:
+        gathered.flush()
     by_id = {r.get("messageId"): outcome for r, outcome in zip(records, outcomes, strict=True)}
 
     def record_handler(record: Any) -> str:
@@ -113,7 +121,14 @@ def _run_concurrently(jobs: list[Callable[[], Any]], *, threads: int) -> list[An
         return list(pool.map(guarded, jobs))
 
 
-def _run_record(raw: dict, *, runner: Any, start: _StartGate) -> str:
+def _run_record(
+    raw: dict, *, runner: Any, start: _StartGate, gathered: FireMetrics | None = None
+) -> str:
+    with fire_metrics_batch(gathered):
+        return _run_one(raw, runner=runner, start=start)
+
+
+def _run_one(raw: dict, *, runner: Any, start: _StartGate) -> str:
     record = SQSRecord(raw)
     message = FireMessage.parse(record.body)
     # Every log line of this run carries its ids (context keys: thread-safe).

@@ -252,6 +252,17 @@ def aws(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Aws]:
     reset_settings()
 
 
+@pytest.fixture(params=["standing", "keyed"])
+def row_form(request: pytest.FixtureRequest, aws: Aws, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both forms of a schedule's due row: standing (the default) and keyed
+    (``CRONHOOK_STANDING_ROWS=0``), for tests whose heartbeat figures differ by form."""
+    from chalicelib.settings import reset_settings
+
+    monkeypatch.setenv("CRONHOOK_STANDING_ROWS", "1" if request.param == "standing" else "0")
+    reset_settings()
+    return str(request.param)
+
+
 class Clock:
     """A clock tests move by hand."""
 

@@ -94,12 +94,15 @@ def test_metrics_are_emf_with_low_cardinality_dimensions_and_ids_as_properties(s
                 assert extra in METRICS[metric["Name"]].dims, (metric["Name"], dims)
                 assert all(d in doc for d in dims), (metric["Name"], dims)
     assert {"Fires", "Runs", "HeartbeatDuration", "DueCount", "Lateness"} <= names
-    runs = [doc for function, doc in records if function == "runner" and "Runs" in doc]
-    assert runs and all(doc.get("trigger_id") and doc.get("run_id") for doc in runs)
+    # A metric printed for one run (outside a runner's batch) carries its ids as properties.
+    single = [doc for _, doc in records if "Runs" in doc and isinstance(doc["Runs"], list)]
+    assert all(doc.get("trigger_id") and doc.get("run_id") for doc in single)
 
 
-def test_a_fire_writes_one_line_that_carries_its_metrics(scenario):
-    """The runner's only line for a settled fire is its "fire handled" line, with its EMF."""
+def test_a_fire_writes_one_compact_line_and_its_batch_prints_the_fires_metrics_once(scenario):
+    """The runner's only line for a settled fire is its "fire handled" line: its ids, status
+    and lateness, no EMF directives. The fires' ``Runs`` and ``Lateness`` are printed once
+    a batch (``observability.FireMetrics``), summed and listed: as many as the lines."""
     handled = [
         line
         for name, line in _lines(scenario, "runner")
@@ -107,8 +110,14 @@ def test_a_fire_writes_one_line_that_carries_its_metrics(scenario):
     ]
     assert handled
     for line in handled:
-        assert line["Runs"] == 1 and "_aws" in line, line
-    printed_runs = [
+        assert "_aws" not in line and "Runs" not in line, line
+        assert line["trigger_id"] and line["run_id"] and line["status"], line
+    scheduled = [line for line in handled if line["surface"] == "schedule"]
+    assert scheduled and all(isinstance(line["lateness_ms"], int) for line in scheduled)
+    batches = [
         doc for function, doc in _emf(scenario) if function == "runner" and "message" not in doc
     ]
-    assert not [doc for doc in printed_runs if "Runs" in doc or "Lateness" in doc]
+    runs = [doc for doc in batches if "Runs" in doc and not isinstance(doc["Runs"], list)]
+    lateness = [doc for doc in batches if "Lateness" in doc and "run_id" not in doc]
+    assert sum(doc["Runs"] for doc in runs) == len(handled)
+    assert sum(len(doc["Lateness"]) for doc in lateness) == len(scheduled)

@@ -135,26 +135,19 @@ def _not_claimed(
     current = dynamo.next_slot_of(item)
     if current is None:
         return dropped(message, "slot already run or moved")
-    if current != slot.slot_ms:
-        if not standing or current > ms(now):
-            # Keyed: the slot ran or moved. Standing, the pointer in the future: its own
-            # message is sent by the window (or on its way).
+    taken = current != slot.slot_ms
+    if taken:
+        if not standing or current > max(slot.slot_ms, ms(now)):
+            # Keyed: the slot ran or moved. Standing, the pointer after this slot and
+            # not due yet: its own message is sent by the window (or on its way).
             return dropped(message, "slot already run or moved")
-        # Standing, and the pointer is due on another slot: run that one instead.
-        message = replace(
-            message, run_id=schedule_run_id(message.trigger_id, current), scheduled_ms=current
-        )
-        following = schedule.next_fire_after(decode_schedule(sched), max(now, dt(current)))
-        slot = replace(
-            slot,
-            message=message,
-            slot_ms=current,
-            next_slot_ms=ms(following) if following else None,
-        )
+        # Standing, and the pointer is due on another slot (before this one, or behind
+        # it and past): run that one instead.
+        slot = _pointer_slot(slot, current, sched=sched, now=now)
+        message = slot.message
         entry = dynamo.in_flight_of(item).get(message.run_id)
         if isinstance(entry, dict):
             return dropped(message, "the pointer's slot is running")
-        record_metric("SlotsTakenOver")
     if item.sched != sched:
         if not item.sched:
             return dropped(message, "no longer a schedule")
@@ -169,13 +162,34 @@ def _not_claimed(
     decision = overlap_decision(policy, running=len(in_flight))
     if decision is Overlap.RETRY:
         # The run we saw settled meanwhile (or the pointer's slot is taken over): claim.
+        if taken:
+            record_metric("SlotsTakenOver")
         return _Again(sched, standing, slot.message)
     if decision is Overlap.SKIP:
         return _skip(
             item, slot, leases=[dynamo.entry_lease(e) for e in in_flight.values()], now=now
         )
+    if taken:
+        # The pointer's slot is buffered already (its own message, or an earlier one,
+        # found no room): this later slot collapses into it, as a keyed row's do.
+        return dropped(message, "an earlier slot is still due")
     record_metric("RunsBuffered")
     return "buffered"  # buffer_one / allow at capacity: the settle sends it again
+
+
+def _pointer_slot(slot: _Slot, pointer_ms: int, *, sched: str, now: datetime) -> _Slot:
+    """The slot a standing item's pointer is on, with its own message and run id."""
+    message = slot.message
+    message = replace(
+        message, run_id=schedule_run_id(message.trigger_id, pointer_ms), scheduled_ms=pointer_ms
+    )
+    following = schedule.next_fire_after(decode_schedule(sched), max(now, dt(pointer_ms)))
+    return replace(
+        slot,
+        message=message,
+        slot_ms=pointer_ms,
+        next_slot_ms=ms(following) if following else None,
+    )
 
 
 def _skip(item: TriggerModel, slot: _Slot, *, leases: list[int], now: datetime) -> str:

@@ -89,7 +89,11 @@ class Runner:
             outcome = claim_scheduled(message, lease_ms=lease_ms, now=now, pipeline=self.pipeline)
             if isinstance(outcome, str):
                 return outcome
-            item, message = outcome
+            item, taken = outcome
+            if taken.run_id != message.run_id:
+                # This message ran the pointer's slot: the lines that follow are about it.
+                logger.thread_safe_append_keys(run_id=taken.run_id)
+            message = taken
         else:
             found = dynamo.start_run(message.trigger_id, run_id=message.run_id, lease_ms=lease_ms)
             if found is None:
