@@ -230,12 +230,14 @@ def _make_server(host: str, port: int) -> Any:
     from chalicelib.local.moto_fidelity import make_moto_faithful
     from chalicelib.local.moto_sqs_speed import make_sqs_fast
     from chalicelib.local.moto_wakeup import make_long_polls_wake
+    from chalicelib.local.moto_write_speed import make_writes_fast
 
     make_dynamodb_atomic()
     make_moto_faithful()
     make_long_polls_wake()
     make_sqs_fast()
     make_dynamodb_fast()
+    make_writes_fast()
     # One line per request (a runner polls five times a second) would drown the stack's log.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     app = DomainDispatcherApplication(create_backend_app)
