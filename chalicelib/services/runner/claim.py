@@ -47,6 +47,7 @@ class _Again:
     standing: bool
     # The message to claim with: the same, or the pointer's slot when it was taken over.
     take: FireMessage
+    taken: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,9 @@ def claim_scheduled(
     shard = dynamo.shard_of(message.trigger_id, get_settings().due_shards)
     sched = message.sched or "{}"
     standing = message.standing_shard is not None
-    for _attempt in range(CLAIM_ATTEMPTS):
+    taken = False  # the message now claims a standing pointer's slot, not its own
+    # One attempt more than CLAIM_ATTEMPTS: taking the pointer's slot over spends one.
+    for _attempt in range(CLAIM_ATTEMPTS + 1):
         slot_ms = int(message.scheduled_ms or 0)
         policy = json.loads(sched)
         following = schedule.next_fire_after(decode_schedule(sched), max(now, dt(slot_ms)))
@@ -108,17 +111,20 @@ def claim_scheduled(
             # reaped now, recorded ``lost`` (nothing is read or written if there is none).
             reap_expired(item, now=now, pipeline=pipeline, sparing=message.run_id)
             return item, message
-        seen = _not_claimed(slot, sched=sched, policy=policy, now=now, pipeline=pipeline)
+        seen = _not_claimed(
+            slot, sched=sched, policy=policy, now=now, pipeline=pipeline, taken=taken
+        )
         if isinstance(seen, TriggerModel):
             return seen, message
         if not isinstance(seen, _Again):
             return seen
         sched, standing, message = seen.sched, seen.standing, seen.take
+        taken = taken or seen.taken
     return dropped(message, "claim kept losing races")
 
 
 def _not_claimed(
-    slot: _Slot, *, sched: str, policy: dict, now: datetime, pipeline: Pipeline
+    slot: _Slot, *, sched: str, policy: dict, now: datetime, pipeline: Pipeline, taken: bool
 ) -> TriggerModel | str | _Again:
     """Why the claim failed, read from the trigger, and what to do about it."""
     message = slot.message
@@ -135,19 +141,19 @@ def _not_claimed(
     current = dynamo.next_slot_of(item)
     if current is None:
         return dropped(message, "slot already run or moved")
-    taken = current != slot.slot_ms
-    if taken:
+    if current != slot.slot_ms:
         if not standing or current > max(slot.slot_ms, ms(now)):
             # Keyed: the slot ran or moved. Standing, the pointer after this slot and
             # not due yet: its own message is sent by the window (or on its way).
             return dropped(message, "slot already run or moved")
         # Standing, and the pointer is due on another slot (before this one, or behind
         # it and past): run that one instead.
-        slot = _pointer_slot(slot, current, sched=sched, now=now)
-        message = slot.message
-        entry = dynamo.in_flight_of(item).get(message.run_id)
-        if isinstance(entry, dict):
+        taken_over = _pointer_message(message, current)
+        if isinstance(dynamo.in_flight_of(item).get(taken_over.run_id), dict):
             return dropped(message, "the pointer's slot is running")
+        # Claimed as its own message would be (the same fence, overlap and records).
+        record_metric("SlotsTakenOver")
+        return _Again(sched, standing, taken_over, taken=True)
     if item.sched != sched:
         if not item.sched:
             return dropped(message, "no longer a schedule")
@@ -161,10 +167,7 @@ def _not_claimed(
     in_flight = dynamo.in_flight_of(item)
     decision = overlap_decision(policy, running=len(in_flight))
     if decision is Overlap.RETRY:
-        # The run we saw settled meanwhile (or the pointer's slot is taken over): claim.
-        if taken:
-            record_metric("SlotsTakenOver")
-        return _Again(sched, standing, slot.message)
+        return _Again(sched, standing, slot.message)  # the run we saw settled: claim again
     if decision is Overlap.SKIP:
         return _skip(
             item, slot, leases=[dynamo.entry_lease(e) for e in in_flight.values()], now=now
@@ -177,18 +180,10 @@ def _not_claimed(
     return "buffered"  # buffer_one / allow at capacity: the settle sends it again
 
 
-def _pointer_slot(slot: _Slot, pointer_ms: int, *, sched: str, now: datetime) -> _Slot:
-    """The slot a standing item's pointer is on, with its own message and run id."""
-    message = slot.message
-    message = replace(
-        message, run_id=schedule_run_id(message.trigger_id, pointer_ms), scheduled_ms=pointer_ms
-    )
-    following = schedule.next_fire_after(decode_schedule(sched), max(now, dt(pointer_ms)))
+def _pointer_message(message: FireMessage, pointer_ms: int) -> FireMessage:
+    """The message of the slot a standing item's pointer is on: its slot and run id."""
     return replace(
-        slot,
-        message=message,
-        slot_ms=pointer_ms,
-        next_slot_ms=ms(following) if following else None,
+        message, run_id=schedule_run_id(message.trigger_id, pointer_ms), scheduled_ms=pointer_ms
     )
 
 
