@@ -97,9 +97,6 @@ METRICS: dict[str, Metric] = {
     "SlotsTakenOver": Metric(
         _RECOVERY, "standing pointers due on another slot, run by a later slot's message"
     ),
-    "SlotsPassed": Metric(
-        _RECOVERY, "standing slots recorded skipped: a later slot's message came first"
-    ),
     "SwitchedOffRuns": Metric(_GUARDS, "runs while switched off", dims=(("surface",),)),
     "StateSchemaMismatch": Metric(_GUARDS, "state schema mismatches", dims=(("workflow",),)),
     "TriggersCreated": Metric(_CHANGES, "triggers created", dims=(("kind",),)),
