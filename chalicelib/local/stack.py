@@ -8,10 +8,12 @@
 - The Chalice app is served over HTTP through Chalice's own local gateway, with a
   request handler that also reads chunked bodies (``chalice local`` drops them).
 - The heartbeat is called every ``CRONHOOK_HEARTBEAT_S``, on the period's boundary.
-- ``CRONHOOK_MAX_CONCURRENCY`` runner threads poll SQS like Lambda's event source
-  mapping (batches of 10, a visibility timeout) and share the ceiling fairly among
-  tenants as SQS fair queues do (``fairness``): each runs one message at a time, the
-  oldest of the tenant with the fewest runs in progress.
+- The runners run in a process of their own (``runner_process``: in AWS they are Lambda
+  functions apart from the API, and here they no longer share an interpreter lock with
+  the API server): ``CRONHOOK_MAX_CONCURRENCY`` runner threads poll SQS like Lambda's
+  event source mapping (batches of 10, a visibility timeout) and share the ceiling
+  fairly among tenants as SQS fair queues do (``fairness``): each runs one message at a
+  time, the oldest of the tenant with the fewest runs in progress.
 - With ``CRONHOOK_FANOUT_SHARDS`` set, the heartbeat fans out per shard to a local tick
   queue, and enqueuer threads of their own take its messages (``local/enqueuers.py``).
 - Triggers survive a restart: the embedded AWS saves the tables to
@@ -25,6 +27,7 @@ from __future__ import annotations
 import atexit
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -32,9 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chalicelib.local.fairness import FairBuffer
 from chalicelib.local.lambda_events import InvocationContext, lambda_record, tenant_of
-from chalicelib.local.pool import IDLE_POLL_S, RunnerPool, ingest_loop
+from chalicelib.local.pool import IDLE_POLL_S, ingest_loop
 from chalicelib.local.resources import (
     PAYLOAD_BUCKET,
     TABLE_PREFIX,
@@ -95,8 +97,8 @@ class LocalStack:
         self.http: Any = None
         self.api_key = ""
         self.queue_url = ""
-        self.fair = FairBuffer(ceiling=max(1, config.max_concurrency))
         self.dlq_url = ""
+        self.runners: subprocess.Popen | None = None
 
     # -- embedded AWS -------------------------------------------------------------
 
@@ -251,10 +253,7 @@ class LocalStack:
         self._spawn(ingest_loop, "ingest", self.ingest_url, self.stop_event)
         self._spawn(self._watch_loop, "watch")
         self._spawn(self._heartbeat_loop, "heartbeat")
-        pool = RunnerPool(self.queue_url, self.fair, self.stop_event)
-        self._spawn(pool.poller_loop, "runner-poller")
-        for n in range(self.config.max_concurrency):
-            self._spawn(pool.runner_loop, f"runner-{n}")
+        self._start_runners()
         if _fanout_on():
             from chalicelib.local.enqueuers import enqueuer_count, enqueuer_loop
             from chalicelib.settings import get_settings
@@ -263,9 +262,34 @@ class LocalStack:
             for n in range(enqueuer_count(get_settings().due_shards)):
                 self._spawn(enqueuer_loop, f"enqueuer-{n}", tick_queue, self.stop_event)
 
+    def _start_runners(self) -> None:
+        """The runner pool's process (``runner_process``), with this process's environment."""
+        self.runners = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "chalicelib.local.runner_process",
+                "--queue-url",
+                self.queue_url,
+                "--concurrency",
+                str(max(1, self.config.max_concurrency)),
+                "--grace",
+                str(STOP_GRACE_S),
+            ],
+            env=dict(os.environ),
+        )
+        atexit.register(self._kill_runners)  # a crash of this process must not orphan it
+
+    def _kill_runners(self) -> None:
+        if self.runners is not None and self.runners.poll() is None:
+            self.runners.kill()
+            self.runners.wait()
+
     def stop(self) -> None:
         """Stop everything and save the tables."""
         self.stop_event.set()
+        if self.runners is not None and self.runners.poll() is None:
+            self.runners.send_signal(signal.SIGTERM)  # they stop receiving at once
         if self.http is not None:
             self.http.shutdown()
             self.http.server_close()
@@ -273,13 +297,22 @@ class LocalStack:
             self.mail.stop()
         # One shared deadline: a runner in the middle of a run gets a few seconds to
         # settle; whatever is still running after that is recorded lost on the next start.
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + STOP_GRACE_S
         for thread in self.threads:
-            if thread.name.startswith(("runner", "heartbeat", "ingest", "watch", "enqueuer")):
+            if thread.name.startswith(("heartbeat", "ingest", "watch", "enqueuer")):
                 thread.join(timeout=max(0.1, deadline - time.monotonic()))
+        if self.runners is not None:
+            try:
+                self.runners.wait(timeout=max(0.1, deadline - time.monotonic()) + 2)
+            except subprocess.TimeoutExpired:
+                self._kill_runners()
         # The embedded AWS saves the tables as it stops (SIGTERM), after the runners settled.
         if self.aws is not None:
             self.aws.stop()
+
+
+# How long a stop gives the runs in hand to settle (the runners' process and the threads).
+STOP_GRACE_S = 10
 
 
 def _fanout_on() -> bool:

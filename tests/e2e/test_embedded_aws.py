@@ -1,4 +1,5 @@
-"""The local stack's embedded AWS: its own process, a fixed port, gone when the stack is."""
+"""The local stack's embedded AWS and runners: their own processes (the AWS on a fixed port),
+gone when the stack is."""
 
 from __future__ import annotations
 
@@ -66,12 +67,26 @@ def _aws(stack: Stack, service: str):
     )
 
 
+def _child_running(stack: Stack, module: str) -> int:
+    """The pid of the stack's one child process running ``python -m module``."""
+
+    def found() -> list[int]:
+        return [
+            pid
+            for pid in _children_of(stack.process.pid)
+            if module.encode() in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        ]
+
+    assert _wait(lambda: len(found()) == 1, timeout_s=30), (module, _children_of(stack.process.pid))
+    return found()[0]
+
+
 def _embedded_aws_pid(stack: Stack) -> int:
-    children = _children_of(stack.process.pid)
-    assert len(children) == 1, children
-    cmdline = Path(f"/proc/{children[0]}/cmdline").read_bytes().split(b"\0")
-    assert b"chalicelib.local.embedded_aws" in cmdline
-    return children[0]
+    return _child_running(stack, "chalicelib.local.embedded_aws")
+
+
+def _runners_pid(stack: Stack) -> int:
+    return _child_running(stack, "chalicelib.local.runner_process")
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
@@ -79,7 +94,9 @@ def test_the_embedded_aws_is_its_own_process_on_the_given_port_and_boto3_drives_
     stack = start_stack(tmp_path)
     try:
         child = _embedded_aws_pid(stack)
-        assert child != stack.process.pid
+        runners = _runners_pid(stack)
+        assert len({child, runners, stack.process.pid}) == 3
+        assert sorted(_children_of(stack.process.pid)) == sorted([child, runners])
         banner = stack.log_path.read_text()
         assert f"--endpoint-url {stack.aws_url}" in banner
         queues = _aws(stack, "sqs").list_queues()["QueueUrls"]
@@ -98,32 +115,35 @@ def test_the_embedded_aws_is_its_own_process_on_the_given_port_and_boto3_drives_
         stop_stack(stack)
     assert stack.process.returncode == 0
     assert _wait(lambda: not _alive(child))
+    assert _wait(lambda: not _alive(runners))
     assert not _port_open(stack.aws_url)
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_sigterm_stops_the_stack_and_its_embedded_aws_and_saves_the_tables(tmp_path):
     stack = start_stack(tmp_path)
-    child = _embedded_aws_pid(stack)
+    child, runners = _embedded_aws_pid(stack), _runners_pid(stack)
     trigger_id = stack.call(
         "POST", "/v1/triggers", {"workflow": "echo", "schedule": {"cron": "0 0 1 1 *"}}
     ).json()["id"]
     stack.process.send_signal(signal.SIGTERM)
     assert stack.process.wait(timeout=90) == 0
     assert _wait(lambda: not _alive(child))
+    assert _wait(lambda: not _alive(runners))
     assert trigger_id in (tmp_path / "data" / "tables.json").read_text()
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-def test_a_killed_stack_leaves_no_embedded_aws_behind(tmp_path):
+def test_a_killed_stack_leaves_no_embedded_aws_or_runners_behind(tmp_path):
     stack = start_stack(tmp_path)
-    child = _embedded_aws_pid(stack)
+    child, runners = _embedded_aws_pid(stack), _runners_pid(stack)
     trigger_id = stack.call(
         "POST", "/v1/triggers", {"workflow": "echo", "schedule": {"cron": "0 0 1 1 *"}}
     ).json()["id"]
     os.kill(stack.process.pid, signal.SIGKILL)
     stack.process.wait(timeout=30)
     assert _wait(lambda: not _alive(child)), "the embedded AWS outlived its stack"
+    assert _wait(lambda: not _alive(runners)), "the runners outlived their stack"
     assert not _port_open(stack.aws_url)
     # It saved what it held on its way out, so even a killed stack keeps its triggers.
     assert trigger_id in (tmp_path / "data" / "tables.json").read_text()
