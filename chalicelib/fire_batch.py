@@ -20,7 +20,13 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib import assembly
-from chalicelib.observability import FireMetrics, fire_metrics_batch, logger, record_metric
+from chalicelib.observability import (
+    ID_KEYS,
+    FireMetrics,
+    fire_metrics_batch,
+    logger,
+    record_metric,
+)
 from chalicelib.services.runner import RESEND_FROM_RECEIVE, start_margin_ms, time_left_ms
 from chalicelib.settings import get_settings
 from chalicelib.store.aws import client
@@ -144,7 +150,9 @@ def _run_one(raw: dict, *, runner: Any, start: _StartGate) -> str:
         logger.info("fire handled", extra={"status": status, "surface": message.surface})
         return str(status)
     finally:
-        logger.thread_safe_remove_keys(list(ids))
+        # All of them: the runner may have named another run (a standing row's pointer
+        # slot, the queue's head) or event than the message did.
+        logger.thread_safe_remove_keys(list(ID_KEYS))
 
 
 def _hand_back(record: Any, message: Any, *, left_ms: int, margin_ms: int) -> str:

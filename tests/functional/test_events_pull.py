@@ -6,11 +6,14 @@ disabled trigger's events are skipped.
 
 from __future__ import annotations
 
+import json
+import logging
 from datetime import timedelta
 
 import pytest
 
-from chalicelib import assembly
+from chalicelib import assembly, fire_batch
+from chalicelib.observability import logger
 from chalicelib.services import events, triggers
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage, send_fires
@@ -86,6 +89,60 @@ def test_a_newer_events_message_leaves_the_slot_to_the_oldest_waiting_event(aws,
     assert ran == [1, 2]
     assert aws.drain(runner).count("succeeded") == 1
     assert ran == [1, 2, 3]
+
+
+class _Lines(logging.Handler):
+    """The app logger's records, formatted as they are printed (JSON, with the ids)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[dict] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(json.loads(logger.registered_formatter.format(record)))
+
+
+def test_the_lines_of_a_message_that_ran_the_queues_head_carry_the_heads_ids(aws, clock, root, ran):
+    # Seen in CI: a runner batch with the messages of two events of an idle trigger; the
+    # newer one's message ran the older (the head), and its "fire handled" line named the
+    # newer event's run: one run logged twice, the other never.
+    created = webhook_trigger(root, clock)
+    answers = []
+    for n in (1, 2):
+        answers.append(deliver(created, clock, n)[1])
+        clock.advance(1)
+    aws.receive(visibility=0)  # ingress's one message (the head's) is left to its queue
+    newer = FireMessage(
+        run_id=answers[1]["run_id"],
+        trigger_id=created["id"],
+        surface="event",
+        event_id=answers[1]["event_id"],
+    )
+    record = {
+        "messageId": "m-newer",
+        "receiptHandle": "r-newer",
+        "body": newer.body(),
+        "attributes": {"ApproximateReceiveCount": "1"},
+        "messageAttributes": {},
+        "eventSource": "aws:sqs",
+    }
+    lines = _Lines()
+    logger._logger.addHandler(lines)
+    try:
+        answer = fire_batch.run_batch(
+            {"Records": [record]}, runner=assembly.build_runner(clock=clock)
+        )
+    finally:
+        logger._logger.removeHandler(lines)
+    assert answer == {"batchItemFailures": []}
+    assert ran == [1]  # the head ran, on the newer event's message
+    (handled,) = [line for line in lines.lines if line["message"] == "fire handled"]
+    assert handled["status"] == "succeeded"
+    assert handled["run_id"] == answers[0]["run_id"]
+    assert handled["event_id"] == answers[0]["event_id"]
+    # Every line about the run carries the run it was about, never the message's own.
+    about_runs = [line for line in lines.lines if line.get("run_id")]
+    assert about_runs and {line["run_id"] for line in about_runs} == {answers[0]["run_id"]}
 
 
 def test_a_second_message_for_a_finished_event_is_dropped_and_gives_its_slot_back(

@@ -82,8 +82,14 @@ class Runner:
                 record_metric("RunsDropped", surface="event")
                 return "dropped"
             item, event = started
-            # The event start may have swapped in the head of the trigger's queue.
-            message = events.started_message(message, event)
+            # The event start may have swapped in the head of the trigger's queue: the
+            # lines that follow are about the run it started.
+            started_message = events.started_message(message, event)
+            if started_message.run_id != message.run_id:
+                logger.thread_safe_append_keys(
+                    run_id=started_message.run_id, event_id=started_message.event_id
+                )
+            message = started_message
         elif message.surface == "schedule" and message.sched is not None:
             # A standing item's due pointer on another slot runs that slot instead.
             outcome = claim_scheduled(message, lease_ms=lease_ms, now=now, pipeline=self.pipeline)
