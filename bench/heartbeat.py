@@ -146,6 +146,17 @@ def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int
     }
 
 
+def _set_cursors(cursor_ms: int | None) -> None:
+    """Every shard's cursor at ``cursor_ms`` (None: none, as a new stack's)."""
+    from chalicelib.settings import get_settings
+    from chalicelib.store import dynamo
+
+    for shard in range(get_settings().due_shards):
+        cursor = dynamo.get_cursor(str(shard))
+        if cursor != cursor_ms:
+            assert dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=cursor_ms)
+
+
 def _forget_cursors() -> None:
     from chalicelib.settings import get_settings
     from chalicelib.store import dynamo
@@ -230,9 +241,18 @@ def measure_enqueue(
     repeats: int,
     fanout: bool = False,
     shards: int | None = None,
+    first_tick: bool = False,
 ) -> dict:
-    """``due`` fires due within the next minute, enqueued by one tick, every AWS call
-    delayed by ``latency_ms`` (a ``before-send`` hook: the thread waits as on the network).
+    """``due`` fires due within one minute, enqueued by one tick, every AWS call delayed
+    by ``latency_ms`` (a ``before-send`` hook: the thread waits as on the network).
+
+    The minute is the one the tick at ``NOW`` is for: in steady state the tick before it
+    (one heartbeat period earlier) sent the slots up to its horizon, so each shard's
+    cursor is there, and this tick's new slots are the minute after it
+    (``settings.default_lookahead_s``: 30 s after ``NOW`` with the 60 s heartbeat). The
+    first 10 % are due in that minute's first second (a :00 crowd). ``first_tick``: the
+    first tick of a new stack instead (no cursor), with the same minute starting at
+    ``NOW``: its first slots are due while the tick is still reading.
 
     Reports the tick's wall time, its CPU time per fire (what a Lambda is billed for once
     the network is free), and how many messages went out after their own second
@@ -255,7 +275,9 @@ def measure_enqueue(
         # moto as the local stack runs it: stock moto scans its whole queue on every send
         # and receive, and a minute's 10,000 delayed fires made each batch take seconds.
         with as_embedded():
-            return _measure_enqueue(due=due, latency_ms=latency_ms, repeats=repeats, fanout=fanout)
+            return _measure_enqueue(
+                due=due, latency_ms=latency_ms, repeats=repeats, fanout=fanout, first=first_tick
+            )
     finally:  # the next sections run with the stack's defaults
         for name in ("CRONHOOK_DUE_SHARDS", "CRONHOOK_FANOUT_SHARDS", "CRONHOOK_TICK_QUEUE_URL"):
             if name in extra or name != "CRONHOOK_DUE_SHARDS":
@@ -265,7 +287,9 @@ def measure_enqueue(
         reset_settings()
 
 
-def _measure_enqueue(*, due: int, latency_ms: float, repeats: int, fanout: bool) -> dict:
+def _measure_enqueue(
+    *, due: int, latency_ms: float, repeats: int, fanout: bool, first: bool
+) -> dict:
     from bench.hooks import hooked
     from chalicelib.services import heartbeat
     from chalicelib.settings import get_settings
@@ -277,17 +301,27 @@ def _measure_enqueue(*, due: int, latency_ms: float, repeats: int, fanout: bool)
         return [("before-send.dynamodb", sleep), ("before-send.sqs", sleep)]
 
     now_ms = int(NOW.timestamp() * 1000)
-    shards = get_settings().due_shards
+    settings = get_settings()
+    shards = settings.due_shards
+    # Where the tick before left the cursors: its horizon (None on a first tick).
+    cursor_ms = None if first else now_ms + (settings.lookahead_s - settings.heartbeat_s) * 1000
+    start_ms = now_ms if cursor_ms is None else cursor_ms
     template = _template()
     # Spread over the minute, the first 10 % in the first second (a :00 burst).
     items = [
-        _item(template, n, now_ms + 1 + (n * 60_000 // due if n >= due // 10 else n % 1000), shards)
+        _item(
+            template,
+            n,
+            start_ms + 1 + (n * 60_000 // due if n >= due // 10 else n % 1000),
+            shards,
+        )
         for n in range(due)
     ]
     _write(items)
     _warm_clients()
     rows = []
     for _ in range(repeats):
+        _set_cursors(cursor_ms)
         # A tick that runs out of its budget hands over to the next (here at the same
         # instant, so what is measured is the work, not the minute between ticks).
         cpu = time.process_time()
@@ -318,6 +352,11 @@ def _measure_enqueue(*, due: int, latency_ms: float, repeats: int, fanout: bool)
         "latency_ms": latency_ms,
         "repeats": repeats,
         "fanout": fanout,
+        "first_tick": first,
+        "lookahead_s": settings.lookahead_s,
+        "heartbeat_s": settings.heartbeat_s,
+        # The minute's first slot, after NOW (the tick's instant).
+        "minute_starts_after_tick_s": (start_ms - now_ms) / 1000,
         "shards": shards,
         "tick_budget_s": heartbeat.TICK_BUDGET_S,
         "ticks": int(ticks),

@@ -29,6 +29,7 @@ SUITE = [
     "tests/functional/test_runner_batch.py",
     "tests/functional/test_heartbeat_reaper.py",
     "tests/functional/test_standing_rows.py",
+    "tests/functional/test_api_patch.py",
 ]
 
 # pytest's exit codes: 0 all passed, 1 some test failed. Anything else (5: ``-k`` chose
@@ -218,6 +219,20 @@ MUTATIONS = [
         "            return item, message\n",
         "            return item, message\n",
         focus="room_left_reaps",
+    ),
+    Mutation(
+        "an edit that keeps the next slot leaves the new schedule's later slots unsent",
+        "chalicelib/services/triggers/patch.py",
+        "    elif updated.sched != sched_before:\n",
+        "    elif False:\n",
+        focus="faster_schedule",
+    ),
+    Mutation(
+        "a slot set inside the taken window sends only the next slot, not those after it",
+        "chalicelib/services/heartbeat/slots.py",
+        "    while following is not None and ms(following) <= cursor and len(slots) < MAX_SLOTS_PER_ROW:\n",
+        "    while False:\n",
+        focus="faster_schedule",
     ),
 ]
 

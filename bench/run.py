@@ -141,6 +141,10 @@ def run(
             results["heartbeat_enqueue_fanout"] = measure_enqueue(
                 env, **plan["heartbeat_enqueue"], fanout=True
             )
+            _progress("heartbeat enqueue of a minute's fires, a new stack's first tick")
+            results["heartbeat_enqueue_first_tick"] = measure_enqueue(
+                env, **plan["heartbeat_enqueue"], first_tick=True
+            )
             results["section_seconds"]["heartbeat"] = round(time.time() - started)
         if "cost" in only:
             _progress("cost per fire")
@@ -285,11 +289,13 @@ def table(results: dict) -> str:
             f"  heartbeat {int(n):>7,} registered: ratio {row['read_ratio']}, tick "
             f"{row['tick_ms']:,.0f} ms, {row['claims_per_s']:,.0f} fires sent/s on moto"
         )
-    for key in ("heartbeat_enqueue", "heartbeat_enqueue_fanout"):
+    for key in ("heartbeat_enqueue", "heartbeat_enqueue_fanout", "heartbeat_enqueue_first_tick"):
         enqueue = results.get(key)
         if not enqueue:
             continue
         how = "fanned out per shard" if enqueue.get("fanout") else "one invocation"
+        if enqueue.get("first_tick"):
+            how += ", a new stack's first tick"
         lines.append(
             f"  heartbeat ({how}): {enqueue['due']:,} fires due in a minute, "
             f"{enqueue['latency_ms']} ms per call: {enqueue['ticks']} tick(s), "

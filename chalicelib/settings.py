@@ -10,7 +10,14 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["Settings", "get_settings", "reset_settings", "queue_visibility_s", "claim_lease_s"]
+__all__ = [
+    "Settings",
+    "get_settings",
+    "reset_settings",
+    "queue_visibility_s",
+    "claim_lease_s",
+    "default_lookahead_s",
+]
 
 # The fire queue's visibility timeout and a claim's lease, from one setting: the runner's
 # timeout (docs/deploy.md, "The queue's visibility timeout and the lease"). The
@@ -24,6 +31,24 @@ VISIBILITY_MARGIN_S = 30
 def queue_visibility_s(runner_timeout_s: int) -> int:
     """The fire queue's visibility timeout: the runner's timeout plus a margin."""
     return runner_timeout_s + VISIBILITY_MARGIN_S
+
+
+# How far past one heartbeat period a tick sends slots (``default_lookahead_s``).
+LOOKAHEAD_MARGIN_S = 30
+
+
+def default_lookahead_s(heartbeat_s: int) -> int:
+    """A tick sends the slots up to this far ahead: one heartbeat period and a margin.
+
+    With the lookahead equal to the period, a slot just after a tick is sent by that tick,
+    after its reads and the sends before it, and a tick that comes late (EventBridge's
+    ``rate(1 minute)`` fires somewhere within the minute) leaves a gap of slots sent
+    after their second. One period more than that margin (30 s, or the period if it is
+    shorter), and in steady state each slot was sent by the tick before, at least the
+    margin before its second (60 s heartbeat: 90 s, a slot sent 30 to 90 s early).
+    """
+    period = max(1, heartbeat_s)
+    return period + min(LOOKAHEAD_MARGIN_S, period)
 
 
 def claim_lease_s(runner_timeout_s: int, lookahead_s: int) -> int:
@@ -66,7 +91,7 @@ class Settings:
     standing_rows: bool = True
     max_concurrency: int = 5
     heartbeat_s: int = 60
-    lookahead_s: int = 60
+    lookahead_s: int = 90  # default_lookahead_s(heartbeat_s)
     runner_timeout_s: int = 300
     due_shards: int = 4
     # Threads claiming due rows in one tick (a claim is one conditional write round trip).
@@ -135,7 +160,9 @@ def get_settings() -> Settings:
         standing_rows=env("CRONHOOK_STANDING_ROWS") not in ("0", "false", "no", "off"),
         max_concurrency=_int("CRONHOOK_MAX_CONCURRENCY", 5),
         heartbeat_s=_int("CRONHOOK_HEARTBEAT_S", 60),
-        lookahead_s=_int("CRONHOOK_LOOKAHEAD_S", 60),
+        lookahead_s=_int(
+            "CRONHOOK_LOOKAHEAD_S", default_lookahead_s(_int("CRONHOOK_HEARTBEAT_S", 60))
+        ),
         runner_timeout_s=_int("CRONHOOK_RUNNER_TIMEOUT_S", 300),
         due_shards=_int("CRONHOOK_DUE_SHARDS", 4),
         heartbeat_workers=max(1, _int("CRONHOOK_HEARTBEAT_WORKERS", 8)),

@@ -13,6 +13,8 @@ import secrets
 import sys
 from pathlib import Path
 
+from chalicelib.settings import default_lookahead_s
+
 __all__ = [
     "local_environment",
     "create_fire_queues",
@@ -42,7 +44,7 @@ def local_environment(
         "CRONHOOK_MIN_INTERVAL_S": str(min_interval_s),
         "CRONHOOK_MAX_CONCURRENCY": str(max_concurrency),
         "CRONHOOK_HEARTBEAT_S": str(heartbeat_s),
-        "CRONHOOK_LOOKAHEAD_S": str(heartbeat_s),
+        "CRONHOOK_LOOKAHEAD_S": str(default_lookahead_s(heartbeat_s)),
     }
 
 

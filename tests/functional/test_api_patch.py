@@ -6,7 +6,7 @@ the test clock. T0 is Monday 2026-11-30 12:00 UTC (Berlin is UTC+1 then).
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -14,6 +14,7 @@ from chalicelib import assembly
 from chalicelib.domain.errors import Conflict, ValidationError
 from chalicelib.services import triggers
 from chalicelib.services.triggers import patch as patch_module
+from chalicelib.settings import get_settings, reset_settings
 from chalicelib.store import dynamo
 from chalicelib.store.models import RunModel
 from tests.conftest import T0
@@ -288,6 +289,42 @@ def test_cron_edit_after_a_slot_was_enqueued_early_never_fires_that_slot_twice(a
     assert [s.split(".")[1][:13] for s in slots] == [
         str(int((T0 + timedelta(minutes=m)).timestamp() * 1000)).zfill(13) for m in (5, 6, 7, 8)
     ]
+
+
+def test_an_edit_to_a_faster_schedule_sends_its_slots_inside_the_window_already_enqueued(
+    aws, root, clock, monkeypatch
+):
+    # The tick at 12:04:30 took the window up to its horizon and sent 12:05, the only
+    # slot of */5 in it. At 12:04:40 the schedule becomes every 20 s: its slots up to the
+    # horizon fall in a window no tick sends again. Each must still run on its second,
+    # once: not merged into a later one, not left to the overdue pass.
+    monkeypatch.setenv("CRONHOOK_MIN_INTERVAL_S", "1")
+    reset_settings()
+    trigger = create(root, clock, schedule={"cron": "*/5 * * * *"})
+    runner = assembly.build_runner(clock=clock)
+    clock.advance(4 * 60 + 30)
+    assert assembly.tick(now=clock()).due == 1
+    horizon_ms = dynamo.get_cursor(dynamo.shard_of(trigger["id"], get_settings().due_shards))
+    clock.advance(10)
+    edited = patch(root, trigger, {"schedule": {"interval_s": 20}}, clock)
+    first_ms = int(datetime.fromisoformat(edited["next_fire_at"]).timestamp() * 1000)
+    inside = list(range(first_ms, horizon_ms + 1, 20_000))
+    assert len(inside) >= 2  # the edit put slots after the next one inside the taken window
+    ran: list[str] = []
+    end_ms = horizon_ms + 20_000
+    while int(clock().timestamp() * 1000) < end_ms:
+        clock.advance(5)
+        if int(clock().timestamp() * 1000) % 60_000 == 30_000:
+            assembly.tick(now=clock())
+        ran += [s for s in aws.drain(runner) if s != "dropped"]
+    slots = [int(run_id.split(".")[1][:13]) for run_id in scheduled_runs(trigger["id"])]
+    assert slots[: len(inside)] == inside
+    runs = {r.run_id: r for r in RunModel.query(trigger["id"])}
+    for slot in inside:
+        [run] = [r for run_id, r in runs.items() if run_id.split(".")[1][:13] == f"{slot:013d}"]
+        assert run.status == "succeeded"
+        # On its second: started when the test's clock reached the slot, not a tick later.
+        assert int(run.started_at) - slot < 5_000, (slot, run.started_at)
 
 
 def test_claim_between_the_patch_read_and_its_write_is_fenced_and_retried(

@@ -62,10 +62,10 @@ def test_off_nothing_fires_and_on_resumes_without_a_burst(aws, clock, root, row_
     clock.advance(30)
     report = wiring.heartbeat_once(clock())
     # The slot left due while off goes out again (no tick ran while its window passed),
-    # with the next one; its old message is dropped as a spare. Keyed, it is the row's
-    # overdue slot; standing, the window's first missed slot, whose message runs the
-    # row's pointer (the slot left due).
-    expected = (1, 1) if row_form == "keyed" else (0, 2)
+    # with the next two (the 90 s lookahead: a period and its margin); its old message is
+    # dropped as a spare. Keyed, it is the row's overdue slot; standing, the window's
+    # first missed slot, whose message runs the row's pointer (the slot left due).
+    expected = (1, 2) if row_form == "keyed" else (0, 3)
     assert (report.overdue, report.due) == expected
     assert [s for s in aws.drain(runner) if s != "dropped"] == ["succeeded"]
     clock.advance(60)

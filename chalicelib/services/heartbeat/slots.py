@@ -148,13 +148,18 @@ def standing_slots(
     return out
 
 
-def enqueue_if_sent_window(item: TriggerModel, *, now: datetime) -> bool:
-    """Send the message of ``item``'s next slot if the heartbeat's cursor is already past it.
+def enqueue_if_sent_window(item: TriggerModel, *, now: datetime, next_sent: bool = False) -> bool:
+    """Send the messages of ``item``'s slots inside the window the heartbeat already took.
 
     Called by whoever sets a slot (create, edit, enable, a workflow's ``next_fire_at``):
     a slot inside a window the heartbeat has already enqueued would otherwise wait for
-    the overdue pass. A slot after the cursor is the heartbeat's (a spare message sent
-    by both is dropped by the claim's fence). False if nothing was sent.
+    the overdue pass. That is the next slot and, as a tick would have sent them, the
+    schedule's slots after it up to the cursor (a schedule edited to a faster one, or one
+    faster than the lookahead: no tick sends a slot at or before its cursor). A slot
+    after the cursor is the heartbeat's (a spare message sent by both is dropped by the
+    claim's fence). ``next_sent``: the next slot's message is out already (an edit that
+    kept the next slot and changed the schedule after it): only the slots after it.
+    False if nothing was sent.
     """
     if item.status != "active" or item.next_fire_at is None or not item.sched:
         return False
@@ -164,11 +169,25 @@ def enqueue_if_sent_window(item: TriggerModel, *, now: datetime) -> bool:
     slot = int(item.next_fire_at)
     if cursor is None or slot > cursor:
         return False
-    message = fire_message(item.id, slot, item.sched, now_ms=ms(now))
-    if send_fires([message]):
-        logger.warning(
-            "a slot inside the enqueued window could not be sent; the overdue pass will",
-            extra={"trigger_id": item.id},
-        )
+    now_ms = ms(now)
+    slots = [slot]
+    spec = decode_schedule(item.sched)
+    following = schedule.next_fire_after(spec, dt(max(slot, now_ms)))
+    while following is not None and ms(following) <= cursor and len(slots) < MAX_SLOTS_PER_ROW:
+        slots.append(ms(following))
+        following = schedule.next_fire_after(spec, following)
+    # A standing item's claim is fenced on its pointer: its messages say so.
+    standing_shard = (item.due_shard or None) if dynamo.is_standing(item) else None
+    messages = [
+        fire_message(item.id, s, item.sched, now_ms=now_ms, standing_shard=standing_shard)
+        for s in (slots[1:] if next_sent else slots)
+    ]
+    if not messages:
         return False
-    return True
+    failed = send_fires(messages)
+    if failed:
+        logger.warning(
+            "slots inside the enqueued window could not be sent; the overdue pass will",
+            extra={"trigger_id": item.id, "failed": len(failed)},
+        )
+    return len(failed) < len(messages)

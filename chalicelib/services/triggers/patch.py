@@ -74,7 +74,7 @@ def _attempt(
     principal: Principal, item: TriggerModel, data: TriggerPatch, sent: set[str], *, now: datetime
 ) -> dict | None:
     """One read-merge-write of the patch: the new view, or None when it lost a race."""
-    before = trigger_view(item)
+    before, sched_before = trigger_view(item), item.sched
     written = _write_within_quota(principal, item, data, sent, now=now)
     if written is None:
         return None
@@ -82,6 +82,10 @@ def _attempt(
     after = trigger_view(updated, state=state, extra=shown_once)
     if after.get("next_fire_at") != before.get("next_fire_at"):
         enqueue_if_sent(dynamo.get_trigger(item.id), now=now)
+    elif updated.sched != sched_before:
+        # The same next slot (its message is out, and its claim reads the new schedule),
+        # but the slots after it inside the window the heartbeat took are new.
+        enqueue_if_sent(dynamo.get_trigger(item.id), now=now, next_sent=True)
     changes = diff(before, after, state_changed="state" in sent, payload_changed="payload" in sent)
     audit.record(
         principal,

@@ -105,9 +105,10 @@ def spec_to_store(data: TriggerIn, *, exclude: set[str]) -> dict:
     return compact(spec_json)
 
 
-def enqueue_if_sent(item: TriggerModel | None, *, now: datetime) -> None:
-    """A slot set inside the window the heartbeat already enqueued gets its message now."""
+def enqueue_if_sent(item: TriggerModel | None, *, now: datetime, next_sent: bool = False) -> None:
+    """Slots set inside the window the heartbeat already enqueued get their messages now
+    (``next_sent``: all but the next one, whose message is out)."""
     from chalicelib.services.heartbeat import enqueue_if_sent_window
 
     if item is not None and item.kind != "event":
-        enqueue_if_sent_window(item, now=now)
+        enqueue_if_sent_window(item, now=now, next_sent=next_sent)
