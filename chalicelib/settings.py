@@ -43,9 +43,9 @@ def default_lookahead_s(heartbeat_s: int) -> int:
     With the lookahead equal to the period, a slot just after a tick is sent by that tick,
     after its reads and the sends before it, and a tick that comes late (EventBridge's
     ``rate(1 minute)`` fires somewhere within the minute) leaves a gap of slots sent
-    after their second. One period more than that margin (30 s, or the period if it is
-    shorter), and in steady state each slot was sent by the tick before, at least the
-    margin before its second (60 s heartbeat: 90 s, a slot sent 30 to 90 s early).
+    after their second. With the period plus a margin (30 s, or the period if that is
+    shorter), each slot in steady state was sent by the tick before, at least the margin
+    before its second (60 s heartbeat: 90 s, a slot sent 30 to 90 s early).
     """
     period = max(1, heartbeat_s)
     return period + min(LOOKAHEAD_MARGIN_S, period)
