@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -55,8 +56,24 @@ MOTO_UNSUPPORTED = {
 MOTO_DROPPED = {"AWS::ApiGateway::Deployment", "AWS::ApiGateway::Stage"}
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+# moto's server with DynamoDB's per-item atomicity (``chalicelib.local.moto_atomic``), as
+# the tests' in-process server and the local stack's embedded AWS run it. Stock moto checks
+# a condition and then writes with no lock between: a runner batch's concurrent messages
+# could both claim one run, and one's give-back remove the other's claim (seen in CI: an
+# event run that succeeded recorded ``lost``). Real DynamoDB never does that.
+_ATOMIC_MOTO = (
+    "import sys\n"
+    "from chalicelib.local.moto_atomic import make_dynamodb_atomic\n"
+    "make_dynamodb_atomic()\n"
+    "from moto.server import main\n"
+    "main(sys.argv[1:])\n"
+)
+
+
 class MotoProcess:
-    """``python -m moto.server`` on a private port."""
+    """moto's server on a private port, its DynamoDB writes atomic per item (``_ATOMIC_MOTO``)."""
 
     def __init__(self) -> None:
         self.port = free_port()
@@ -65,9 +82,10 @@ class MotoProcess:
 
     def start(self) -> MotoProcess:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            [sys.executable, "-c", _ATOMIC_MOTO, "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            cwd=str(ROOT),
         )
         import requests
 
