@@ -143,6 +143,7 @@ class Settings:
 def get_settings() -> Settings:
     """Read the environment once (per process, or until ``reset_settings``)."""
     env = os.environ.get
+    heartbeat_s = _int("CRONHOOK_HEARTBEAT_S", 60)
     return Settings(
         stage=env("CRONHOOK_STAGE", "local"),
         region=env("AWS_REGION") or env("AWS_DEFAULT_REGION") or "us-east-1",
@@ -159,10 +160,8 @@ def get_settings() -> Settings:
         min_interval_s=_int("CRONHOOK_MIN_INTERVAL_S", 60),
         standing_rows=env("CRONHOOK_STANDING_ROWS") not in ("0", "false", "no", "off"),
         max_concurrency=_int("CRONHOOK_MAX_CONCURRENCY", 5),
-        heartbeat_s=_int("CRONHOOK_HEARTBEAT_S", 60),
-        lookahead_s=_int(
-            "CRONHOOK_LOOKAHEAD_S", default_lookahead_s(_int("CRONHOOK_HEARTBEAT_S", 60))
-        ),
+        heartbeat_s=heartbeat_s,
+        lookahead_s=_int("CRONHOOK_LOOKAHEAD_S", default_lookahead_s(heartbeat_s)),
         runner_timeout_s=_int("CRONHOOK_RUNNER_TIMEOUT_S", 300),
         due_shards=_int("CRONHOOK_DUE_SHARDS", 4),
         heartbeat_workers=max(1, _int("CRONHOOK_HEARTBEAT_WORKERS", 8)),

@@ -20,6 +20,7 @@ from another test file; each helper has one copy.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -247,3 +248,16 @@ def runs_of(trigger_id: str) -> list:
     from chalicelib.store.models import RunModel
 
     return list(RunModel.query(trigger_id, consistent_read=True))
+
+
+class LogLines(logging.Handler):
+    """The app logger's records, formatted as they are printed (JSON, with the ids)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[dict] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from chalicelib.observability import logger
+
+        self.lines.append(json.loads(logger.registered_formatter.format(record)))

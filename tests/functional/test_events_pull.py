@@ -6,8 +6,6 @@ disabled trigger's events are skipped.
 
 from __future__ import annotations
 
-import json
-import logging
 from datetime import timedelta
 
 import pytest
@@ -18,7 +16,7 @@ from chalicelib.services import events, triggers
 from chalicelib.store import dynamo
 from chalicelib.store.sqs import FireMessage, send_fires
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
-from tests.scenarios import deliver, event_of, webhook_trigger
+from tests.scenarios import LogLines, deliver, event_of, webhook_trigger
 
 pytestmark = pytest.mark.usefixtures("fresh_secrets")
 
@@ -91,17 +89,6 @@ def test_a_newer_events_message_leaves_the_slot_to_the_oldest_waiting_event(aws,
     assert ran == [1, 2, 3]
 
 
-class _Lines(logging.Handler):
-    """The app logger's records, formatted as they are printed (JSON, with the ids)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: list[dict] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(json.loads(logger.registered_formatter.format(record)))
-
-
 def test_the_lines_of_a_message_that_ran_the_queues_head_carry_the_heads_ids(aws, clock, root, ran):
     # Seen in CI: a runner batch with the messages of two events of an idle trigger; the
     # newer one's message ran the older (the head), and its "fire handled" line named the
@@ -126,7 +113,7 @@ def test_the_lines_of_a_message_that_ran_the_queues_head_carry_the_heads_ids(aws
         "messageAttributes": {},
         "eventSource": "aws:sqs",
     }
-    lines = _Lines()
+    lines = LogLines()
     logger._logger.addHandler(lines)
     try:
         answer = fire_batch.run_batch(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -16,22 +15,14 @@ from chalicelib.observability import (
     logger,
     record_metric,
 )
-
-
-class _Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: list[dict] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(json.loads(logger.registered_formatter.format(record)))
+from tests.scenarios import LogLines
 
 
 @pytest.fixture
 def in_lambda(monkeypatch, capsys):
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "cronhook-test-runner")
     monkeypatch.setenv("CRONHOOK_STAGE", "test")
-    lines = _Lines()
+    lines = LogLines()
     handler = logger.registered_handler
     stream = handler.stream
     handler.setStream(io.StringIO())
