@@ -122,9 +122,13 @@ def stands(sched: str) -> bool:
         spec = decode_schedule(sched)
     except (ValueError, TypeError, AttributeError):
         return False
+    if spec.jitter_s:
+        return False  # a standing window sends slots, not their jittered instants
     if spec.interval_s:
         return int(spec.interval_s) * 1000 <= LEASE_LEFT_TO_NEXT_CLAIM_MS
-    if not spec.cron:
+    if not spec.cron or spec.also or spec.calendar is not None:
+        # A union or a calendar is keyed on its next slot: a holiday leaves a day without
+        # slots, longer than the lease rule allows a standing row.
         return False
     try:
         cron = parse_cron(spec.cron)

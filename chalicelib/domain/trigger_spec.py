@@ -59,6 +59,10 @@ SCHEDULE_DEFAULTS: dict[str, Any] = {
     "interval_s": None,
     "at": None,
     "dst": None,
+    "business_day": None,
+    "time": None,
+    "calendar": None,
+    "jitter_s": None,
 }
 DST_DEFAULTS: dict[str, Any] = {"skipped": "shift", "repeated": "once"}
 # ``secret`` is never stored (it is sealed on the item); an eventbridge trigger's ``bus``

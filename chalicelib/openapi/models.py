@@ -52,7 +52,7 @@ class TriggerOut(_Out):
     title: str | None
     display_name: str
     tags: list[str]
-    kind: Literal["cron", "interval", "at", "event"]
+    kind: Literal["cron", "business_day", "interval", "at", "event"]
     cadence: str = Field(description='Human-readable, e.g. "Every 2 hours"')
     schedule: dict[str, Any] | None
     event: dict[str, Any] | None
@@ -157,10 +157,23 @@ class ReplayStarted(_Out):
     run_id: str
 
 
+class CalendarMarkOut(_Out):
+    """A slot a calendar removed (a holiday, an excluded date) or moved to a business day."""
+
+    at: Instant = Field(description="The slot as the cron gives it")
+    change: Literal["holiday", "excluded", "moved"]
+    name: str | None = Field(description="The holiday's name (null for a plain excluded date)")
+    moved_to: Instant | None = Field(default=None, description="Where a moved slot fires")
+
+
 class PreviewOut(_Out):
     fires: list[Instant]
     dst: list[DstMarkOut] = Field(
         default_factory=list, description="One entry per fire (or missing fire) DST decided"
+    )
+    calendar: list[CalendarMarkOut] = Field(
+        default_factory=list,
+        description="One entry per slot a calendar removed or moved (schedule.calendar)",
     )
     cadence: str | None = None
 

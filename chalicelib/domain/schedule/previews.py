@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.schedule.cadence import CalendarMark
 from chalicelib.domain.schedule.dst import DstMark
-from chalicelib.domain.schedule.fires import next_fire_after, next_fire_marked
+from chalicelib.domain.schedule.fires import next_fire_after, next_step
 from chalicelib.domain.schedule.model import ScheduleSpec
 
-__all__ = ["MAX_PREVIEW", "preview", "preview_marked", "fires_between"]
+__all__ = ["MAX_PREVIEW", "preview", "preview_marked", "preview_steps", "fires_between"]
 
 MAX_PREVIEW = 100
 
@@ -19,22 +20,36 @@ def _check_count(count: int) -> None:
         raise ValidationError(f"count must be between 1 and {MAX_PREVIEW}", field="count")
 
 
+def preview_steps(
+    spec: ScheduleSpec, *, start: datetime, count: int
+) -> tuple[list[datetime], list[DstMark], list[CalendarMark]]:
+    """The next `count` fires strictly after `start` (fewer if the schedule ends before
+    year 10000), the DST marks of those fires and of the fires missing between them, and
+    the slots a calendar removed or moved before the last of them (in order)."""
+    _check_count(count)
+    fires: list[datetime] = []
+    marks: list[DstMark] = []
+    calendar: dict[datetime, CalendarMark] = {}
+    after = start
+    while len(fires) < count:
+        step = next_step(spec, after, marks=True)
+        if step.fire is None:
+            break
+        fires.append(step.fire)
+        marks.extend(step.dst)
+        calendar.update((mark.at, mark) for mark in step.calendar)
+        after = step.fire
+    last = fires[-1] if fires else None
+    kept = [m for at, m in sorted(calendar.items()) if last is None or at <= last]
+    return fires, marks, kept
+
+
 def preview_marked(
     spec: ScheduleSpec, *, start: datetime, count: int
 ) -> tuple[list[datetime], list[DstMark]]:
     """The next `count` fires strictly after `start` (fewer if the schedule ends before
     year 10000), and the DST marks of those fires and of the fires missing between them."""
-    _check_count(count)
-    fires: list[datetime] = []
-    marks: list[DstMark] = []
-    after = start
-    while len(fires) < count:
-        fire, found = next_fire_marked(spec, after)
-        if fire is None:
-            break
-        fires.append(fire)
-        marks.extend(found)
-        after = fire
+    fires, marks, _ = preview_steps(spec, start=start, count=count)
     return fires, marks
 
 
