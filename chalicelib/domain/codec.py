@@ -31,6 +31,8 @@ def schedule_fields(spec: ScheduleSpec) -> dict[str, Any]:
         "bd": spec.business_day,
         "t": spec.time,
         "j": spec.jitter_s or None,
+        "cu": spec.catchup_mode[0] if spec.catchup_mode != "latest" else None,
+        "cw": spec.catchup_window_s if spec.catchup_window_s != 86400 else None,
     }
     return {k: v for k, v in data.items() if v is not None}
 
@@ -85,4 +87,6 @@ def decode_schedule(text: str) -> ScheduleSpec:
         business_day=data.get("bd"),
         time=data.get("t"),
         jitter_s=int(data.get("j") or 0),
+        catchup_mode={"a": "all", "n": "none"}.get(data.get("cu") or "", "latest"),  # type: ignore[arg-type]
+        catchup_window_s=int(data.get("cw") or 86400),
     )

@@ -93,8 +93,9 @@ def merge_schedule(old: dict, patch: ScheduleIn) -> dict:
             for name in ("dst", "calendar", "time" if kind == "business_day" else "dst"):
                 if old.get(name) is not None:
                     merged[name] = old[name]
-        if old.get("jitter_s"):
-            merged["jitter_s"] = old["jitter_s"]
+        for name in ("jitter_s", "catchup"):
+            if old.get(name):
+                merged[name] = old[name]
     else:
         if cleared:
             raise ValidationError(
@@ -102,7 +103,7 @@ def merge_schedule(old: dict, patch: ScheduleIn) -> dict:
                 field=f"schedule.{cleared[0]}",
             )
         merged = {k: v for k, v in old.items() if v is not None}
-    for name in ("timezone", "dst", "time", "calendar", "jitter_s"):
+    for name in ("timezone", "dst", "time", "calendar", "jitter_s", "catchup"):
         if name in sent:
             merged[name] = dumped[name]
     return {k: v for k, v in merged.items() if v is not None}

@@ -63,6 +63,7 @@ SCHEDULE_DEFAULTS: dict[str, Any] = {
     "time": None,
     "calendar": None,
     "jitter_s": None,
+    "catchup": None,
 }
 DST_DEFAULTS: dict[str, Any] = {"skipped": "shift", "repeated": "once"}
 # ``secret`` is never stored (it is sealed on the item); an eventbridge trigger's ``bus``

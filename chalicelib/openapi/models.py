@@ -14,7 +14,15 @@ from chalicelib.domain import spec
 API_VERSION = "1.0.0"
 Instant = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 RunStatus = Literal[
-    "queued", "running", "succeeded", "failed", "skipped", "refused", "budget_exceeded", "lost"
+    "queued",
+    "running",
+    "succeeded",
+    "failed",
+    "skipped",
+    "refused",
+    "budget_exceeded",
+    "lost",
+    "missed",
 ]
 Surface = Literal["schedule", "event", "manual", "backfill"]
 
@@ -61,7 +69,7 @@ class TriggerOut(_Out):
     serialize_key: str | None
     secret_scope: str | None
     limits: dict[str, Any] | None
-    overlap: Literal["skip", "buffer_one", "allow"]
+    overlap: Literal["skip", "buffer_one", "buffer_all", "allow"]
     concurrency: int
     allow_destructive: bool
     history: Literal["full", "failures"] = Field(
@@ -122,6 +130,10 @@ class RunOut(_Out):
     status: RunStatus
     workflow: str | None = None
     scheduled_for: Instant | None
+    fire_at: Instant | None = Field(
+        default=None,
+        description="When a scheduled fire was due: the slot plus its jitter (schedule.jitter_s)",
+    )
     started_at: Instant | None
     finished_at: Instant | None
     lateness_ms: int | None

@@ -15,6 +15,7 @@ timezone with the DST policy of the reference cron (cronie / Debian); see
 - ``zones``: IANA names and wall times;
 - ``dst``: what a wall time becomes around a DST change (``DstMark``);
 - ``fires``: the next fire after an instant; ``previews``: many fires at once;
+- ``jitter``: a slot's stable delay (``schedule.jitter_s``) and its ``fire_at``;
 - ``eventbridge``: EventBridge Scheduler expressions pasted whole;
 - ``words``: the cadence in words.
 
@@ -30,6 +31,7 @@ from chalicelib.domain.schedule.eventbridge import (
     translate_pasted,
 )
 from chalicelib.domain.schedule.fires import clamp_next_fire, next_fire_after, next_step
+from chalicelib.domain.schedule.jitter import fire_at_ms, jitter_ms
 from chalicelib.domain.schedule.model import (
     MAX_CRONS,
     MAX_INTERVAL_S,
@@ -56,6 +58,8 @@ __all__ = [
     "MAX_JITTER_S",
     "check_holiday_code",
     "next_step",
+    "fire_at_ms",
+    "jitter_ms",
     "DstMark",
     "PastedSchedule",
     "MAX_INTERVAL_S",

@@ -54,6 +54,8 @@ class ScheduleSpec:
     business_day: int | None = None
     time: str | None = None
     jitter_s: int = 0
+    catchup_mode: Literal["latest", "all", "none"] = "latest"
+    catchup_window_s: int = 86400
 
     @property
     def crons(self) -> tuple[str, ...]:
@@ -143,6 +145,10 @@ def _validate_calendar_fields(spec: ScheduleSpec) -> None:
             "dates to leave out)",
             field="schedule.calendar",
         )
+    if spec.catchup_mode not in ("latest", "all", "none"):
+        raise ValidationError("must be latest, all or none", field="schedule.catchup.mode")
+    if not 60 <= spec.catchup_window_s <= MAX_INTERVAL_S:
+        raise ValidationError("must be 60 s to 366 days", field="schedule.catchup.window_s")
     if not 0 <= spec.jitter_s <= MAX_JITTER_S:
         raise ValidationError(f"must be 0 to {MAX_JITTER_S}", field="schedule.jitter_s")
 

@@ -19,7 +19,7 @@ from chalicelib.domain.schedule import (
 )
 from chalicelib.domain.spec.base import Strict, in_utc
 
-__all__ = ["DstIn", "CalendarIn", "ScheduleIn", "PreviewIn", "schedule_spec_from"]
+__all__ = ["DstIn", "CalendarIn", "CatchupIn", "ScheduleIn", "PreviewIn", "schedule_spec_from"]
 
 _Cron = Annotated[str, Field(max_length=200)]
 _HolidayCode = Annotated[str, Field(min_length=2, max_length=16)]
@@ -62,6 +62,13 @@ class CalendarIn(Strict):
             business_days=frozenset(self.business_days),
             on_holiday=self.on_holiday,
         )
+
+
+class CatchupIn(Strict):
+    """``schedule.catchup``: what the slots missed while the trigger could not run do."""
+
+    mode: Literal["latest", "all", "none"] = "latest"
+    window_s: int = Field(default=86400, ge=60, le=366 * 86400)
 
 
 def _pasted_crons(crons: list[str], prefix: str, timezone: str) -> list[str]:
@@ -138,6 +145,7 @@ class ScheduleIn(Strict):
     time: str | None = Field(default=None, max_length=5)
     calendar: CalendarIn | None = None
     jitter_s: int | None = Field(default=None, ge=0, le=MAX_JITTER_S)
+    catchup: CatchupIn | None = None
 
     @field_validator("at")
     @classmethod
@@ -203,4 +211,6 @@ def schedule_spec_from(schedule: ScheduleIn, *, anchor_at: datetime) -> Schedule
         business_day=schedule.business_day,
         time=schedule.time,
         jitter_s=schedule.jitter_s or 0,
+        catchup_mode=schedule.catchup.mode if schedule.catchup else "latest",
+        catchup_window_s=schedule.catchup.window_s if schedule.catchup else 86400,
     )

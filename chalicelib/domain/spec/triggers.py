@@ -63,7 +63,7 @@ class TriggerIn(Strict):
     serialize_key: str | None = Field(default=None, max_length=200)
     secret_scope: str | None = Field(default=None, max_length=200)
     limits: LimitsIn = Field(default_factory=LimitsIn)
-    overlap: Literal["skip", "buffer_one", "allow"] = "skip"
+    overlap: Literal["skip", "buffer_one", "buffer_all", "allow"] = "skip"
     concurrency: int = Field(default=1, ge=1, le=100)
     allow_destructive: bool = False
     history: Literal["full", "failures"] = "full"
@@ -94,7 +94,7 @@ class TriggerPatch(Strict):
     serialize_key: str | None = Field(default=None, max_length=200)
     secret_scope: str | None = Field(default=None, max_length=200)
     limits: LimitsIn | None = None
-    overlap: Literal["skip", "buffer_one", "allow"] | None = None
+    overlap: Literal["skip", "buffer_one", "buffer_all", "allow"] | None = None
     concurrency: int | None = Field(default=None, ge=1, le=100)
     allow_destructive: bool | None = None
     history: Literal["full", "failures"] | None = None

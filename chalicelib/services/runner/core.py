@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from chalicelib.domain.epoch_ms import ms, opt_dt
@@ -30,11 +31,12 @@ from chalicelib.services.pipeline import Pipeline, Refusal, RunContext
 from chalicelib.services.runner.claim import claim_scheduled
 from chalicelib.services.runner.defer import defer
 from chalicelib.services.runner.settle import Outcome, check_result, settle
+from chalicelib.services.runner.timing import fire_at_of
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.models import RunModel, TriggerModel
-from chalicelib.store.sqs import FireMessage
+from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
 from chalicelib.workflows import (
     DestructiveRefused,
     Fire,
@@ -70,9 +72,13 @@ class Runner:
         self.sleep = sleep if sleep is not None or clock is not utcnow else time.sleep
 
     def handle(self, message: FireMessage) -> str:
-        """Run one message; returns the run's status, or ``dropped`` / ``buffered``."""
-        if message.surface == "schedule" and message.scheduled_ms is not None:
-            self._wait_for_slot(int(message.scheduled_ms))
+        """Run one message; returns the run's status, or ``dropped`` / ``buffered`` /
+        ``postponed``."""
+        fire_ms = fire_at_of(message)
+        if fire_ms is not None:
+            if fire_ms - ms(self.clock()) > 1000:
+                return self._postpone(message, fire_ms)
+            self._wait_for_slot(fire_ms)
         now = self.clock()
         lease_ms = ms(now) + (get_settings().runner_timeout_s + 60) * 1000
         event = None
@@ -115,6 +121,17 @@ class Runner:
         )
         return self._run(ctx)
 
+    def _postpone(self, message: FireMessage, fire_ms: int) -> str:
+        """A jittered fire whose message came early (a delay over SQS's 900 s, or a spare
+        sent by the overdue pass): sent again to land at its ``fire_at``; nothing is
+        claimed or recorded. A failed send raises: the message itself is delivered again.
+        """
+        delay_s = max(1, min(MAX_DELAY_S, (fire_ms - ms(self.clock())) // 1000))
+        if send_fires([replace(message, delay_s=delay_s)]):
+            raise RuntimeError("a postponed fire could not be sent again")
+        record_metric("FiresPostponed", surface=message.surface)
+        return "postponed"
+
     def _wait_for_slot(self, slot_ms: int) -> None:
         """A message lands up to a second before its slot (DelaySeconds rounded down):
         wait out the fraction, so the fire starts on its second."""
@@ -135,6 +152,7 @@ class Runner:
         )
         if ctx.event is not None:
             run.attempt = int(ctx.event.attempt or 1)
+        run.fire_at = fire_at_of(ctx.message)
         outcome = Outcome()
         try:
             refusal = self._check(ctx)
@@ -184,7 +202,9 @@ class Runner:
         started_at = self.clock()
         run.started_at = ms(started_at)
         if message.surface == "schedule":
-            run.lateness_ms = lateness_ms(opt_dt(message.scheduled_ms), started_at)
+            # Late against the fire's own instant: the slot plus its jitter.
+            fire_at = fire_at_of(message)
+            run.lateness_ms = lateness_ms(opt_dt(fire_at), started_at)
         try:
             answered = invoke(item.workflow, fire)
         finally:
