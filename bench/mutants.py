@@ -30,6 +30,7 @@ SUITE = [
     "tests/functional/test_heartbeat_reaper.py",
     "tests/functional/test_standing_rows.py",
     "tests/functional/test_api_patch.py",
+    "tests/functional/test_linkedin_oracle.py",
 ]
 
 # pytest's exit codes: 0 all passed, 1 some test failed. Anything else (5: ``-k`` chose
@@ -233,6 +234,13 @@ MUTATIONS = [
         "    while following is not None and ms(following) <= cursor and len(slots) < MAX_SLOTS_PER_ROW:\n",
         "    while False:\n",
         focus="faster_schedule",
+    ),
+    Mutation(
+        "LinkedIn's challenge answers any code (a signing oracle for notifications)",
+        "chalicelib/domain/signatures/linkedin.py",
+        "    if not keys or not is_challenge_code(code):\n",
+        "    if not keys or not isinstance(code, str) or not code:\n",
+        focus="forged_delivery or not_a_uuid",
     ),
 ]
 
