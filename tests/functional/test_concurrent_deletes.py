@@ -72,9 +72,7 @@ def _audited(action: str) -> Counter:
     )
 
 
-def test_eight_simultaneous_deletes_of_each_key_release_one_key_each(
-    aws, clock, root, monkeypatch
-):
+def test_eight_simultaneous_deletes_of_each_key_release_one_key_each(aws, clock, root, monkeypatch):
     created = [keys.create_key(root, {"role": "viewer"}, now=clock())["id"] for _ in range(5)]
     before = quotas.usage_of(TENANT)
     assert before.keys == 5
