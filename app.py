@@ -193,6 +193,57 @@ def disable_triggers():
     return triggers.set_enabled_many(principal, json_body(request), enabled=False, now=now_utc())
 
 
+@app.route("/v1/triggers/{trigger_id}/skip", methods=["POST"], authorizer=api_key)
+@declare(
+    "Skip one future slot, with a reason",
+    role="operator",
+    answers={200: "TriggerOut"},
+    body="SkipIn",
+    errors=(*WRITE_ERRORS, 409),
+    description="The slot must be one the schedule has (see the preview), after now and after "
+    "the last slot that fired. When it comes it is recorded `skipped` with the reason and "
+    "not run. Previews list it under `calendar` (`change: skipped`).",
+)
+@api
+def skip_slot(trigger_id):
+    request = app.current_request
+    principal = caller(request, "operator")
+    return triggers.skip_slot(principal, trigger_id, json_body(request), now=now_utc())
+
+
+@app.route("/v1/triggers/{trigger_id}/skip/{slot}", methods=["DELETE"], authorizer=api_key)
+@declare(
+    "Undo a skip that has not passed",
+    role="operator",
+    answers={200: "TriggerOut"},
+    errors=(*WRITE_ERRORS, 409),
+    description="`slot` is the skipped instant (ISO-8601). 404 when there is no skip there; "
+    "409 when the slot has passed (its `skipped` record stands).",
+)
+@api
+def unskip_slot(trigger_id, slot):
+    principal = caller(app.current_request, "operator")
+    return triggers.unskip_slot(principal, trigger_id, unquote(slot), now=now_utc())
+
+
+@app.route("/v1/triggers/{trigger_id}/extra", methods=["POST"], authorizer=api_key)
+@declare(
+    "One extra run at an instant",
+    role="operator",
+    answers={200: "TriggerOut"},
+    body="ExtraIn",
+    errors=(*WRITE_ERRORS, 409),
+    description="A future instant (at most 366 days ahead) that fires once as a slot of the "
+    "schedule (run id and record as a slot's), with `payload` if given. Previews list it "
+    "under `calendar` (`change: extra`).",
+)
+@api
+def add_extra(trigger_id):
+    request = app.current_request
+    principal = caller(request, "operator")
+    return triggers.add_extra(principal, trigger_id, json_body(request), now=now_utc())
+
+
 @app.route("/v1/triggers/{trigger_id}/backfill", methods=["POST"], authorizer=api_key)
 @declare(
     "Run the slots of a past window (at most 1,000), oldest first",
@@ -295,6 +346,14 @@ def get_run(run_id):
     answers={200: "TriggerOut"},
     body="TriggerPatch",
     errors=(*WRITE_ERRORS, 409),
+    query=(
+        Query(
+            "dry_run",
+            "true: answer the trigger as the edit would make it, with `slots_diff` (the slots "
+            "added and removed over the next 30 days); nothing is stored",
+            enum=("true", "false"),
+        ),
+    ),
     description="Send only the fields to change (objects such as `limits` and `event` merge). "
     "A cadence edit infers the kind from the field sent (`cron`, `interval_s` or `at`), "
     "clears the other kind's fields and recomputes `next_fire_at` strictly after now and "
@@ -306,6 +365,8 @@ def get_run(run_id):
 def patch_trigger(trigger_id):
     request = app.current_request
     principal = caller(request, "operator")
+    if _params().get("dry_run") == "true":
+        return triggers.dry_run_patch(principal, trigger_id, json_body(request), now=now_utc())
     return triggers.patch_trigger(principal, trigger_id, json_body(request), now=now_utc())
 
 

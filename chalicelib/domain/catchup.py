@@ -57,6 +57,7 @@ class SlotPlan:
     passed_status: str = "missed"
     passed_more: int = 0  # slots passed beyond the records
     waits_its_turn: bool = False  # at capacity it is buffered, never skipped
+    one_off: bool = False  # a one-off skip: its reason is the trigger's
 
 
 def _between(spec: ScheduleSpec, after: datetime, until: datetime) -> list[datetime]:
@@ -87,6 +88,11 @@ def plan_slot(
     spec: ScheduleSpec, slot: datetime, *, now: datetime, buffer_all: bool = False
 ) -> SlotPlan:
     """The plan for a claimed slot at ``now`` (the schedule's clock); see the module doc."""
+    if slot in spec.skips:
+        # A one-off skip (``POST /v1/triggers/{id}/skip``): recorded, never run.
+        return SlotPlan(
+            run=False, next_after=max(now, slot), status="skipped", reason="skipped", one_off=True
+        )
     late = now - slot > timedelta(seconds=MISSED_AFTER_S)
     mode = spec.catchup_mode
     if late and mode == "none":

@@ -10,7 +10,7 @@ import json
 from datetime import date
 from typing import Any
 
-from chalicelib.domain.epoch_ms import ms, opt_dt
+from chalicelib.domain.epoch_ms import dt, ms, opt_dt
 from chalicelib.domain.schedule import Calendar, ScheduleSpec
 
 __all__ = ["schedule_fields", "encode_schedule", "decode_schedule"]
@@ -33,6 +33,8 @@ def schedule_fields(spec: ScheduleSpec) -> dict[str, Any]:
         "j": spec.jitter_s or None,
         "cu": spec.catchup_mode[0] if spec.catchup_mode != "latest" else None,
         "cw": spec.catchup_window_s if spec.catchup_window_s != 86400 else None,
+        "sk": sorted(ms(at) for at in spec.skips) or None,
+        "xa": sorted(ms(at) for at in spec.extras) or None,
     }
     return {k: v for k, v in data.items() if v is not None}
 
@@ -89,4 +91,6 @@ def decode_schedule(text: str) -> ScheduleSpec:
         jitter_s=int(data.get("j") or 0),
         catchup_mode={"a": "all", "n": "none"}.get(data.get("cu") or "", "latest"),  # type: ignore[arg-type]
         catchup_window_s=int(data.get("cw") or 86400),
+        skips=frozenset(dt(at) for at in data.get("sk") or ()),
+        extras=tuple(dt(at) for at in data.get("xa") or ()),
     )

@@ -93,7 +93,7 @@ def merge_schedule(old: dict, patch: ScheduleIn) -> dict:
             for name in ("dst", "calendar", "time" if kind == "business_day" else "dst"):
                 if old.get(name) is not None:
                     merged[name] = old[name]
-        for name in ("jitter_s", "catchup"):
+        for name in ("jitter_s", "catchup", "skips", "extras"):
             if old.get(name):
                 merged[name] = old[name]
     else:
@@ -103,7 +103,7 @@ def merge_schedule(old: dict, patch: ScheduleIn) -> dict:
                 field=f"schedule.{cleared[0]}",
             )
         merged = {k: v for k, v in old.items() if v is not None}
-    for name in ("timezone", "dst", "time", "calendar", "jitter_s", "catchup"):
+    for name in ("timezone", "dst", "time", "calendar", "jitter_s", "catchup", "skips", "extras"):
         if name in sent:
             merged[name] = dumped[name]
     return {k: v for k, v in merged.items() if v is not None}

@@ -47,6 +47,7 @@ DEFAULTS: dict[str, Any] = {
     "concurrency": 1,
     "allow_destructive": False,
     "history": "full",
+    "after_fire": "disable",
 }
 
 # The nested objects' defaults, in the request models' field order (``expand`` keeps it, so
@@ -64,6 +65,8 @@ SCHEDULE_DEFAULTS: dict[str, Any] = {
     "calendar": None,
     "jitter_s": None,
     "catchup": None,
+    "skips": None,
+    "extras": None,
 }
 DST_DEFAULTS: dict[str, Any] = {"skipped": "shift", "repeated": "once"}
 # ``secret`` is never stored (it is sealed on the item); an eventbridge trigger's ``bus``

@@ -52,6 +52,19 @@ class LastRunOut(_Out):
     error: str | None
 
 
+class SlotsDiffOut(_Out):
+    """What an edit changes of a schedule's slots over the next ``days``."""
+
+    added: list[Instant]
+    removed: list[Instant]
+    added_count: int | None = None
+    removed_count: int | None = None
+    days: int
+    truncated: bool | None = Field(
+        default=None, description="More slots than listed (the counts cover the first 2,000)"
+    )
+
+
 class TriggerOut(_Out):
     """A trigger as the API shows it (never a secret)."""
 
@@ -75,6 +88,9 @@ class TriggerOut(_Out):
     history: Literal["full", "failures"] = Field(
         description="Which runs get a run record: all (`full`), or all but the scheduled "
         "and event runs that succeeded (`failures`, two write units less per fire)",
+    )
+    after_fire: Literal["disable", "delete"] | None = Field(
+        default=None, description="An `at` trigger after its run: disabled, or deleted"
     )
     enabled: bool
     status: Literal["active", "disabled"]
@@ -101,6 +117,11 @@ class TriggerOut(_Out):
     version: int = Field(description="Send it back in a PATCH for optimistic locking")
     warnings: list[Any]
     state: dict[str, Any] | None = Field(default=None, description="On single-trigger answers only")
+    dry_run: bool | None = Field(default=None, description="PATCH ?dry_run=true: nothing stored")
+    slots_diff: SlotsDiffOut | None = Field(
+        default=None,
+        description="PATCH ?dry_run=true: the slots the edit adds and removes over 30 days",
+    )
 
 
 class WebhookOnce(_Out):
@@ -170,11 +191,14 @@ class ReplayStarted(_Out):
 
 
 class CalendarMarkOut(_Out):
-    """A slot a calendar removed (a holiday, an excluded date) or moved to a business day."""
+    """A slot a calendar removed (a holiday, an excluded date) or moved to a business day, or
+    a one-off exception (a slot skipped, an extra run)."""
 
     at: Instant = Field(description="The slot as the cron gives it")
-    change: Literal["holiday", "excluded", "moved"]
-    name: str | None = Field(description="The holiday's name (null for a plain excluded date)")
+    change: Literal["holiday", "excluded", "moved", "skipped", "extra"]
+    name: str | None = Field(
+        description="The holiday's name (null for a plain excluded date); a skip's reason"
+    )
     moved_to: Instant | None = Field(default=None, description="Where a moved slot fires")
 
 

@@ -45,6 +45,7 @@ from chalicelib.domain.schedule.previews import (
     preview,
     preview_marked,
     preview_steps,
+    slots_diff,
 )
 from chalicelib.domain.schedule.words import describe
 from chalicelib.domain.schedule.zones import canonical_timezone
@@ -72,6 +73,7 @@ __all__ = [
     "preview",
     "preview_marked",
     "preview_steps",
+    "slots_diff",
     "fires_between",
     "describe",
     "clamp_next_fire",

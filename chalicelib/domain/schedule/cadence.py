@@ -54,10 +54,11 @@ _MAX_MONTHS = 240
 
 @dataclass(frozen=True)
 class CalendarMark:
-    """A slot a calendar removed ("holiday", "excluded") or moved ("moved", to ``moved_to``)."""
+    """A slot a calendar removed ("holiday", "excluded") or moved ("moved", to ``moved_to``),
+    or a one-off exception: a slot skipped ("skipped"), an extra run ("extra")."""
 
     at: datetime
-    change: Literal["holiday", "excluded", "moved"]
+    change: Literal["holiday", "excluded", "moved", "skipped", "extra"]
     name: str | None
     moved_to: datetime | None = None
 

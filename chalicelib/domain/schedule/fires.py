@@ -136,6 +136,16 @@ def next_step(spec: ScheduleSpec, after: datetime, *, marks: bool = False) -> St
     """
     if after.utcoffset() is None:
         raise ValueError("after must be an aware datetime")
+    step = _cadence_step(spec, after, marks=marks)
+    extra = min((at for at in spec.extras if at > after), default=None)
+    if extra is not None and (step.fire is None or extra < step.fire):
+        # A one-off extra instant before the cadence's next fire.
+        passed = [mark for mark in step.calendar if mark.at < extra]
+        return Step(extra.astimezone(UTC), [], passed)
+    return step
+
+
+def _cadence_step(spec: ScheduleSpec, after: datetime, *, marks: bool) -> Step:
     kind = one_kind(spec)
     if kind == "cron" and spec.calendar is not None:
         return calendar_next(spec, after, _next_cron_fire, marks=marks)

@@ -21,6 +21,7 @@ __all__ = [
     "MAX_INTERVAL_S",
     "MAX_CRONS",
     "MAX_JITTER_S",
+    "MAX_EXCEPTIONS",
     "ScheduleSpec",
     "one_kind",
     "parse_time",
@@ -32,6 +33,8 @@ MAX_INTERVAL_S = 366 * 86400
 # A list of crons is a union: at most this many cadences in one trigger.
 MAX_CRONS = 10
 MAX_JITTER_S = 3600
+# One-off exceptions kept on a trigger (passed ones are pruned as new ones come).
+MAX_EXCEPTIONS = 50
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,9 @@ class ScheduleSpec:
     jitter_s: int = 0
     catchup_mode: Literal["latest", "all", "none"] = "latest"
     catchup_window_s: int = 86400
+    # One-off exceptions: slots recorded ``skipped`` instead of run, and extra instants.
+    skips: frozenset[datetime] = frozenset()
+    extras: tuple[datetime, ...] = ()
 
     @property
     def crons(self) -> tuple[str, ...]:
@@ -149,6 +155,10 @@ def _validate_calendar_fields(spec: ScheduleSpec) -> None:
         raise ValidationError("must be latest, all or none", field="schedule.catchup.mode")
     if not 60 <= spec.catchup_window_s <= MAX_INTERVAL_S:
         raise ValidationError("must be 60 s to 366 days", field="schedule.catchup.window_s")
+    if len(spec.skips) > MAX_EXCEPTIONS or len(spec.extras) > MAX_EXCEPTIONS:
+        raise ValidationError(
+            f"at most {MAX_EXCEPTIONS} skips and {MAX_EXCEPTIONS} extras", field="schedule"
+        )
     if not 0 <= spec.jitter_s <= MAX_JITTER_S:
         raise ValidationError(f"must be 0 to {MAX_JITTER_S}", field="schedule.jitter_s")
 

@@ -10,7 +10,18 @@ from chalicelib.domain.schedule.dst import DstMark
 from chalicelib.domain.schedule.fires import next_fire_after, next_step
 from chalicelib.domain.schedule.model import ScheduleSpec
 
-__all__ = ["MAX_PREVIEW", "preview", "preview_marked", "preview_steps", "fires_between"]
+__all__ = [
+    "MAX_PREVIEW",
+    "SLOTS_DIFF_SCAN",
+    "preview",
+    "preview_marked",
+    "preview_steps",
+    "fires_between",
+    "slots_diff",
+]
+
+# Slots of each schedule read for a diff; a faster schedule's diff says it was cut short.
+SLOTS_DIFF_SCAN = 2000
 
 MAX_PREVIEW = 100
 
@@ -35,10 +46,15 @@ def preview_steps(
         step = next_step(spec, after, marks=True)
         if step.fire is None:
             break
-        fires.append(step.fire)
-        marks.extend(step.dst)
         calendar.update((mark.at, mark) for mark in step.calendar)
         after = step.fire
+        if step.fire in spec.skips:  # recorded skipped when it comes, never run
+            calendar[step.fire] = CalendarMark(step.fire, "skipped", None)
+            continue
+        if step.fire in spec.extras:
+            calendar[step.fire] = CalendarMark(step.fire, "extra", None)
+        fires.append(step.fire)
+        marks.extend(step.dst)
     last = fires[-1] if fires else None
     kept = [m for at, m in sorted(calendar.items()) if last is None or at <= last]
     return fires, marks, kept
@@ -76,3 +92,23 @@ def fires_between(
             break
         fires.append(after)
     return fires
+
+
+def slots_diff(
+    old: ScheduleSpec | None, new: ScheduleSpec, start: datetime, end: datetime
+) -> tuple[list[datetime], list[datetime], bool]:
+    """The slots in ``(start, end)`` the new schedule adds and the old one loses, in order,
+    and whether either schedule had more than ``SLOTS_DIFF_SCAN`` slots there (the lists
+    then cover only the first ones)."""
+    after = start + timedelta(microseconds=1)
+    new_slots = fires_between(new, after, end, limit=SLOTS_DIFF_SCAN + 1)
+    old_slots = fires_between(old, after, end, limit=SLOTS_DIFF_SCAN + 1) if old else []
+    cut = len(new_slots) > SLOTS_DIFF_SCAN or len(old_slots) > SLOTS_DIFF_SCAN
+    if cut:
+        horizon = min(s[SLOTS_DIFF_SCAN - 1] for s in (new_slots, old_slots) if s)
+        new_slots = [s for s in new_slots if s <= horizon]
+        old_slots = [s for s in old_slots if s <= horizon]
+    kept_new, kept_old = set(new_slots), set(old_slots)
+    added = [s for s in new_slots if s not in kept_old]
+    removed = [s for s in old_slots if s not in kept_new]
+    return added, removed, cut

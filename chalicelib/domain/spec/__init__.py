@@ -40,7 +40,16 @@ from chalicelib.domain.spec.events import (
     validate_source_fields,
 )
 from chalicelib.domain.spec.parse import parse_model, problem_text
-from chalicelib.domain.spec.schedules import DstIn, PreviewIn, ScheduleIn, schedule_spec_from
+from chalicelib.domain.spec.schedules import (
+    CalendarIn,
+    CatchupIn,
+    DstIn,
+    ExtraIn,
+    PreviewIn,
+    ScheduleIn,
+    SkipIn,
+    schedule_spec_from,
+)
 from chalicelib.domain.spec.triggers import (
     BackfillIn,
     DisableIn,
@@ -54,6 +63,10 @@ from chalicelib.domain.spec.triggers import (
 
 __all__ = [
     "DstIn",
+    "CalendarIn",
+    "CatchupIn",
+    "SkipIn",
+    "ExtraIn",
     "ScheduleIn",
     "EventIn",
     "EventPatch",

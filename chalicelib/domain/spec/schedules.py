@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
@@ -19,7 +19,16 @@ from chalicelib.domain.schedule import (
 )
 from chalicelib.domain.spec.base import Strict, in_utc
 
-__all__ = ["DstIn", "CalendarIn", "CatchupIn", "ScheduleIn", "PreviewIn", "schedule_spec_from"]
+__all__ = [
+    "DstIn",
+    "CalendarIn",
+    "CatchupIn",
+    "SkipIn",
+    "ExtraIn",
+    "ScheduleIn",
+    "PreviewIn",
+    "schedule_spec_from",
+]
 
 _Cron = Annotated[str, Field(max_length=200)]
 _HolidayCode = Annotated[str, Field(min_length=2, max_length=16)]
@@ -69,6 +78,30 @@ class CatchupIn(Strict):
 
     mode: Literal["latest", "all", "none"] = "latest"
     window_s: int = Field(default=86400, ge=60, le=366 * 86400)
+
+
+class SkipIn(Strict):
+    """One slot not to run, and why (``POST /v1/triggers/{id}/skip``)."""
+
+    slot: datetime
+    reason: str = Field(default="", max_length=200)
+
+    @field_validator("slot")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return in_utc(value, "slot") or value
+
+
+class ExtraIn(Strict):
+    """One extra run at an instant (``POST /v1/triggers/{id}/extra``)."""
+
+    at: datetime
+    payload: Any = None
+
+    @field_validator("at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return in_utc(value, "at") or value
 
 
 def _pasted_crons(crons: list[str], prefix: str, timezone: str) -> list[str]:
@@ -146,6 +179,8 @@ class ScheduleIn(Strict):
     calendar: CalendarIn | None = None
     jitter_s: int | None = Field(default=None, ge=0, le=MAX_JITTER_S)
     catchup: CatchupIn | None = None
+    skips: list[SkipIn] | None = Field(default=None, max_length=50)
+    extras: list[ExtraIn] | None = Field(default=None, max_length=50)
 
     @field_validator("at")
     @classmethod
@@ -213,4 +248,6 @@ def schedule_spec_from(schedule: ScheduleIn, *, anchor_at: datetime) -> Schedule
         jitter_s=schedule.jitter_s or 0,
         catchup_mode=schedule.catchup.mode if schedule.catchup else "latest",
         catchup_window_s=schedule.catchup.window_s if schedule.catchup else 86400,
+        skips=frozenset(skip.slot for skip in schedule.skips or ()),
+        extras=tuple(sorted({extra.at for extra in schedule.extras or ()})),
     )

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from chalicelib.domain.errors import ValidationError
 from chalicelib.domain.limits import MAX_NOTE_CHARS
 from chalicelib.domain.spec.base import (
     ShortStr,
@@ -68,6 +69,7 @@ class TriggerIn(Strict):
     concurrency: int = Field(default=1, ge=1, le=100)
     allow_destructive: bool = False
     history: Literal["full", "failures"] = "full"
+    after_fire: Literal["disable", "delete"] = "disable"
     enabled: bool = True
 
     @field_validator("title")
@@ -79,6 +81,15 @@ class TriggerIn(Strict):
     @classmethod
     def _scope(cls, value: str | None) -> str | None:
         return check_scope(value)
+
+    @model_validator(mode="after")
+    def _after_fire_of_at(self) -> TriggerIn:
+        if self.after_fire == "delete" and (self.schedule is None or self.schedule.at is None):
+            raise ValidationError(
+                "after_fire: delete is for a trigger with schedule.at (one fire)",
+                field="after_fire",
+            )
+        return self
 
 
 class TriggerPatch(Strict):
@@ -99,6 +110,7 @@ class TriggerPatch(Strict):
     concurrency: int | None = Field(default=None, ge=1, le=100)
     allow_destructive: bool | None = None
     history: Literal["full", "failures"] | None = None
+    after_fire: Literal["disable", "delete"] | None = None
     enabled: bool | None = None
 
     @field_validator("title")

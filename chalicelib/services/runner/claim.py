@@ -24,6 +24,7 @@ from chalicelib.domain import schedule
 from chalicelib.domain.catchup import SlotPlan, plan_slot
 from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.epoch_ms import dt, ms
+from chalicelib.domain.exceptions import exception_of
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.domain.rules import Overlap, capacity_of, due_at, overlap_decision, stands
 from chalicelib.observability import logger, record_metric
@@ -229,6 +230,9 @@ def _pass(slot: _Slot, plan: SlotPlan, *, sched: str, now: datetime) -> str | _A
         refresh_due(item, now=now)
         return dropped(message, "trigger disabled")
     status, reason = plan.status or "missed", plan.reason or "missed"
+    if plan.one_off:
+        skip = exception_of(dynamo.load_spec(item), "skips", "slot", slot.slot_ms) or {}
+        reason = str(skip.get("reason") or "skipped (a one-off skip)")
     record_terminal(item, message.run_id, slot.slot_ms, status, reason, now, only_new=True)
     _record_passed(item, plan, now=now)
     leases = [dynamo.entry_lease(e) for e in dynamo.in_flight_of(item).values()]

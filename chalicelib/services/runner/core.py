@@ -22,8 +22,10 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 from chalicelib.domain.epoch_ms import ms, opt_dt
+from chalicelib.domain.exceptions import exception_of
 from chalicelib.domain.settle import lateness_ms
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import events
@@ -228,10 +230,20 @@ def _fire_of(
         fire_id=message.run_id,
         scheduled_for=opt_dt(message.scheduled_ms),
         surface=message.surface,
-        payload=extras.pop("payload", ctx.spec.get("payload")),
+        payload=extras.pop("payload", _scheduled_payload(ctx)),
         state=state,
         attempt=attempt,
         event_id=message.event_id,
         policy=Policy(allow_destructive=bool(ctx.spec.get("allow_destructive"))),
         **extras,
     )
+
+
+def _scheduled_payload(ctx: RunContext) -> Any:
+    """The trigger's payload, or an extra run's own (``POST /v1/triggers/{id}/extra``)."""
+    message = ctx.message
+    if message.surface == "schedule":
+        extra = exception_of(ctx.spec, "extras", "at", message.scheduled_ms)
+        if extra is not None and "payload" in extra:
+            return extra["payload"]
+    return ctx.spec.get("payload")

@@ -30,6 +30,7 @@ from chalicelib.services.pages import decode_cursor, encode_cursor
 from chalicelib.services.triggers.create import create_trigger
 from chalicelib.services.triggers.delete import delete_trigger, delete_workflow_triggers
 from chalicelib.services.triggers.enable import set_enabled, set_enabled_many
+from chalicelib.services.triggers.exceptions import add_extra, skip_slot, unskip_slot
 from chalicelib.services.triggers.fire import fire_now
 from chalicelib.services.triggers.listing import (
     TRIGGER_CURSOR,
@@ -38,6 +39,7 @@ from chalicelib.services.triggers.listing import (
     list_workflows,
 )
 from chalicelib.services.triggers.patch import PATCH_ATTEMPTS, patch_trigger
+from chalicelib.services.triggers.patch_preview import dry_run_patch
 from chalicelib.services.triggers.previews import preview_schedule, preview_trigger
 from chalicelib.services.triggers.run_lists import (
     RUN_CURSOR,
@@ -59,6 +61,10 @@ __all__ = [
     "set_enabled",
     "set_enabled_many",
     "patch_trigger",
+    "dry_run_patch",
+    "skip_slot",
+    "unskip_slot",
+    "add_extra",
     "delete_workflow_triggers",
     "list_workflows",
     "take_page",

@@ -8,6 +8,7 @@ from typing import Any
 from chalicelib.domain import schedule
 from chalicelib.domain.due import to_ms
 from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.exceptions import exception_of
 from chalicelib.domain.spec import (
     PreviewIn,
     ScheduleIn,
@@ -19,6 +20,7 @@ from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import parse_limit
 from chalicelib.services.runs import iso_ms
+from chalicelib.store import dynamo
 
 __all__ = ["preview_schedule", "preview_trigger", "preview_view"]
 
@@ -69,7 +71,17 @@ def preview_trigger(principal: Principal, trigger_id: str, params: dict, *, now:
     if not item.sched:
         return {"fires": [], "dst": [], "calendar": []}
     spec = decode_schedule(item.sched)
-    return preview_view(*schedule.preview_steps(spec, start=now, count=count))
+    view = preview_view(*schedule.preview_steps(spec, start=now, count=count))
+    stored = dynamo.load_spec(item)
+    for entry in view["calendar"]:
+        if entry["change"] == "skipped":
+            skip = exception_of(stored, "skips", "slot", to_ms(_instant(entry["at"]))) or {}
+            entry["name"] = skip.get("reason") or None
+    return view
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def preview_view(
