@@ -281,6 +281,26 @@ def preview_trigger(trigger_id):
     return triggers.preview_trigger(principal, trigger_id, _params(), now=now_utc())
 
 
+@app.route("/v1/schedules/simulate", methods=["POST"], authorizer=api_key)
+@declare(
+    "What-if: a trigger's slots over a window, through outages, and what each becomes",
+    role="viewer",
+    answers={200: "SimulationOut"},
+    body="SimulateIn",
+    errors=READ_ERRORS + (422,),
+    description="`trigger` (a create body) or `trigger_id`, `from`, `to` (at most 366 days "
+    "apart), `outages` (nothing runs from `from` to `to`) and `run_s` (how long a run holds "
+    "the trigger, 30). Each slot's `outcome` is `run`, `skipped`, `missed`, `moved`, "
+    "`holiday` or `extra`, decided by the engine's own schedule, catch-up and overlap "
+    "rules; `estimated_usd` prices the runs at the benchmark's cost per fire.",
+)
+@api
+def simulate_schedule():
+    request = app.current_request
+    principal = caller(request, "viewer")
+    return triggers.simulate_schedule(principal, json_body(request), now=now_utc())
+
+
 @app.route("/v1/schedules/preview", methods=["POST"], authorizer=api_key)
 @declare(
     "The next fires of a schedule that is not stored",

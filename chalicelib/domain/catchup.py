@@ -6,10 +6,11 @@ stack was down, a message was lost, or a backlog held it): the slots after it up
 were not run in their time either. ``schedule.catchup.mode`` decides:
 
 - ``latest`` (the default, cronhook's behaviour before catch-up modes): this slot runs,
-  late, once for all of them; the slots after it up to now are recorded ``missed``.
-- ``all``: every missed slot inside ``window_s`` runs, oldest first, each once (the claim
-  leaves the next one due, and the settle sends it); a slot older than the window is
-  recorded ``missed``.
+  late, once for all of them; the slots after it up to now are recorded ``missed`` (so is
+  any slot a claim passes, however little late it is: none goes without a record).
+- ``all``: every slot runs, oldest first, each once (the claim leaves the next one due,
+  and the settle sends it); after downtime, a slot older than ``window_s`` is recorded
+  ``missed``.
 - ``none``: none runs; this slot and those after it up to now are recorded ``missed``.
 
 ``overlap: buffer_all`` runs every slot in turn the same way (a slot that came due while a
@@ -98,21 +99,27 @@ def plan_slot(
     if late and mode == "none":
         why = "missed while the trigger could not run (catchup: none)"
         return _passing(spec, slot, now, run=False, why=why, status="missed")
-    if mode == "all" and late:
+    if buffer_all or mode == "all":
+        return _in_turn(spec, slot, now=now, late=late, buffer_all=buffer_all)
+    # latest: this slot runs; a slot between it and now is passed, recorded missed.
+    return _passing(spec, slot, now, run=True, why="", status="missed")
+
+
+def _in_turn(
+    spec: ScheduleSpec, slot: datetime, *, now: datetime, late: bool, buffer_all: bool
+) -> SlotPlan:
+    """Catch-up ``all`` and ``buffer_all``: each slot runs in turn, within their bounds."""
+    if spec.catchup_mode == "all" and late:
         window_start = now - timedelta(seconds=spec.catchup_window_s)
         if slot < window_start:
             why = f"missed, older than the catch-up window ({spec.catchup_window_s} s)"
             before = window_start - timedelta(microseconds=1)
             return _passing(spec, slot, before, run=False, why=why, status="missed")
-        return SlotPlan(run=True, next_after=slot, waits_its_turn=True)
-    if buffer_all:
+    if buffer_all and not (spec.catchup_mode == "all" and late):
         waiting = _between(spec, slot, now)
-        if len(waiting) <= MAX_WAITING:
-            return SlotPlan(run=True, next_after=slot, waits_its_turn=True)
-        why = f"more than {MAX_WAITING} slots waiting (overlap: buffer_all)"
-        keep_from = waiting[-MAX_WAITING] if len(waiting) <= _SCAN else now
-        until = keep_from - timedelta(microseconds=1)
-        return _passing(spec, slot, until, run=False, why=why, status="skipped")
-    if late:
-        return _passing(spec, slot, now, run=True, why="", status="missed")
-    return SlotPlan(run=True, next_after=max(now, slot))
+        if len(waiting) > MAX_WAITING:
+            why = f"more than {MAX_WAITING} slots waiting (overlap: buffer_all)"
+            keep_from = waiting[-MAX_WAITING] if len(waiting) <= _SCAN else now
+            until = keep_from - timedelta(microseconds=1)
+            return _passing(spec, slot, until, run=False, why=why, status="skipped")
+    return SlotPlan(run=True, next_after=slot, waits_its_turn=True)

@@ -236,6 +236,7 @@ class TriggerSpec:
     concurrency: int = DEFAULTS["concurrency"]
     allow_destructive: bool = DEFAULTS["allow_destructive"]
     history: str = DEFAULTS["history"]
+    after_fire: str = DEFAULTS["after_fire"]
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -261,6 +262,7 @@ class TriggerSpec:
             concurrency=_count(full.get("concurrency"), DEFAULTS["concurrency"]),
             allow_destructive=bool(full.get("allow_destructive")),
             history=full.get("history") or DEFAULTS["history"],
+            after_fire=full.get("after_fire") or DEFAULTS["after_fire"],
             extra={k: v for k, v in full.items() if k not in known},
         )
 

@@ -53,16 +53,12 @@ class LastRunOut(_Out):
 
 
 class SlotsDiffOut(_Out):
-    """What an edit changes of a schedule's slots over the next ``days``."""
-
     added: list[Instant]
     removed: list[Instant]
     added_count: int | None = None
     removed_count: int | None = None
     days: int
-    truncated: bool | None = Field(
-        default=None, description="More slots than listed (the counts cover the first 2,000)"
-    )
+    truncated: bool | None = Field(default=None, description="More slots than listed")
 
 
 class TriggerOut(_Out):
@@ -151,10 +147,7 @@ class RunOut(_Out):
     status: RunStatus
     workflow: str | None = None
     scheduled_for: Instant | None
-    fire_at: Instant | None = Field(
-        default=None,
-        description="When a scheduled fire was due: the slot plus its jitter (schedule.jitter_s)",
-    )
+    fire_at: Instant | None = Field(default=None, description="A slot's start: slot + jitter")
     started_at: Instant | None
     finished_at: Instant | None
     lateness_ms: int | None
@@ -191,14 +184,11 @@ class ReplayStarted(_Out):
 
 
 class CalendarMarkOut(_Out):
-    """A slot a calendar removed (a holiday, an excluded date) or moved to a business day, or
-    a one-off exception (a slot skipped, an extra run)."""
+    """A slot a calendar removed or moved, or a one-off exception (skipped, extra)."""
 
     at: Instant = Field(description="The slot as the cron gives it")
     change: Literal["holiday", "excluded", "moved", "skipped", "extra"]
-    name: str | None = Field(
-        description="The holiday's name (null for a plain excluded date); a skip's reason"
-    )
+    name: str | None = Field(description="A holiday's name, a skip's reason, or null")
     moved_to: Instant | None = Field(default=None, description="Where a moved slot fires")
 
 
@@ -212,6 +202,20 @@ class PreviewOut(_Out):
         description="One entry per slot a calendar removed or moved (schedule.calendar)",
     )
     cadence: str | None = None
+
+
+class SimulatedSlotOut(_Out):
+    slot: Instant
+    outcome: Literal["run", "skipped", "missed", "moved", "holiday", "extra"]
+    fire_at: Instant | None = Field(description="Its start (slot + jitter); moved: where to")
+    reason: str | None
+
+
+class SimulationOut(_Out):
+    slots: list[SimulatedSlotOut]
+    runs: int
+    estimated_usd: float
+    truncated: bool = Field(description="More than 20,000 slots: the list stops there")
 
 
 class SecretOut(_Out):

@@ -136,3 +136,70 @@ def test_bad_time_fields_are_a_422_naming_the_field(api, schedule, field):
     answer = api.call("POST", "/v1/triggers", {"workflow": "echo", "schedule": schedule})
     assert answer.status == 422, answer.body
     assert answer.body["error"]["field"] == field
+
+
+def test_simulate_answers_each_slot_with_its_outcome_and_the_cost(api):
+    answer = api.call(
+        "POST",
+        "/v1/schedules/simulate",
+        {
+            "trigger": {
+                "workflow": "echo",
+                "schedule": {
+                    "cron": "0 9 * * 1-5",
+                    "timezone": "Europe/Berlin",
+                    "calendar": {"holidays": "DE", "on_holiday": "next_business_day"},
+                },
+            },
+            "from": "2026-12-24T00:00:00Z",
+            "to": "2026-12-29T00:00:00Z",
+        },
+    )
+    assert answer.status == 200, answer.body
+    assert [(s["slot"], s["outcome"]) for s in answer.body["slots"]] == [
+        ("2026-12-24T08:00:00.000Z", "run"),
+        ("2026-12-25T08:00:00.000Z", "moved"),
+        ("2026-12-28T08:00:00.000Z", "run"),
+    ]
+    assert answer.body["runs"] == 2 and answer.body["estimated_usd"] > 0
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"from": "2026-12-02T00:00:00Z", "to": "2026-12-01T00:00:00Z"}, "to"),
+        ({"from": "2026-01-01T00:00:00Z", "to": "2027-06-01T00:00:00Z"}, "to"),
+        (
+            {
+                "from": "2026-12-01T00:00:00Z",
+                "to": "2026-12-02T00:00:00Z",
+                "trigger_id": "trg_x",
+            },
+            "trigger",
+        ),
+        (
+            {
+                "from": "2026-12-01T00:00:00Z",
+                "to": "2026-12-02T00:00:00Z",
+                "outages": [{"from": "2026-12-01T02:00:00Z", "to": "2026-12-01T01:00:00Z"}],
+            },
+            "outages.0.to",
+        ),
+    ],
+)
+def test_a_bad_simulation_is_a_422_naming_the_field(api, body, field):
+    trigger = {"workflow": "echo", "schedule": {"cron": "0 9 * * *"}}
+    answer = api.call("POST", "/v1/schedules/simulate", {"trigger": trigger, **body})
+    assert (answer.status, answer.body["error"]["field"]) == (422, field)
+
+
+def test_simulate_names_the_trigger_field_at_fault_and_keeps_the_tenant_wall(api):
+    window = {"from": "2026-12-01T00:00:00Z", "to": "2026-12-02T00:00:00Z"}
+    bad = {"workflow": "echo", "schedule": {"cron": "99 * * * *"}}
+    answer = api.call("POST", "/v1/schedules/simulate", {"trigger": bad, **window})
+    assert (answer.status, answer.body["error"]["field"]) == (422, "trigger.schedule.cron")
+    stored = api.create_trigger({"workflow": "echo", "schedule": {"cron": "0 9 * * *"}})
+    api.make_key("other", "viewer", tenant="other")
+    body = {"trigger_id": stored["id"], **window}
+    assert api.call("POST", "/v1/schedules/simulate", body, key="other").status == 404
+    assert api.call("POST", "/v1/schedules/simulate", body).status == 200

@@ -24,7 +24,17 @@ def hours(n: float) -> timedelta:
 @pytest.mark.parametrize("mode", ["latest", "all", "none"])
 def test_a_slot_claimed_on_time_runs_and_the_next_slot_follows_now(mode):
     plan = plan_slot(spec(mode), SLOT, now=SLOT + timedelta(seconds=119))
-    assert (plan.run, plan.passed, plan.next_after) == (True, (), SLOT + timedelta(seconds=119))
+    assert (plan.run, plan.passed) == (True, ())
+    # The next slot is searched after now (all: after this slot, so none is passed).
+    expected = SLOT if mode == "all" else SLOT + timedelta(seconds=119)
+    assert plan.next_after == expected
+
+
+def test_latest_records_a_slot_passed_by_a_claim_that_was_only_a_little_late():
+    every_minute = spec(cron="* * * * *")
+    plan = plan_slot(every_minute, SLOT, now=SLOT + timedelta(seconds=90))
+    assert plan.run and [p.minute for p in plan.passed] == [1]
+    assert plan.passed_status == "missed"
 
 
 @pytest.mark.parametrize(

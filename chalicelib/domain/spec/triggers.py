@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from chalicelib.domain.errors import ValidationError
 from chalicelib.domain.limits import MAX_NOTE_CHARS
@@ -32,6 +32,8 @@ __all__ = [
     "DisableIn",
     "SwitchManyIn",
     "BackfillIn",
+    "OutageIn",
+    "SimulateIn",
 ]
 
 _Tag = Annotated[str, Field(min_length=1, max_length=64)]
@@ -161,6 +163,39 @@ class SwitchManyIn(Strict):
     @classmethod
     def _note_printable(cls, value: str | None) -> str | None:
         return note_text(value)
+
+
+class OutageIn(Strict):
+    """A stretch of time nothing runs, for ``POST /v1/schedules/simulate``."""
+
+    from_: datetime = Field(alias="from")
+    to: datetime
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    @field_validator("from_", "to")
+    @classmethod
+    def _aware(cls, value: datetime, info: ValidationInfo) -> datetime:
+        return in_utc(value, "from" if info.field_name == "from_" else "to") or value
+
+
+class SimulateIn(Strict):
+    """The body of ``POST /v1/schedules/simulate``: a trigger (a create body, or a stored
+    one's id), a window of at most a year, outages, and how long a run takes."""
+
+    trigger: dict[str, Any] | None = None
+    trigger_id: str | None = Field(default=None, max_length=64)
+    from_: datetime = Field(alias="from")
+    to: datetime
+    outages: list[OutageIn] = Field(default_factory=list, max_length=50)
+    run_s: int = Field(default=30, ge=0, le=86400)
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    @field_validator("from_", "to")
+    @classmethod
+    def _aware(cls, value: datetime, info: ValidationInfo) -> datetime:
+        return in_utc(value, "from" if info.field_name == "from_" else "to") or value
 
 
 class BackfillIn(Strict):

@@ -49,6 +49,7 @@ from chalicelib.services.triggers.run_lists import (
     list_trigger_runs,
 )
 from chalicelib.services.triggers.shared import last_claimed_slot_ms
+from chalicelib.services.triggers.simulate import simulate_schedule
 from chalicelib.services.triggers.views import get_trigger_view, trigger_view
 from chalicelib.store.paging import take_page
 
@@ -65,6 +66,7 @@ __all__ = [
     "skip_slot",
     "unskip_slot",
     "add_extra",
+    "simulate_schedule",
     "delete_workflow_triggers",
     "list_workflows",
     "take_page",

@@ -76,7 +76,7 @@ def _settings_view(item: TriggerModel, spec: TriggerSpec) -> dict:
         "allow_destructive": spec.allow_destructive,
         "history": spec.history,
         # An ``at`` trigger's fate after its one run (the field means nothing elsewhere).
-        **({"after_fire": spec.extra.get("after_fire", "disable")} if item.kind == "at" else {}),
+        **({"after_fire": spec.after_fire} if item.kind == "at" else {}),
     }
 
 
