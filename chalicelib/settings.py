@@ -131,6 +131,14 @@ class Settings:
     # (0: never; every shard is read in the heartbeat's own invocation).
     fanout_shards: int = 0
     tick_queue_url: str | None = None
+    # Alerts (services/alerts): the queue that carries transitions off the fire path, the
+    # bus lifecycle events go to, the SES sender, the SNS topics a channel may name
+    # (empty: any; the template lists them), and where local email is written.
+    alerts_queue_url: str | None = None
+    lifecycle_bus: str = "default"
+    alert_sender: str | None = None
+    alert_topic_arns: tuple[str, ...] = ()
+    outbox_dir: str = ".cronhook/outbox"
     extra: dict = field(default_factory=dict)
 
     @property
@@ -188,6 +196,13 @@ def get_settings() -> Settings:
         hooks_per_ip_per_min=max(0, _int("CRONHOOK_HOOKS_PER_IP_PER_MIN", 0)),
         fanout_shards=max(0, _int("CRONHOOK_FANOUT_SHARDS", 0)),
         tick_queue_url=env("CRONHOOK_TICK_QUEUE_URL") or None,
+        alerts_queue_url=env("CRONHOOK_ALERTS_QUEUE_URL") or None,
+        lifecycle_bus=env("CRONHOOK_LIFECYCLE_BUS") or "default",
+        alert_sender=env("CRONHOOK_ALERT_SENDER") or None,
+        alert_topic_arns=tuple(
+            a.strip() for a in env("CRONHOOK_ALERT_TOPIC_ARNS", "").split(",") if a.strip()
+        ),
+        outbox_dir=os.path.join(env("CRONHOOK_DATA_DIR") or ".cronhook", "outbox"),
     )
 
 
