@@ -67,10 +67,10 @@ def build_pipeline() -> Pipeline:
 
 def build_sweeps() -> list[Sweep]:
     """The passes each heartbeat tick runs after its sends: pending events, then the
-    alert policies' ``late`` and ``no_event`` findings."""
-    from chalicelib.services.alerts.sweep import sweep as alert_sweep
+    alert policies' ``late`` and ``no_event`` sweep (requested; the alerts function runs it)."""
+    from chalicelib.services.alerts.detect import request_sweep
 
-    return [events.sweep, alert_sweep]
+    return [events.sweep, request_sweep]
 
 
 def build_runner(

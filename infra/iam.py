@@ -113,10 +113,9 @@ ACCESS: dict[str, Access] = {
     # Find due, claim, enqueue, reap, sweep pending events. A reaped run's budget hold is
     # charged (ledger); never states, keys or the audit log.
     "heartbeat": Access(
-        read=("states",),  # the alert sweep reads triggers' titles and tags
-        write=("triggers", "runs", "events", "ledger", "heartbeats", "alerts"),
+        write=("triggers", "runs", "events", "ledger", "heartbeats"),
         send=True,
-        send_alerts=True,  # a lost run; the alert sweep's late and no_event findings
+        send_alerts=True,  # a lost run; each tick's request for the alert sweep
         params=("switch",),
         send_ticks=True,
     ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +121,7 @@ def alert_body(
 
 
 def _from_file(path: str) -> dict:
-    text = Path(path).read_text() if path != "-" else click.get_text_stream("stdin").read()
+    text = Path(path).read_text() if path != "-" else sys.stdin.read()
     try:
         doc = json.loads(text)
     except ValueError:

@@ -328,70 +328,16 @@ class HealthReport(_Out):
     fires_capped: bool = Field(description="fires_last_hour stopped counting at 5,000")
 
 
-class AlertOut(_Out):
-    """An alert policy as the API shows it (a Slack URL and the signing secret never)."""
-
-    id: str
-    name: str
-    match: dict[str, list[str]]
-    on: list[Literal["failed", "disabled", "recovered", "late", "no_event", "budget"]]
-    failures_in_a_row: int
-    late_after_s: int
-    no_event_for_s: int
-    budget_percent: int
-    quiet_s: int
-    channels: list[dict[str, Any]] = Field(
-        description="email `{to}`, slack `{host}` (the URL is sealed), webhook `{url}`, "
-        "sns `{topic_arn}`"
-    )
-    has_signing_secret: bool
-    created_at: Instant | None
-    updated_at: Instant | None
-    created_by: str | None
-
-
-class AlertCreated(AlertOut):
-    signing_secret: str | None = Field(
-        default=None,
-        description="Webhook channels' Standard Webhooks secret: shown only in this answer",
-    )
-
-
-class AlertList(_Out):
-    items: list[AlertOut]
-
-
-class AlertTestQueued(_Out):
-    queued: bool
-    channels: int
-
-
-class NotificationOut(_Out):
-    """One notification of one transition on one channel (kept 30 days)."""
-
-    id: str | None
-    at: Instant | None
-    kind: str | None = Field(
-        description="failed, disabled, recovered, late, no_event, budget, test"
-    )
-    trigger_id: str | None
-    run_id: str | None
-    channel: str | None = Field(description="`<type>#<position in the policy>`")
-    outcome: Literal["pending", "sent", "failed", "suppressed"] | None
-    error: str | None
-
-
-class NotificationPage(_Out):
-    items: list[NotificationOut]
-    next_cursor: str | None
-
-
 def _answer_models() -> dict[str, type[BaseModel]]:
-    return {
-        name: value
-        for name, value in globals().items()
-        if isinstance(value, type) and issubclass(value, _Out) and value is not _Out
-    }
+    """Every answer model by name: the ``_Out`` subclasses of this module and of the
+    modules beside it (``alert_models``), however deep."""
+    found: dict[str, type[BaseModel]] = {}
+    pending = list(_Out.__subclasses__())
+    while pending:
+        model = pending.pop()
+        found[model.__name__] = model
+        pending.extend(model.__subclasses__())
+    return found
 
 
 def _model(name: str) -> type[BaseModel]:

@@ -136,7 +136,7 @@ def put_notification(
 def set_outcome(policy_id: str, sk: str, *, outcome: str, error: str | None) -> None:
     """A pending notification's outcome once its channel answered (fenced on pending)."""
     item = AlertModel(f"n#{policy_id}", sk)
-    actions = [AlertModel.outcome.set(outcome)]
+    actions: list[Any] = [AlertModel.outcome.set(outcome)]
     if error:
         actions.append(AlertModel.error.set(error[:1000]))
     try:

@@ -18,7 +18,7 @@ from chalicelib.domain.epoch_ms import ms
 from chalicelib.observability import logger, record_metric
 from chalicelib.store.alert_queue import send_alert_messages
 
-__all__ = ["note_run", "note_lost", "note_disabled", "queue_transitions"]
+__all__ = ["note_run", "note_lost", "note_disabled", "queue_transitions", "request_sweep"]
 
 
 def note_run(
@@ -123,3 +123,14 @@ def queue_transitions(transitions: list[Transition]) -> None:
         return
     if queued:
         record_metric("Transitions", len(transitions))
+
+
+def request_sweep(*, now: datetime, report: Any = None) -> None:
+    """A heartbeat sweep: ask the alerts function for the ``late`` and ``no_event`` sweep
+    as of this tick (one message; its reads are the alerts function's, off the tick)."""
+    try:
+        send_alert_messages([{"k": "sweep", "at_ms": ms(now)}])
+    except Exception:
+        if report is not None:
+            report.errors += 1
+        logger.exception("alert sweep not requested; the next tick asks again")

@@ -67,6 +67,7 @@ def _url_problem(url: str) -> str | None:
 def _prepare_channels(channels: list[dict], policy: dict) -> list[dict]:
     """Check each channel (addresses, topics, a sender for email) and seal its secrets."""
     settings = get_settings()
+    deployed = settings.stage not in ("local", "test")
     prepared = []
     for n, channel in enumerate(channels):
         kind = channel["type"]
@@ -79,7 +80,7 @@ def _prepare_channels(channels: list[dict], policy: dict) -> list[dict]:
                 "email channels need the stack parameter AlertSender (an SES-verified sender)",
                 field=f"channels.{n}",
             )
-        if kind == "sns" and settings.alert_topic_arns:
+        if kind == "sns" and (settings.alert_topic_arns or deployed):
             if channel["topic_arn"] not in settings.alert_topic_arns:
                 raise ValidationError(
                     "this stack may publish only to the topics its AlertTopics parameter lists",

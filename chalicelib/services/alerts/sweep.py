@@ -1,4 +1,8 @@
-"""The heartbeat's alert sweep: ``late`` slots and ``no_event`` triggers, per policy.
+"""The alert sweep: ``late`` slots and ``no_event`` triggers, per policy.
+
+Each heartbeat tick asks for it (``detect.request_sweep``: one message on the alerts
+queue); the alerts function runs it (``sweep_findings``), so its reads cost the tick no
+time and the heartbeat's role no table.
 
 Both need a threshold, and the threshold is a policy's (``late_after_s``,
 ``no_event_for_s``), so the sweep looks only at the triggers a policy watches for them:
@@ -33,7 +37,7 @@ from chalicelib.services.runs import iso_ms
 from chalicelib.store import alerts as store
 from chalicelib.store import dynamo, payloads, trigger_reads
 
-__all__ = ["sweep", "sweep_every_min", "findings", "spec_with_about"]
+__all__ = ["sweep_findings", "sweep_every_min", "findings", "spec_with_about"]
 
 
 def spec_with_about(item: Any, about: dict) -> TriggerSpec:
@@ -46,8 +50,8 @@ def sweep_every_min(threshold_s: int) -> int:
     return max(1, min(5, threshold_s // 300))
 
 
-def sweep(*, now: datetime, report: Any = None) -> int:
-    """One pass (a heartbeat sweep); the findings queued."""
+def sweep_findings(*, now: datetime, report: Any = None) -> int:
+    """One pass; the findings queued."""
     queued = 0
     for tenant, policy_id in store.swept_policies():
         try:

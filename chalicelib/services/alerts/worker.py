@@ -19,6 +19,8 @@ Three messages arrive:
    few); each is marked ``sent``, or ``failed`` with the channel's cause after
    ``SEND_ATTEMPTS`` tries.
 3. ``test``: one test notification on every channel of a policy, now.
+4. ``sweep``: a heartbeat tick's request for the ``late`` and ``no_event`` sweep
+   (``sweep.sweep_findings``), as of the tick.
 
 A notification that cannot be sent never fails a run: the run settled long before.
 """
@@ -30,6 +32,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from chalicelib.domain.alerts import (
     DETAIL_TYPES,
@@ -40,10 +43,10 @@ from chalicelib.domain.alerts import (
     notification_id,
     notifies,
 )
-from chalicelib.domain.epoch_ms import ms
+from chalicelib.domain.epoch_ms import dt, ms
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.alerts.channels import ChannelFailed, channel_name, send
-from chalicelib.services.alerts.sweep import spec_with_about
+from chalicelib.services.alerts.sweep import spec_with_about, sweep_findings
 from chalicelib.services.runs import iso_ms
 from chalicelib.settings import get_settings
 from chalicelib.store import alerts as store
@@ -94,13 +97,16 @@ def handle_message(body: str, *, now: datetime, sleep: Sleep = time.sleep) -> st
         )
     if kind == "test":
         return send_test(doc, now=now, sleep=sleep)
+    if kind == "sweep":
+        at_ms = int(doc.get("at_ms") or ms(now))
+        return f"sweep:{sweep_findings(now=dt(at_ms))}"
     record_metric("AlertsDropped")
     return "dropped"
 
 
 def _about(transition: Transition) -> dict:
     """What a notification says about its trigger (read once, off the fire path)."""
-    about = {"workflow": None, "title": None, "tags": []}
+    about: dict[str, Any] = {"workflow": None, "title": None, "tags": []}
     item = dynamo.get_trigger(transition.trigger_id, consistent=False)
     if item is not None and item.tenant == transition.tenant:
         spec = spec_with_about(item, payloads.load_abouts([item]).get(item.id, {}))
@@ -299,15 +305,16 @@ def send_test(doc: dict, *, now: datetime, sleep: Sleep) -> str:
     sent = 0
     for n, channel in enumerate(policy.get("channels") or []):
         name = channel_name(channel, n)
-        note = {
-            "id": notification_id(f"test:{at_ms}", policy_id, name),
+        note_id = notification_id(f"test:{at_ms}", policy_id, name)
+        note: dict[str, Any] = {
+            "id": note_id,
             "at_ms": at_ms,
             "kind": "test",
             "title": "cronhook test notification",
             "channel": name,
             "reason": "sent by POST /v1/alerts/{id}/test",
         }
-        error = _send_with_retries(channel, policy, [note], message_id=note["id"], sleep=sleep)
+        error = _send_with_retries(channel, policy, [note], message_id=note_id, sleep=sleep)
         stored = store.put_notification(
             policy_id, at_ms=at_ms, notification=note, outcome="pending", expires=_expires(ms(now))
         )
