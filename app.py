@@ -451,10 +451,11 @@ def receive_webhook(token):
     "Answer LinkedIn's endpoint validation (a linkedin trigger's URL)",
     role=None,
     answers={200: "ChallengeAnswer"},
-    query=(Query("challengeCode", "The code LinkedIn sends to validate the URL"),),
+    query=(Query("challengeCode", "The code LinkedIn sends to validate the URL (a UUID)"),),
     errors=(401, 422, 429),
     description="`challengeResponse` is hex HMAC-SHA256 of `challengeCode` keyed with the "
-    "trigger's client secret; any other token answers the same 401 as a bad signature.",
+    "trigger's client secret; any other token, and a code that is not a UUID (the endpoint "
+    "signs nothing else), answer the same 401 as a bad signature.",
 )
 @api
 def answer_hook_challenge(token):

@@ -13,7 +13,9 @@ counted per trigger and hour with one atomic ADD, and only the first
 ``REJECTED_PER_HOUR`` of each hour are written; the rest are only counted (the
 counter, and the ``DeliveriesNotRecorded`` metric). Accepted deliveries are always listed:
 each one is a stored event, which the ingress bounds already. Recording never changes
-the answer: a failure to record is logged and the delivery goes on.
+the answer: a failure to record is logged and the delivery goes on. A refused delivery
+is recorded off the response's path (``services/offpath.py``): its answer must not take
+longer for a real token than for an unknown one.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.errors import CronhookError, InvalidSignature, PayloadTooLarge
 from chalicelib.domain.event_sources import DELIVERED_SOURCES
 from chalicelib.observability import logger, record_metric
+from chalicelib.services import offpath
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit
@@ -170,15 +173,20 @@ def recorded(receive: Callable[..., tuple[int, dict]]) -> Callable[..., tuple[in
             if outcome is not None and (
                 named_id or not hasattr(exc, "trigger_id") or outcome == "too_large"
             ):
-                _record_quietly(
-                    named_id or token,
-                    known=bool(named_id),
-                    outcome=outcome,
-                    status=exc.STATUS_CODE,
-                    size=len(body),
-                    headers=headers,
-                    now=now,
-                    detail=detail,
+                # Off the response's path: a refusal costs the same whether the token is
+                # real (this write) or not (none), so the time tells no token apart.
+                offpath.refusals.submit(
+                    functools.partial(
+                        _record_quietly,
+                        named_id or token,
+                        known=bool(named_id),
+                        outcome=outcome,
+                        status=exc.STATUS_CODE,
+                        size=len(body),
+                        headers=dict(headers),
+                        now=now,
+                        detail=detail,
+                    )
                 )
             raise
         outcome = _outcome_of_answer(status, answer)
@@ -241,6 +249,7 @@ def list_deliveries(principal: Principal, trigger_id: str, params: dict) -> dict
     by ``<received ms>#<id>``, so a page is the newest of both before the cursor's key.
     """
     item = load_owned(principal, trigger_id)
+    offpath.refusals.flush()  # what this process still holds of its refusals, first
     limit = parse_limit(params.get("limit"))
     outcome = choice(params, "outcome", OUTCOMES)
     cursor = decode_cursor(

@@ -284,6 +284,20 @@ def test_a_filtered_out_delivery_answers_202_ignored_and_stores_nothing(aws, clo
     assert len(stored_events()) == 1
 
 
+def test_operator_filters_route_signed_deliveries_as_eventbridge_would(aws, clock, root, http):
+    created = source_trigger(
+        root, clock, "github", filter={"branch": [{"prefix": "release/"}, {"suffix": "-hotfix"}]}
+    )
+    secret = created["webhook"]["secret"]
+    outcomes = []
+    for n, ref in enumerate(("refs/heads/main", "refs/heads/release/2.1", "refs/heads/x-hotfix")):
+        body = delivery_body("github", "x", ref=ref)
+        headers = signed_headers("github", secret, body, ts=0, delivery=f"op{n}")
+        outcomes.append(post(http, created, body, headers)[1].get("ignored"))
+    assert outcomes == ["filter", None, None]  # prefix is case-sensitive, as in EventBridge
+    assert len(stored_events()) == 2
+
+
 def test_slacks_url_verification_is_answered_with_its_challenge_only_when_signed(
     aws, clock, root, http
 ):
