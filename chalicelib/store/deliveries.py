@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
+from pynamodb.expressions.condition import Condition
 
 from chalicelib.store.base import TableBase
 
@@ -80,7 +81,7 @@ def query_deliveries(
 
 def deliveries_before(trigger_id: str, *, before: str | None, limit: int) -> list[DeliveryModel]:
     """Up to ``limit`` recorded deliveries, newest first, whose ``sk`` sorts before ``before``."""
-    condition = DeliveryModel.sk >= "0"
+    condition: Condition = DeliveryModel.sk >= "0"
     if before is not None:
         condition = DeliveryModel.sk.between("0", before)
     rows = DeliveryModel.query(
