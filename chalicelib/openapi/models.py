@@ -44,6 +44,12 @@ class LastRunOut(_Out):
     error: str | None
 
 
+class DriftOut(_Out):
+    at: Instant | None
+    by: str | None
+    fields: list[str] | None
+
+
 class TriggerOut(_Out):
     """A trigger as the API shows it (never a secret)."""
 
@@ -91,6 +97,13 @@ class TriggerOut(_Out):
     created_at: Instant | None
     updated_at: Instant | None
     version: int = Field(description="Send it back in a PATCH for optimistic locking")
+    key: str | None = Field(default=None, description="Its stable name (triggers as code)")
+    managed_by: str | None = Field(
+        default=None, description='The tool that manages it ("apply", "cloudformation"...)'
+    )
+    drift: DriftOut | None = Field(
+        default=None, description="An edit made outside its tool since the tool last applied it"
+    )
     warnings: list[Any]
     state: dict[str, Any] | None = Field(default=None, description="On single-trigger answers only")
 
@@ -108,6 +121,29 @@ class TriggerCreated(TriggerOut):
         default=None,
         description="An `http:` target's signing secret (Standard Webhooks): shown only here",
     )
+
+
+class FieldChange(_Out):
+    from_: Any = Field(default=None, alias="from")
+    to: Any = None
+
+
+class TriggerPut(TriggerCreated):
+    """A PUT by key: the trigger, whether anything changed, and each changed field."""
+
+    changed: bool
+    changes: dict[str, FieldChange] | None = Field(
+        default=None, description="Each changed field by dotted path: `{from, to}` (updates)"
+    )
+
+
+class TriggerPlan(_Out):
+    """What a PUT by key would do, nothing written (`cronhook diff`)."""
+
+    key: str
+    action: Literal["create", "update", "none"]
+    changes: dict[str, FieldChange] = Field(description="Each changed field: `{from, to}`")
+    trigger: TriggerOut | None = Field(description="The trigger as it is now (none: created)")
 
 
 class TriggerPage(_Out):
