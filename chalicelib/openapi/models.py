@@ -363,8 +363,13 @@ class HealthReport(_Out):
     last_tick_at: Instant | None = Field(description="Start of the last heartbeat tick that ended")
     heartbeat_s: int
     stale: bool = Field(description="No tick for more than two heartbeat periods")
-    queue_depth: int | None = Field(description="Fire messages waiting, delayed or running")
-    dlq_depth: int | None = Field(description="Messages in the dead-letter queue")
+    queue_depth: int | None = Field(
+        description="Fire messages waiting, delayed or running, stack-wide: "
+        "the root key only (null for every other key)"
+    )
+    dlq_depth: int | None = Field(
+        description="Messages in the dead-letter queue, stack-wide: the root key only"
+    )
     lateness_p99_ms: int | None = Field(description="Scheduled runs of the last hour, p99")
     fires_last_hour: int = Field(description="The tenant's runs recorded in the last hour")
     fires_capped: bool = Field(description="fires_last_hour stopped counting at 5,000")

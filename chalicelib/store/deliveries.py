@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
+from pynamodb.expressions.condition import Condition
 
 from chalicelib.store.base import TableBase
 
@@ -14,6 +15,7 @@ __all__ = [
     "count_in_hour",
     "count_in_window",
     "query_deliveries",
+    "deliveries_before",
     "COUNTER_PREFIX",
     "RATE_PREFIX",
 ]
@@ -86,3 +88,14 @@ def query_deliveries(
         page_size=limit,
         last_evaluated_key=last_evaluated_key,
     )
+
+
+def deliveries_before(trigger_id: str, *, before: str | None, limit: int) -> list[DeliveryModel]:
+    """Up to ``limit`` recorded deliveries, newest first, whose ``sk`` sorts before ``before``."""
+    condition: Condition = DeliveryModel.sk >= "0"
+    if before is not None:
+        condition = DeliveryModel.sk.between("0", before)
+    rows = DeliveryModel.query(
+        trigger_id, condition, scan_index_forward=False, limit=limit + 1, page_size=limit + 1
+    )
+    return [r for r in rows if r.sk != before][:limit]
