@@ -16,6 +16,11 @@ pytestmark = pytest.mark.usefixtures("fresh_secrets")
 LIMIT = {"max": 3, "per_s": 60}
 
 
+def _ran(aws, runner) -> list[str]:
+    """The statuses of the runs the queue's messages made (a spare message is no run)."""
+    return [s for s in aws.drain(runner) if s != "dropped"]
+
+
 def _statuses(trigger_id: str) -> dict[int, str]:
     """Each stored event's status, by the payload's ``n``."""
     import json
@@ -36,7 +41,7 @@ def test_events_beyond_the_rate_are_stored_throttled_recorded_and_never_run(aws,
     assert [a["run_id"] is None for _, a in answers] == [False, False, False, True, True]
 
     runner = assembly.build_runner(clock=clock)
-    assert aws.drain(runner) == ["succeeded"] * 3
+    assert _ran(aws, runner) == ["succeeded"] * 3
     assert sorted(ran) == [1, 2, 3]
     assert _statuses(created["id"]) == {
         1: "succeeded",
@@ -49,7 +54,7 @@ def test_events_beyond_the_rate_are_stored_throttled_recorded_and_never_run(aws,
     # The heartbeat's sweep of pending events never picks a throttled one up.
     clock.advance(600)
     assembly.tick(now=clock())
-    assert aws.drain(runner) == []
+    assert _ran(aws, runner) == []
     assert sorted(ran) == [1, 2, 3]
 
     rows = deliveries.list_deliveries(root, created["id"], {"outcome": "throttled"})["items"]
@@ -64,9 +69,9 @@ def test_a_throttled_event_runs_when_replayed(aws, clock, root, ran):
     _, throttled = deliver(created, clock, 2)
     assert throttled["throttled"] is True
     runner = assembly.build_runner(clock=clock)
-    assert aws.drain(runner) == ["succeeded"]
+    assert _ran(aws, runner) == ["succeeded"]
     replayed = events.replay_event(root, throttled["event_id"], now=clock())
-    assert aws.drain(runner) == ["succeeded"]
+    assert _ran(aws, runner) == ["succeeded"]
     assert sorted(ran) == [1, 2]
     runs = triggers.list_trigger_runs(root, created["id"], {})["items"]
     assert replayed["run_id"] in {r["id"] for r in runs}
@@ -88,7 +93,7 @@ def test_a_new_window_runs_again_and_a_duplicate_of_a_throttled_event_stays_thro
     }
     clock.advance(60)  # the next window
     assert "throttled" not in deliver(created, clock, 3)[1]
-    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded", "succeeded"]
+    assert _ran(aws, assembly.build_runner(clock=clock)) == ["succeeded", "succeeded"]
     assert sorted(ran) == [1, 3]
 
 
