@@ -217,7 +217,10 @@ class EventOut(_Out):
 
     id: str
     trigger_id: str
-    status: str = Field(description="pending, running, succeeded, failed, skipped")
+    status: str = Field(
+        description="pending, running, succeeded, failed, skipped, refused, budget_exceeded, "
+        "throttled (stored beyond event.rate_limit, not run; replay runs it)"
+    )
     run_id: str | None
     attempt: int
     source: str | None
@@ -240,6 +243,9 @@ class HookAnswer(_Out):
     run_id: str | None = None
     duplicate: bool | None = Field(default=None, description="Seen before: the original ids")
     ignored: str | None = Field(default=None, description="filter, or source_gone")
+    throttled: bool | None = Field(
+        default=None, description="Stored beyond event.rate_limit: kept, not run (replayable)"
+    )
     challenge: str | None = Field(default=None, description="Slack's url_verification")
 
 
