@@ -52,13 +52,10 @@ class LastRunOut(_Out):
     error: str | None
 
 
-class SlotsDiffOut(_Out):
-    added: list[Instant]
-    removed: list[Instant]
-    added_count: int | None = None
-    removed_count: int | None = None
-    days: int
-    truncated: bool | None = Field(default=None, description="More slots than listed")
+class DriftOut(_Out):
+    at: Instant | None
+    by: str | None
+    fields: list[str] | None
 
 
 class TriggerOut(_Out):
@@ -111,13 +108,15 @@ class TriggerOut(_Out):
     created_at: Instant | None
     updated_at: Instant | None
     version: int = Field(description="Send it back in a PATCH for optimistic locking")
+    key: str | None = Field(default=None, description="Its stable name (triggers as code)")
+    managed_by: str | None = Field(
+        default=None, description='The tool that manages it ("apply", "cloudformation"...)'
+    )
+    drift: DriftOut | None = Field(
+        default=None, description="An edit made outside its tool since the tool last applied it"
+    )
     warnings: list[Any]
     state: dict[str, Any] | None = Field(default=None, description="On single-trigger answers only")
-    dry_run: bool | None = Field(default=None, description="PATCH ?dry_run=true: nothing stored")
-    slots_diff: SlotsDiffOut | None = Field(
-        default=None,
-        description="PATCH ?dry_run=true: the slots the edit adds and removes over 30 days",
-    )
 
 
 class WebhookOnce(_Out):
@@ -133,6 +132,29 @@ class TriggerCreated(TriggerOut):
         default=None,
         description="An `http:` target's signing secret (Standard Webhooks): shown only here",
     )
+
+
+class FieldChange(_Out):
+    from_: Any = Field(default=None, alias="from")
+    to: Any = None
+
+
+class TriggerPut(TriggerCreated):
+    """A PUT by key: the trigger, whether anything changed, and each changed field."""
+
+    changed: bool
+    changes: dict[str, FieldChange] | None = Field(
+        default=None, description="Each changed field by dotted path: `{from, to}` (updates)"
+    )
+
+
+class TriggerPlan(_Out):
+    """What a PUT by key would do, nothing written (`cronhook diff`)."""
+
+    key: str
+    action: Literal["create", "update", "none"]
+    changes: dict[str, FieldChange] = Field(description="Each changed field: `{from, to}`")
+    trigger: TriggerOut | None = Field(description="The trigger as it is now (none: created)")
 
 
 class TriggerPage(_Out):
@@ -167,55 +189,9 @@ class RunStarted(_Out):
     run_id: str
 
 
-class DstMarkOut(_Out):
-    """A fire, or a missing fire, that a DST transition decided, and the policy that did."""
-
-    at: Instant = Field(description="The fire; for a skipped one, the instant the clock jumped")
-    change: Literal["shifted", "repeated", "skipped"]
-    policy: Literal["shift", "skip", "once", "both"] = Field(
-        description="dst.skipped or dst.repeated for a fixed-time cron; a wildcard cron "
-        "follows the wall clock (skip, both)"
-    )
-
-
 class ReplayStarted(_Out):
     event_id: str
     run_id: str
-
-
-class CalendarMarkOut(_Out):
-    """A slot a calendar removed or moved, or a one-off exception (skipped, extra)."""
-
-    at: Instant = Field(description="The slot as the cron gives it")
-    change: Literal["holiday", "excluded", "moved", "skipped", "extra"]
-    name: str | None = Field(description="A holiday's name, a skip's reason, or null")
-    moved_to: Instant | None = Field(default=None, description="Where a moved slot fires")
-
-
-class PreviewOut(_Out):
-    fires: list[Instant]
-    dst: list[DstMarkOut] = Field(
-        default_factory=list, description="One entry per fire (or missing fire) DST decided"
-    )
-    calendar: list[CalendarMarkOut] = Field(
-        default_factory=list,
-        description="One entry per slot a calendar removed or moved (schedule.calendar)",
-    )
-    cadence: str | None = None
-
-
-class SimulatedSlotOut(_Out):
-    slot: Instant
-    outcome: Literal["run", "skipped", "missed", "moved", "holiday", "extra"]
-    fire_at: Instant | None = Field(description="Its start (slot + jitter); moved: where to")
-    reason: str | None
-
-
-class SimulationOut(_Out):
-    slots: list[SimulatedSlotOut]
-    runs: int
-    estimated_usd: float
-    truncated: bool = Field(description="More than 20,000 slots: the list stops there")
 
 
 class SecretOut(_Out):
@@ -234,7 +210,10 @@ class EventOut(_Out):
 
     id: str
     trigger_id: str
-    status: str = Field(description="pending, running, succeeded, failed, skipped")
+    status: str = Field(
+        description="pending, running, succeeded, failed, skipped, refused, budget_exceeded, "
+        "throttled (stored beyond event.rate_limit, not run; replay runs it)"
+    )
     run_id: str | None
     attempt: int
     source: str | None
@@ -257,6 +236,9 @@ class HookAnswer(_Out):
     run_id: str | None = None
     duplicate: bool | None = Field(default=None, description="Seen before: the original ids")
     ignored: str | None = Field(default=None, description="filter, or source_gone")
+    throttled: bool | None = Field(
+        default=None, description="Stored beyond event.rate_limit: kept, not run (replayable)"
+    )
     challenge: str | None = Field(default=None, description="Slack's url_verification")
 
 
@@ -374,19 +356,28 @@ class HealthReport(_Out):
     last_tick_at: Instant | None = Field(description="Start of the last heartbeat tick that ended")
     heartbeat_s: int
     stale: bool = Field(description="No tick for more than two heartbeat periods")
-    queue_depth: int | None = Field(description="Fire messages waiting, delayed or running")
-    dlq_depth: int | None = Field(description="Messages in the dead-letter queue")
+    queue_depth: int | None = Field(
+        description="Fire messages waiting, delayed or running, stack-wide: "
+        "the root key only (null for every other key)"
+    )
+    dlq_depth: int | None = Field(
+        description="Messages in the dead-letter queue, stack-wide: the root key only"
+    )
     lateness_p99_ms: int | None = Field(description="Scheduled runs of the last hour, p99")
     fires_last_hour: int = Field(description="The tenant's runs recorded in the last hour")
     fires_capped: bool = Field(description="fires_last_hour stopped counting at 5,000")
 
 
 def _answer_models() -> dict[str, type[BaseModel]]:
-    return {
-        name: value
-        for name, value in globals().items()
-        if isinstance(value, type) and issubclass(value, _Out) and value is not _Out
-    }
+    """Every answer model by name: the ``_Out`` subclasses of this module and of the
+    modules beside it (``alert_models``), however deep."""
+    found: dict[str, type[BaseModel]] = {}
+    pending = list(_Out.__subclasses__())
+    while pending:
+        model = pending.pop()
+        found[model.__name__] = model
+        pending.extend(model.__subclasses__())
+    return found
 
 
 def _model(name: str) -> type[BaseModel]:

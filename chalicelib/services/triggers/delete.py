@@ -11,7 +11,7 @@ from chalicelib.services import audit, quotas
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.triggers.shared import stored_spec
-from chalicelib.store import payloads, trigger_reads, trigger_writes
+from chalicelib.store import payloads, trigger_keys, trigger_reads, trigger_writes
 from chalicelib.store.models import TriggerModel
 
 __all__ = ["delete_trigger", "delete_item", "delete_workflow_triggers"]
@@ -38,6 +38,8 @@ def delete_item(
         raise NotFound(f"trigger {item.id!r} not found")
     item = removed
     spec = stored_spec(item)
+    if item.key:  # its name is free again (a PUT by key creates a new trigger)
+        trigger_keys.release(item.tenant, item.key, trigger_id=item.id)
     sources.on_delete(item)  # e.g. an eventbridge trigger's rule
     quotas.release(
         item.tenant, triggers=1, runs=quotas.trigger_capacity({"concurrency": spec.concurrency})
