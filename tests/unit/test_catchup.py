@@ -109,3 +109,27 @@ def test_catchup_across_a_dst_change_counts_wall_clock_slots():
         "2027-03-28T02:00:00+00:00",
         "2027-03-28T03:00:00+00:00",
     ]
+
+
+def test_a_one_off_skip_of_a_dst_shifted_slot_is_recorded_and_an_extra_in_the_repeated_hour_fires():
+    from chalicelib.domain.schedule import preview_steps
+
+    # 2026-03-29: 02:30 does not exist in Berlin; the fire shifts to 03:00 CEST (01:00Z).
+    shifted = datetime(2026, 3, 29, 1, tzinfo=UTC)
+    # 2026-10-25: 02:30 happens twice; an extra at the first one (00:30Z).
+    repeated = datetime(2026, 10, 25, 0, 30, tzinfo=UTC)
+    berlin = ScheduleSpec(
+        cron="30 2 * * *",
+        timezone="Europe/Berlin",
+        skips=frozenset({shifted}),
+        extras=(datetime(2026, 10, 25, 1, 30, tzinfo=UTC),),
+    )
+    fires, dst, marks = preview_steps(berlin, start=datetime(2026, 3, 28, 12, tzinfo=UTC), count=1)
+    assert fires == [datetime(2026, 3, 30, 0, 30, tzinfo=UTC)]
+    assert [(m.at, m.change) for m in marks] == [(shifted, "skipped")]
+    plan = plan_slot(berlin, shifted, now=shifted)
+    assert (plan.run, plan.status, plan.one_off) == (False, "skipped", True)
+    # The repeated hour: "once" fires 00:30Z; the extra adds the second 02:30 (01:30Z).
+    fires, _, marks = preview_steps(berlin, start=datetime(2026, 10, 24, 12, tzinfo=UTC), count=2)
+    assert fires == [repeated, datetime(2026, 10, 25, 1, 30, tzinfo=UTC)]
+    assert [m.change for m in marks] == ["extra"]
