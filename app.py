@@ -674,3 +674,10 @@ def enqueuer(event):
 def ingest(event):
     """EventBridge rules (eventbridge, s3) and SES mail (email) deliver here."""
     return wiring.handle_ingest_batch(event.to_dict())
+
+
+@app.lambda_function(name="trigger_provider")
+def trigger_provider(event, context):
+    """``Custom::CronhookTrigger`` in any stack of the account (service token
+    ``CronhookTriggerProvider``): create, update, delete a trigger; answer CloudFormation."""
+    return wiring.handle_trigger_resource(event)
