@@ -12,6 +12,7 @@ from chalicelib.domain.trigger_keys import (
     check_key,
     comparable,
     field_changes,
+    normalized,
     update_body,
 )
 from chalicelib.services.trigger_resource import coerce_body
@@ -175,3 +176,18 @@ def test_a_string_that_is_not_the_fields_type_is_left_for_the_model_to_refuse():
         "concurrency": "many",
         "enabled": "yes",
     }
+
+
+def test_a_cron_without_a_dst_policy_reads_as_the_default_policy():
+    bare = _cmp({"workflow": "echo", "schedule": {"cron": "0 8 * * 1"}})
+    spelled = _cmp(
+        {"workflow": "echo", "schedule": {"cron": "0 8 * * 1", "dst": {"skipped": "shift"}}}
+    )
+    other = _cmp(
+        {"workflow": "echo", "schedule": {"cron": "0 8 * * 1", "dst": {"skipped": "skip"}}}
+    )
+    assert changed_top_fields(bare, spelled) == []
+    assert changed_top_fields(bare, other) == ["schedule"]
+    # An interval has no DST policy: nothing is filled in, nothing to send back.
+    interval = {"workflow": "echo", "schedule": {"interval_s": 60}}
+    assert normalized(interval) == interval
