@@ -107,6 +107,66 @@ def delete_trigger(trigger_id):
     return Response(body="", status_code=204)
 
 
+@app.route("/v1/triggers/by-key/{key}", methods=["PUT"], authorizer=api_key)
+@declare(
+    "Create or update the trigger named by a key (triggers as code)",
+    role="operator",
+    answers={200: "TriggerPut", 201: "TriggerPut"},
+    body="TriggerByKeyIn",
+    errors=(*WRITE_ERRORS, 409, 503),
+    description="A create body under a stable `key` (unique per tenant). 201 when it creates "
+    "the trigger (an event trigger's webhook secret shown this once); else the trigger is "
+    "updated in place, keeping its state, runs and webhook secret, and the answer is 200 "
+    "with `changed` (false when the body changes nothing) and `changes`. `state` is the "
+    "initial state (used on create only). `managed_by` names the tool managing it.",
+)
+@api
+def put_trigger_by_key(key):
+    request = app.current_request
+    principal = caller(request, "operator")
+    status, body = triggers.put_trigger(principal, unquote(key), json_body(request), now=now_utc())
+    return Response(body=body, status_code=status)
+
+
+@app.route("/v1/triggers/by-key/{key}/plan", methods=["POST"], authorizer=api_key)
+@declare(
+    "What a PUT by key would change (nothing is written)",
+    role="viewer",
+    answers={200: "TriggerPlan"},
+    body="TriggerByKeyIn",
+    errors=(*WRITE_ERRORS,),
+    description="The same validation as the PUT; `action` is `create`, `update` or `none`.",
+)
+@api
+def plan_trigger_by_key(key):
+    request = app.current_request
+    principal = caller(request)
+    return triggers.plan_put(principal, unquote(key), json_body(request), now=now_utc())
+
+
+@app.route("/v1/triggers/by-key/{key}", methods=["GET"], authorizer=api_key)
+@declare(
+    "Get the trigger named by a key", role="viewer", answers={200: "TriggerOut"}, errors=READ_ERRORS
+)
+@api
+def get_trigger_by_key(key):
+    return triggers.get_by_key(caller(app.current_request), unquote(key))
+
+
+@app.route("/v1/triggers/by-key/{key}", methods=["DELETE"], authorizer=api_key)
+@declare(
+    "Delete the trigger named by a key (the key is free again)",
+    role="operator",
+    answers={204: None},
+    errors=READ_ERRORS,
+)
+@api
+def delete_trigger_by_key(key):
+    principal = caller(app.current_request, "operator")
+    triggers.delete_by_key(principal, unquote(key), now=now_utc())
+    return Response(body="", status_code=204)
+
+
 @app.route("/v1/triggers/{trigger_id}/fire", methods=["POST"], authorizer=api_key)
 @declare(
     "Run a trigger now (surface manual)",
@@ -451,10 +511,11 @@ def receive_webhook(token):
     "Answer LinkedIn's endpoint validation (a linkedin trigger's URL)",
     role=None,
     answers={200: "ChallengeAnswer"},
-    query=(Query("challengeCode", "The code LinkedIn sends to validate the URL"),),
+    query=(Query("challengeCode", "The code LinkedIn sends to validate the URL (a UUID)"),),
     errors=(401, 422, 429),
     description="`challengeResponse` is hex HMAC-SHA256 of `challengeCode` keyed with the "
-    "trigger's client secret; any other token answers the same 401 as a bad signature.",
+    "trigger's client secret; any other token, and a code that is not a UUID (the endpoint "
+    "signs nothing else), answer the same 401 as a bad signature.",
 )
 @api
 def answer_hook_challenge(token):
@@ -586,6 +647,102 @@ def console_asset(name):
     return console.asset(name)
 
 
+# -- alerts (chalicelib/services/alerts; docs/alerts.md) -----------------------------------
+alerts = wiring.lazy_module("chalicelib.services.alerts.policies")
+
+
+@app.route("/v1/alerts", methods=["POST"], authorizer=api_key)
+@declare(
+    "Create an alert policy",
+    role="admin",
+    answers={201: "AlertCreated"},
+    body="AlertIn",
+    errors=(*WRITE_ERRORS, 503),
+    description="Who is told when the triggers it matches fail, are disabled, recover, run "
+    "late or hear nothing, and how (email, Slack, a signed webhook, SNS). Slack and webhook "
+    "URLs pass the address policy of `http:` targets. A policy with a webhook channel gets a "
+    "signing secret, shown only in this answer as `signing_secret`.",
+)
+@api
+def create_alert():
+    request = app.current_request
+    body = alerts.create_alert(caller(request, "admin"), json_body(request), now=now_utc())
+    return Response(body=body, status_code=201)
+
+
+@app.route("/v1/alerts", methods=["GET"], authorizer=api_key)
+@declare("List alert policies", role="viewer", answers={200: "AlertList"}, errors=READ_ERRORS)
+@api
+def list_alerts():
+    return alerts.list_alerts(caller(app.current_request, "viewer"))
+
+
+@app.route("/v1/alerts/{alert_id}", methods=["GET"], authorizer=api_key)
+@declare("Get an alert policy", role="viewer", answers={200: "AlertOut"}, errors=READ_ERRORS)
+@api
+def get_alert(alert_id):
+    return alerts.get_alert(caller(app.current_request, "viewer"), alert_id)
+
+
+@app.route(
+    "/v1/alerts/{alert_id}",
+    methods=["PATCH"],
+    content_types=["application/json", "application/merge-patch+json"],
+    authorizer=api_key,
+)
+@declare(
+    "Edit an alert policy",
+    role="admin",
+    answers={200: "AlertOut"},
+    body="AlertPatch",
+    errors=(*WRITE_ERRORS, 503),
+    description="The fields sent replace the stored ones; `channels` is replaced as a whole "
+    "(send each Slack URL again: it is never shown).",
+)
+@api
+def patch_alert(alert_id):
+    request = app.current_request
+    return alerts.patch_alert(caller(request, "admin"), alert_id, json_body(request), now=now_utc())
+
+
+@app.route("/v1/alerts/{alert_id}", methods=["DELETE"], authorizer=api_key)
+@declare("Delete an alert policy", role="admin", answers={204: None}, errors=READ_ERRORS)
+@api
+def delete_alert(alert_id):
+    alerts.delete_alert(caller(app.current_request, "admin"), alert_id, now=now_utc())
+    return Response(body="", status_code=204)
+
+
+@app.route("/v1/alerts/{alert_id}/test", methods=["POST"], authorizer=api_key)
+@declare(
+    "Send a test notification on every channel",
+    role="admin",
+    answers={202: "AlertTestQueued"},
+    errors=(*READ_ERRORS, 503),
+    description="Queued, and sent within seconds; each channel's outcome is listed in "
+    "`/v1/alerts/{alert_id}/notifications` (kind `test`).",
+)
+@api
+def test_alert(alert_id):
+    body = alerts.test_alert(caller(app.current_request, "admin"), alert_id, now=now_utc())
+    return Response(body=body, status_code=202)
+
+
+@app.route("/v1/alerts/{alert_id}/notifications", methods=["GET"], authorizer=api_key)
+@declare(
+    "An alert policy's notifications, newest first",
+    role="viewer",
+    answers={200: "NotificationPage"},
+    query=LIST_QUERY,
+    errors=READ_ERRORS,
+    description="`outcome`: `pending` (waiting for its minute's message), `sent`, `failed` "
+    "(with `error`, after retries) or `suppressed` (inside `quiet_s`).",
+)
+@api
+def list_alert_notifications(alert_id):
+    return alerts.list_notifications(caller(app.current_request, "viewer"), alert_id, _params())
+
+
 @app.schedule(Rate(1, unit=Rate.MINUTES), name="heartbeat")
 def heartbeat(event):
     wiring.heartbeat_once()
@@ -613,3 +770,9 @@ def enqueuer(event):
 def ingest(event):
     """EventBridge rules (eventbridge, s3) and SES mail (email) deliver here."""
     return wiring.handle_ingest_batch(event.to_dict())
+
+
+@app.on_sqs_message(queue="cronhook-alerts", batch_size=10, name="alerts")
+def alerts_worker(event):
+    """Lifecycle transitions, digest flushes and test sends (chalicelib/services/alerts)."""
+    return wiring.handle_alerts_batch(event.to_dict())

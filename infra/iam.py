@@ -9,7 +9,10 @@ receipt rules are only ever made in this stage's rule set, by name).
 ``lambda:`` targets are invoked under a role of their own (``target_invoke_resources``):
 the runner's role may invoke no function at all, only assume that role with the session
 tag ``cronhook-tenant``, and that role may invoke only the tagged tenant's functions
-(ABAC: ``cronhook-<stage>-${aws:PrincipalTag/cronhook-tenant}-*``).
+(ABAC: ``cronhook-<stage>-${aws:PrincipalTag/cronhook-tenant}-*``). The ``sqs:``, ``sns:``,
+``states:`` and ``events:`` targets go through the same role, on the tenant's queues, topics,
+state machines and buses named the same way, plus the ARNs the stack parameter
+``TargetArns`` lists, and never cronhook's own queues and topics (an explicit Deny).
 
 ``tests/infra/test_iam.py`` records every AWS call a scenario makes per function and
 checks it against these roles as deployed (into moto); a new call the role does not
@@ -33,6 +36,7 @@ __all__ = [
     "TARGET_ROLE",
     "TARGET_ROLE_ASSUME",
     "TENANT_TAG",
+    "TARGET_ACTIONS",
 ]
 
 READ = (
@@ -67,6 +71,8 @@ class Access:
     ingest: bool = False  # consume the ingest queue, read inbound mail
     send_ticks: bool = False  # sqs:SendMessage on the tick queue (the heartbeat's fan-out)
     consume_ticks: bool = False  # the enqueuer's event source mapping polls the tick queue
+    send_alerts: bool = False  # sqs:SendMessage on the alerts queue (transitions detected)
+    alerts: bool = False  # the alerts worker: its queue, the bus, SES from the sender, SNS
 
 
 # Chalice's function names (config.json's lambda_functions keys) -> CloudFormation ids.
@@ -77,6 +83,7 @@ FUNCTIONS = {
     "runner": "Runner",
     "enqueuer": "Enqueuer",
     "ingest": "Ingest",
+    "alerts": "Alerts",
 }
 
 ACCESS: dict[str, Access] = {
@@ -86,8 +93,19 @@ ACCESS: dict[str, Access] = {
     # Tenants' quota usage is an item in the ledger table (services/quotas.py).
     "api_handler": Access(
         read=("heartbeats",),  # health (a trigger view's budget reads the ledger, written below)
-        write=("triggers", "states", "runs", "events", "audit", "keys", "deliveries", "ledger"),
+        write=(
+            "triggers",
+            "states",
+            "runs",
+            "events",
+            "audit",
+            "keys",
+            "deliveries",
+            "ledger",
+            "alerts",
+        ),
         send=True,
+        send_alerts=True,  # a person's pause; a policy's test
         queue_depths=True,
         payloads=("s3:PutObject", "s3:DeleteObject"),  # a duplicate's body is deleted
         kms=("kms:Encrypt", "kms:Decrypt"),
@@ -101,6 +119,7 @@ ACCESS: dict[str, Access] = {
     "heartbeat": Access(
         write=("triggers", "runs", "events", "ledger", "heartbeats"),
         send=True,
+        send_alerts=True,  # a lost run; each tick's request for the alert sweep
         params=("switch",),
         send_ticks=True,
     ),
@@ -109,6 +128,7 @@ ACCESS: dict[str, Access] = {
     "enqueuer": Access(
         write=("triggers", "runs", "events", "ledger"),
         send=True,
+        send_alerts=True,  # a lost run
         params=("switch",),
         consume_ticks=True,
     ),
@@ -117,6 +137,7 @@ ACCESS: dict[str, Access] = {
         read=("keys",),
         write=("triggers", "states", "runs", "events", "ledger", "audit", "locks"),
         send=True,
+        send_alerts=True,  # a run's transitions (failed, recovered, disabled, budget)
         consume=True,
         payloads=("s3:GetObject",),
         kms=("kms:Decrypt",),
@@ -131,6 +152,15 @@ ACCESS: dict[str, Access] = {
         payloads=("s3:PutObject", "s3:DeleteObject"),  # a large event body, a duplicate's
         params=("switch",),
         ingest=True,
+        send_alerts=True,  # an expired trigger, a source gone
+    ),
+    # Alerts, off the fire path: notifications, digests, the lifecycle bus.
+    "alerts": Access(
+        read=("triggers", "states", "events"),
+        write=("alerts",),
+        kms=("kms:Decrypt",),  # Slack URLs and webhook signing secrets
+        alerts=True,
+        send_alerts=True,  # a digest's flush, delayed to its minute's end
     ),
 }
 
@@ -349,6 +379,10 @@ def _statements(function: str, access: Access, log_group: str, stage: str) -> li
                 "Resource": "*",
             }
         )
+    if access.send_alerts or access.alerts:
+        from infra.alerts import alert_statements
+
+        statements.extend(alert_statements(send=access.send_alerts, consume=access.alerts))
     if access.ingest:
         statements.append(
             {
@@ -411,6 +445,78 @@ TARGET_ROLE_ASSUME = "TargetInvokeAssume"
 TENANT_TAG = "cronhook-tenant"  # chalicelib/workflows/remote/lambda_target.py sets it
 
 
+# What the AWS service targets call (chalicelib/workflows/remote/aws_targets.py).
+TARGET_ACTIONS = (
+    "sqs:SendMessage",
+    "sqs:GetQueueUrl",
+    "sns:Publish",
+    "states:StartExecution",
+    "events:PutEvents",
+)
+# cronhook's own queues and topics (aws_targets.OWN_RESOURCES): no target reaches them.
+OWN_QUEUES = ("fires", "fires-dlq", "ticks", "ingest", "ingest-dlq")
+OWN_TOPICS = ("mail", "alarms")
+
+
+def _arn(service: str, resource: str) -> dict:
+    return {
+        "Fn::Sub": f"arn:${{AWS::Partition}}:{service}:${{AWS::Region}}:${{AWS::AccountId}}:"
+        + resource
+    }
+
+
+def _target_statements(stage: str) -> list:
+    """The AWS service targets' statements of the target-invoke role."""
+    tenant = f"cronhook-{stage}-${{!aws:PrincipalTag/{TENANT_TAG}}}-*"
+    return [
+        {
+            "Sid": "TenantTargets",
+            "Effect": "Allow",
+            "Action": list(TARGET_ACTIONS),
+            "Resource": [
+                _arn("sqs", tenant),
+                _arn("sns", tenant),
+                _arn("states", f"stateMachine:{tenant}"),
+                _arn("events", f"event-bus/{tenant}"),
+            ],
+        },
+        {
+            "Sid": "NotCronhooksOwn",
+            "Effect": "Deny",
+            "Action": list(TARGET_ACTIONS),
+            "Resource": [_arn("sqs", f"cronhook-{stage}-{q}") for q in OWN_QUEUES]
+            + [_arn("sns", f"cronhook-{stage}-{t}") for t in OWN_TOPICS],
+        },
+    ]
+
+
+TARGET_ARNS_POLICY = "TargetArnsPolicy"
+
+
+def _listed_targets(stage: str) -> dict:
+    """The ARNs the stack parameter ``TargetArns`` lists, for the target-invoke role: a
+    policy of its own that exists only when the parameter is set (condition HasTargetArns)."""
+    return {
+        "Type": "AWS::IAM::ManagedPolicy",
+        "Condition": "HasTargetArns",
+        "Properties": {
+            "Description": f"cronhook {stage}: the targets TargetArns lists",
+            "Roles": [{"Ref": TARGET_ROLE}],
+            "PolicyDocument": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "ListedTargets",
+                        "Effect": "Allow",
+                        "Action": list(TARGET_ACTIONS),
+                        "Resource": {"Fn::Split": [",", {"Ref": "TargetArns"}]},
+                    }
+                ],
+            },
+        },
+    }
+
+
 def target_invoke_resources(*, stage: str) -> dict[str, dict]:
     """The role ``lambda:`` targets are invoked under, and the runner's right to assume it.
 
@@ -429,6 +535,7 @@ def target_invoke_resources(*, stage: str) -> dict[str, dict]:
         f":function:cronhook-{stage}-${{!aws:PrincipalTag/{TENANT_TAG}}}-*"
     }
     return {
+        TARGET_ARNS_POLICY: _listed_targets(stage),
         TARGET_ROLE: {
             "Type": "AWS::IAM::Role",
             "Properties": {
@@ -466,7 +573,8 @@ def target_invoke_resources(*, stage: str) -> dict[str, dict]:
                                     "Effect": "Allow",
                                     "Action": ["lambda:InvokeFunction"],
                                     "Resource": tenant_functions,
-                                }
+                                },
+                                *_target_statements(stage),
                             ],
                         },
                     }

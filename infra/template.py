@@ -35,6 +35,13 @@ from chalicelib.settings import (
     Settings,
     queue_visibility_s,
 )
+from infra.alerts import (
+    alert_conditions,
+    alert_environment,
+    alert_parameters,
+    alert_resources,
+    alerts_event_source,
+)
 from infra.iam import (
     ACCESS,
     FUNCTIONS,
@@ -75,6 +82,7 @@ FUNCTION_SUFFIX = {
     "runner": "runner",
     "enqueuer": "enqueuer",
     "ingest": "ingest",
+    "alerts": "alerts",
 }
 # A tick message is worth nothing after a tick period (the enqueuer drops it): SQS keeps
 # it 5 minutes at most (its minimum is 60 s), so a backlog never outlives an outage.
@@ -169,6 +177,17 @@ def _parameters(stage: str) -> dict:
             "MinValue": 1,
             "Description": "Burst of requests for POST /hooks/{token}, a bucket of its own.",
         },
+        "TargetArns": {
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": "^[^\\s]*$",
+            "Description": (
+                "More resources sqs:/sns:/states:/events: targets may reach, beyond each "
+                "tenant's own cronhook-<stage>-<tenant>-*: ARNs separated by commas (no "
+                "spaces), * allowed (CRONHOOK_TARGET_ARNS). cronhook's own queues and topics "
+                "are never reachable."
+            ),
+        },
         "LogRetentionDays": {
             "Type": "Number",
             "Default": 30,
@@ -205,6 +224,7 @@ def _parameters(stage: str) -> dict:
         },
         **_parameters_issue15(stage),
         **_parameters_shards(),
+        **alert_parameters(),
         **waf_parameters(),
     }
 
@@ -515,6 +535,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
     resources.update(
         source_resources(stage, keep=keep, retention_days=settings.event_retention_days)
     )
+    resources.update(alert_resources(stage, keep=keep))
     for function, logical in log_groups.items():
         resources[logical] = _log_group(f"/aws/lambda/{cfg.function_name(function)}")
     resources.update(role_resources(log_groups, stage=stage))
@@ -544,10 +565,12 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "CRONHOOK_DUE_SHARDS": {"Fn::Sub": "${DueShards}"},  # a string, as every variable
         "CRONHOOK_FANOUT_SHARDS": {"Fn::Sub": "${FanOutShards}"},
         "CRONHOOK_TICK_QUEUE_URL": {"Ref": "TickQueue"},
+        "CRONHOOK_TARGET_ARNS": {"Ref": "TargetArns"},
         "POWERTOOLS_LOG_LEVEL": "INFO",
         # Never record handler results in traces: a create answer carries a secret once.
         "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
         **source_environment(stage),
+        **alert_environment(),
     }
     for function in ACCESS:
         logical = FUNCTIONS[function]
@@ -611,6 +634,8 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
                     }
                 }
             }
+        if function == "alerts":
+            properties["Events"] = alerts_event_source()
         if function == "ingest":
             properties["Events"] = {
                 "IngestSqsEventSource": {
@@ -682,6 +707,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "FiresQueueUrl": {"Value": {"Ref": "FiresQueue"}},
         "DeadLetterQueueUrl": {"Value": {"Ref": "DeadLetterQueue"}},
         "TickQueueUrl": {"Value": {"Ref": "TickQueue"}},
+        "AlertsQueueUrl": {"Value": {"Ref": "AlertsQueue"}},
         "PayloadBucketName": {"Value": {"Ref": "PayloadBucket"}},
         "SecretsKeyArn": {"Value": {"Fn::GetAtt": ["SecretsKey", "Arn"]}},
         "SwitchParameterName": {"Value": {"Ref": "SwitchParameter"}},
@@ -706,6 +732,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "Conditions": {
             "HasAlarmEmail": {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmEmail"}, ""]}]},
             "HasPublicUrl": {"Fn::Not": [{"Fn::Equals": [{"Ref": "PublicUrl"}, ""]}]},
+            "HasTargetArns": {"Fn::Not": [{"Fn::Equals": [{"Ref": "TargetArns"}, ""]}]},
             "ConfigureApiGatewayAccount": {
                 "Fn::Equals": [{"Ref": "ConfigureApiGatewayAccount"}, "true"]
             },
@@ -718,6 +745,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
             "ApiDetailedMetrics": {"Fn::Equals": [{"Ref": "ApiDetailedMetrics"}, "true"]},
             "TableDeletionProtection": {"Fn::Equals": [{"Ref": "TableDeletionProtection"}, "true"]},
             **waf_conditions(),
+            **alert_conditions(),
         },
         "Resources": resources,
         "Outputs": outputs,

@@ -7,6 +7,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 import click
 
+from chalicelib.cli.alerts import alerts
+from chalicelib.cli.as_code import apply, diff, export
 from chalicelib.cli.client import DEFAULT_TIMEOUT_S, DEFAULT_URL, Client
 from chalicelib.cli.context import OUTPUT_HELP
 from chalicelib.cli.keys import keys
@@ -83,6 +85,10 @@ for _command in (
     preview,
     keys,
     watch,
+    alerts,
+    apply,
+    diff,
+    export,
 ):
     cli.add_command(_command)
 

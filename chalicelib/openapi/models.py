@@ -44,6 +44,12 @@ class LastRunOut(_Out):
     error: str | None
 
 
+class DriftOut(_Out):
+    at: Instant | None
+    by: str | None
+    fields: list[str] | None
+
+
 class TriggerOut(_Out):
     """A trigger as the API shows it (never a secret)."""
 
@@ -91,6 +97,13 @@ class TriggerOut(_Out):
     created_at: Instant | None
     updated_at: Instant | None
     version: int = Field(description="Send it back in a PATCH for optimistic locking")
+    key: str | None = Field(default=None, description="Its stable name (triggers as code)")
+    managed_by: str | None = Field(
+        default=None, description='The tool that manages it ("apply", "cloudformation"...)'
+    )
+    drift: DriftOut | None = Field(
+        default=None, description="An edit made outside its tool since the tool last applied it"
+    )
     warnings: list[Any]
     state: dict[str, Any] | None = Field(default=None, description="On single-trigger answers only")
 
@@ -108,6 +121,29 @@ class TriggerCreated(TriggerOut):
         default=None,
         description="An `http:` target's signing secret (Standard Webhooks): shown only here",
     )
+
+
+class FieldChange(_Out):
+    from_: Any = Field(default=None, alias="from")
+    to: Any = None
+
+
+class TriggerPut(TriggerCreated):
+    """A PUT by key: the trigger, whether anything changed, and each changed field."""
+
+    changed: bool
+    changes: dict[str, FieldChange] | None = Field(
+        default=None, description="Each changed field by dotted path: `{from, to}` (updates)"
+    )
+
+
+class TriggerPlan(_Out):
+    """What a PUT by key would do, nothing written (`cronhook diff`)."""
+
+    key: str
+    action: Literal["create", "update", "none"]
+    changes: dict[str, FieldChange] = Field(description="Each changed field: `{from, to}`")
+    trigger: TriggerOut | None = Field(description="The trigger as it is now (none: created)")
 
 
 class TriggerPage(_Out):
@@ -181,7 +217,10 @@ class EventOut(_Out):
 
     id: str
     trigger_id: str
-    status: str = Field(description="pending, running, succeeded, failed, skipped")
+    status: str = Field(
+        description="pending, running, succeeded, failed, skipped, refused, budget_exceeded, "
+        "throttled (stored beyond event.rate_limit, not run; replay runs it)"
+    )
     run_id: str | None
     attempt: int
     source: str | None
@@ -204,6 +243,9 @@ class HookAnswer(_Out):
     run_id: str | None = None
     duplicate: bool | None = Field(default=None, description="Seen before: the original ids")
     ignored: str | None = Field(default=None, description="filter, or source_gone")
+    throttled: bool | None = Field(
+        default=None, description="Stored beyond event.rate_limit: kept, not run (replayable)"
+    )
     challenge: str | None = Field(default=None, description="Slack's url_verification")
 
 
@@ -321,19 +363,28 @@ class HealthReport(_Out):
     last_tick_at: Instant | None = Field(description="Start of the last heartbeat tick that ended")
     heartbeat_s: int
     stale: bool = Field(description="No tick for more than two heartbeat periods")
-    queue_depth: int | None = Field(description="Fire messages waiting, delayed or running")
-    dlq_depth: int | None = Field(description="Messages in the dead-letter queue")
+    queue_depth: int | None = Field(
+        description="Fire messages waiting, delayed or running, stack-wide: "
+        "the root key only (null for every other key)"
+    )
+    dlq_depth: int | None = Field(
+        description="Messages in the dead-letter queue, stack-wide: the root key only"
+    )
     lateness_p99_ms: int | None = Field(description="Scheduled runs of the last hour, p99")
     fires_last_hour: int = Field(description="The tenant's runs recorded in the last hour")
     fires_capped: bool = Field(description="fires_last_hour stopped counting at 5,000")
 
 
 def _answer_models() -> dict[str, type[BaseModel]]:
-    return {
-        name: value
-        for name, value in globals().items()
-        if isinstance(value, type) and issubclass(value, _Out) and value is not _Out
-    }
+    """Every answer model by name: the ``_Out`` subclasses of this module and of the
+    modules beside it (``alert_models``), however deep."""
+    found: dict[str, type[BaseModel]] = {}
+    pending = list(_Out.__subclasses__())
+    while pending:
+        model = pending.pop()
+        found[model.__name__] = model
+        pending.extend(model.__subclasses__())
+    return found
 
 
 def _model(name: str) -> type[BaseModel]:

@@ -5,10 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
+from pynamodb.expressions.condition import Condition
 
 from chalicelib.store.base import TableBase
 
-__all__ = ["DeliveryModel", "put_delivery", "count_in_hour", "query_deliveries", "COUNTER_PREFIX"]
+__all__ = [
+    "DeliveryModel",
+    "put_delivery",
+    "count_in_hour",
+    "count_in_window",
+    "query_deliveries",
+    "deliveries_before",
+    "COUNTER_PREFIX",
+    "RATE_PREFIX",
+]
 
 
 class DeliveryModel(TableBase):
@@ -39,6 +49,8 @@ class DeliveryModel(TableBase):
 # Counter items sort before every delivery ("#" < "0"), so a newest-first query of the
 # deliveries (``sk >= "0"``) never meets them.
 COUNTER_PREFIX = "#n#"
+# The rate limit's counters (``services/events/rate.py``): "#r#<per_s>#<window>", same rule.
+RATE_PREFIX = "#r#"
 
 
 def put_delivery(record: DeliveryModel) -> None:
@@ -57,6 +69,13 @@ def count_in_hour(trigger_id: str, *, hour: int, expires: int) -> int:
     return int(counter.n or 0)
 
 
+def count_in_window(trigger_id: str, *, per_s: int, window: int, expires: int) -> int:
+    """Add one to the trigger's rate-limit counter for a window; the new count (one ADD)."""
+    counter = DeliveryModel(trigger_id, f"{RATE_PREFIX}{per_s}#{window}")
+    counter.update(actions=[DeliveryModel.n.add(1), DeliveryModel.expires.set(expires)])
+    return int(counter.n or 0)
+
+
 def query_deliveries(
     trigger_id: str, *, limit: int, last_evaluated_key: dict | None, outcome: str | None
 ) -> Any:
@@ -69,3 +88,14 @@ def query_deliveries(
         page_size=limit,
         last_evaluated_key=last_evaluated_key,
     )
+
+
+def deliveries_before(trigger_id: str, *, before: str | None, limit: int) -> list[DeliveryModel]:
+    """Up to ``limit`` recorded deliveries, newest first, whose ``sk`` sorts before ``before``."""
+    condition: Condition = DeliveryModel.sk >= "0"
+    if before is not None:
+        condition = DeliveryModel.sk.between("0", before)
+    rows = DeliveryModel.query(
+        trigger_id, condition, scan_index_forward=False, limit=limit + 1, page_size=limit + 1
+    )
+    return [r for r in rows if r.sk != before][:limit]
