@@ -117,7 +117,11 @@ def _answer(gateway: ContractGateway, environ: dict) -> tuple[int, dict, bytes]:
     body = environ["wsgi.input"].read(length) if length > 0 else None
     try:
         response = gateway.handle_request(
-            method=method, path=environ["REQUEST_URI"], headers=_headers_of(environ), body=body
+            method=method,
+            path=environ["REQUEST_URI"],
+            headers=_headers_of(environ),
+            body=body,
+            source_ip=environ.get("REMOTE_ADDR") or "127.0.0.1",
         )
     except GatewayAnswered as answered:
         return answered.CODE, dict(answered.headers), _bytes(answered.body)
@@ -221,7 +225,8 @@ def serve(host: str, port: int, *, idle_timeout_s: int = IDLE_TIMEOUT_S) -> Serv
         # adapter answers 413 for a body over MAX_BODY_BYTES, once it is read.
         max_request_body_size=DRAIN_MAX_BYTES,
         ident="cronhook",
-        clear_untrusted_proxy_headers=True,
+        # No proxy in front: every header reaches the app as the client sent it.
+        clear_untrusted_proxy_headers=False,
     )
     server.channel_class = _Channel
     return Served(server, host)
