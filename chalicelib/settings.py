@@ -131,6 +131,8 @@ class Settings:
     # (0: never; every shard is read in the heartbeat's own invocation).
     fanout_shards: int = 0
     tick_queue_url: str | None = None
+    # The local stack's own log, as JSON lines (``GET /v1/runs/{id}/logs`` reads it there).
+    log_file: str | None = None
     extra: dict = field(default_factory=dict)
 
     @property
@@ -188,6 +190,7 @@ def get_settings() -> Settings:
         hooks_per_ip_per_min=max(0, _int("CRONHOOK_HOOKS_PER_IP_PER_MIN", 0)),
         fanout_shards=max(0, _int("CRONHOOK_FANOUT_SHARDS", 0)),
         tick_queue_url=env("CRONHOOK_TICK_QUEUE_URL") or None,
+        log_file=env("CRONHOOK_LOG_FILE") or None,
     )
 
 

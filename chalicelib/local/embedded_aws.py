@@ -95,6 +95,13 @@ class EmbeddedAws:
                 break
             if self.process.poll() is not None:
                 break
+        if line.startswith(b"error "):
+            self.stop()
+            reason = line[6:].decode("utf-8", "replace").strip()
+            raise RuntimeError(
+                f"cannot listen on {self.host}:{self.port} ({reason});"
+                " set CRONHOOK_AWS_PORT to a free port"
+            )
         if not line.startswith(b"ready "):
             self.stop()
             raise RuntimeError(
@@ -244,11 +251,9 @@ def _make_server(host: str, port: int) -> Any:
     try:
         return make_server(host, port, app, threaded=True, request_handler=MotoRequestHandler)
     except OSError as exc:
-        print(
-            f"embedded AWS: cannot listen on {host}:{port} ({exc.strerror});"
-            " set CRONHOOK_AWS_PORT to a free port",
-            file=sys.stderr,
-        )
+        # Told to the stack on the ready line's place: it says it once, naming the setting.
+        sys.stdout.write(f"error {exc.strerror or exc}\n")
+        sys.stdout.flush()
         return None
 
 

@@ -126,6 +126,15 @@ class LocalStack:
             )
         )
         os.environ.pop("AWS_PROFILE", None)
+        if persist:
+            # The stack's and its runners' own lines, for GET /v1/runs/{id}/logs.
+            log_file = (self.config.data_dir / "logs" / "cronhook.log").resolve()
+            os.environ["CRONHOOK_LOG_FILE"] = str(log_file)
+            if log_file.exists() and log_file.stat().st_size > LOG_KEEP_BYTES:
+                log_file.replace(log_file.with_suffix(".log.1"))  # one older file is kept
+            from chalicelib.observability import log_to_file
+
+            log_to_file(str(log_file))
         from chalicelib.settings import reset_settings
         from chalicelib.store.aws import reset_clients
 
@@ -201,7 +210,13 @@ class LocalStack:
     def _start_http(self) -> None:
         from chalicelib.local.http import serve
 
-        self.http = serve(self.config.host, self.config.port)
+        try:
+            self.http = serve(self.config.host, self.config.port)
+        except OSError as exc:
+            raise RuntimeError(
+                f"cannot listen on {self.config.host}:{self.config.port}"
+                f" ({exc.strerror or exc}); set CRONHOOK_PORT to a free port"
+            ) from None
         self._spawn(self.http.serve_forever, "http")
 
     # -- heartbeat and runners ---------------------------------------------------------
@@ -311,6 +326,8 @@ class LocalStack:
             self.aws.stop()
 
 
+# The local log file is started afresh (the old one kept as .1) past this size.
+LOG_KEEP_BYTES = 64 * 1024 * 1024
 # How long a stop gives the runs in hand to settle (the runners' process and the threads).
 STOP_GRACE_S = 10
 
@@ -335,6 +352,11 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _stop)
     try:
         stack.start()
+    except RuntimeError as exc:
+        # A port in use, a data dir that cannot be written...: one line naming the setting.
+        stack.stop()
+        print(f"cronhook: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
     except BaseException:
         stack.stop()  # never leave the embedded AWS behind
         raise

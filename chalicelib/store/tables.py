@@ -53,6 +53,7 @@ TTL_ATTRIBUTES: dict[str, str] = {
     "ledger": "expires",
     "audit": "expires",
     "deliveries": "expires",
+    "states": "expires",  # a run's detail item; a trigger's own items never expire
 }
 
 _BASE_NAMES = {m: m.Meta.table_name for m in ALL_MODELS}

@@ -19,16 +19,19 @@ serialize_key is held): nothing is recorded or counted (``defer.defer``).
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from chalicelib.domain.epoch_ms import ms, opt_dt
+from chalicelib.domain.run_detail import error_detail, run_lease_ms
 from chalicelib.domain.settle import lateness_ms
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import events
 from chalicelib.services.pipeline import Pipeline, Refusal, RunContext
 from chalicelib.services.runner.claim import claim_scheduled
 from chalicelib.services.runner.defer import defer
+from chalicelib.services.runner.queued import start_queued
 from chalicelib.services.runner.settle import Outcome, check_result, settle
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
@@ -74,7 +77,8 @@ class Runner:
         if message.surface == "schedule" and message.scheduled_ms is not None:
             self._wait_for_slot(int(message.scheduled_ms))
         now = self.clock()
-        lease_ms = ms(now) + (get_settings().runner_timeout_s + 60) * 1000
+        # The in-flight entry's start time is read back from this lease (``run_detail``).
+        lease_ms = run_lease_ms(ms(now), runner_timeout_s=get_settings().runner_timeout_s)
         event = None
         if message.surface == "event":
             started = events.start_event_run(message, lease_ms=lease_ms, now=now)
@@ -100,6 +104,11 @@ class Runner:
                 # This message ran the pointer's slot: the lines that follow are about it.
                 logger.thread_safe_append_keys(run_id=taken.run_id)
             message = taken
+        elif message.queued:
+            queued = start_queued(message, lease_ms=lease_ms, now=now)
+            if isinstance(queued, str):
+                return queued
+            item = queued
         else:
             found = dynamo.start_run(message.trigger_id, run_id=message.run_id, lease_ms=lease_ms)
             if found is None:
@@ -146,10 +155,12 @@ class Runner:
                 self._execute(ctx, run, outcome)
         except WorkflowFailed as exc:
             outcome.error, outcome.state_out = str(exc) or "WorkflowFailed", exc.state
+            outcome.error_detail = exc.detail or _detail_of(exc)
         except DestructiveRefused as exc:
             outcome.status, outcome.error, outcome.disable_reason = "refused", str(exc), "refused"
         except Exception as exc:  # the workflow's own failure: recorded, never propagated
             outcome.error = f"{type(exc).__name__}: {exc}"
+            outcome.error_detail = _detail_of(exc)
         finally:
             ctx.status = outcome.status
             ctx.deferred = outcome.deferred
@@ -196,6 +207,11 @@ class Runner:
         ctx.result = answered
         outcome.state_out = answered.state
         outcome.status = "succeeded"
+
+
+def _detail_of(exc: BaseException) -> dict:
+    """The failure's type, message and traceback (the one being handled)."""
+    return error_detail(type(exc).__name__, str(exc), traceback.format_exc())
 
 
 def _fire_of(
