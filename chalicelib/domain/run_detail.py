@@ -77,6 +77,7 @@ def lambda_error_detail(function_error: str, answer: Any) -> dict:
         text = "" if answer is None else str(answer)
         return error_detail(function_error, text, None)
     stack = answer.get("stackTrace")
+    trace: str | None
     if isinstance(stack, list):
         trace = "\n".join(str(line).rstrip("\n") for line in stack)
     else:
@@ -120,7 +121,7 @@ def detail_to_keep(
     return keep or None
 
 
-def duration_of(started_ms: int | None, finished_ms: int | None) -> int | None:
+def duration_of(started_ms: float | None, finished_ms: float | None) -> int | None:
     """How long a run took, in ms (None unless it started and finished)."""
     if started_ms is None or finished_ms is None:
         return None

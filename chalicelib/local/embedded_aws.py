@@ -34,6 +34,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -249,6 +250,11 @@ def _make_server(host: str, port: int) -> Any:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     app = DomainDispatcherApplication(create_backend_app)
     try:
+        # werkzeug reports a port in use itself (three lines, then exit): look first, so
+        # the stack can say it once, naming CRONHOOK_AWS_PORT.
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
         return make_server(host, port, app, threaded=True, request_handler=MotoRequestHandler)
     except OSError as exc:
         # Told to the stack on the ready line's place: it says it once, naming the setting.

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chalicelib.local import data_dir
 from chalicelib.local.lambda_events import InvocationContext, lambda_record, tenant_of
 from chalicelib.local.pool import IDLE_POLL_S, ingest_loop
 from chalicelib.local.resources import (
@@ -128,13 +129,10 @@ class LocalStack:
         os.environ.pop("AWS_PROFILE", None)
         if persist:
             # The stack's and its runners' own lines, for GET /v1/runs/{id}/logs.
-            log_file = (self.config.data_dir / "logs" / "cronhook.log").resolve()
-            os.environ["CRONHOOK_LOG_FILE"] = str(log_file)
-            if log_file.exists() and log_file.stat().st_size > LOG_KEEP_BYTES:
-                log_file.replace(log_file.with_suffix(".log.1"))  # one older file is kept
             from chalicelib.observability import log_to_file
 
-            log_to_file(str(log_file))
+            os.environ["CRONHOOK_LOG_FILE"] = str(data_dir.log_file(self.config.data_dir))
+            log_to_file(os.environ["CRONHOOK_LOG_FILE"])
         from chalicelib.settings import reset_settings
         from chalicelib.store.aws import reset_clients
 
@@ -203,7 +201,7 @@ class LocalStack:
         if not self.config.persist or not self._state_file().exists():
             return
         load_tables(self._state_file())
-        recover_claims()
+        recover_claims(clean_stop=data_dir.take_stopped(self.config.data_dir))
 
     # -- the API ---------------------------------------------------------------------
 
@@ -265,6 +263,10 @@ class LocalStack:
         self._start_aws()
         self._start_mail()
         self._start_http()
+        if self.config.persist:  # ``cronhook watch`` refuses a dir no stack uses
+            data_dir.mark_in_use(
+                self.config.data_dir, f"http://{self.config.host}:{self.config.port}"
+            )
         self._spawn(ingest_loop, "ingest", self.ingest_url, self.stop_event)
         self._spawn(self._watch_loop, "watch")
         self._spawn(self._heartbeat_loop, "heartbeat")
@@ -321,13 +323,13 @@ class LocalStack:
                 self.runners.wait(timeout=max(0.1, deadline - time.monotonic()) + 2)
             except subprocess.TimeoutExpired:
                 self._kill_runners()
+        if self.config.persist and self.aws is not None:
+            data_dir.mark_stopped(self.config.data_dir)
         # The embedded AWS saves the tables as it stops (SIGTERM), after the runners settled.
         if self.aws is not None:
             self.aws.stop()
 
 
-# The local log file is started afresh (the old one kept as .1) past this size.
-LOG_KEEP_BYTES = 64 * 1024 * 1024
 # How long a stop gives the runs in hand to settle (the runners' process and the threads).
 STOP_GRACE_S = 10
 

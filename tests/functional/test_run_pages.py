@@ -243,3 +243,27 @@ def test_run_logs_answer_the_local_lines_of_that_run(api, tmp_path, monkeypatch)
             "message": "fire handled status=succeeded",
         }
     ]
+
+
+@pytest.mark.parametrize("clean", [True, False])
+def test_a_run_lost_to_a_stop_of_the_local_stack_says_how_it_stopped(api, clean):
+    from chalicelib.domain.ids import manual_run_id
+    from chalicelib.local.restore import ENDED_ERROR, STOPPED_ERROR, recover_claims
+    from chalicelib.store import dynamo
+
+    created = api.create_trigger(HOURLY)
+    run_id = manual_run_id(created["id"], 1_900_000_000_000)
+    outcome, _ = dynamo.claim_and_start(
+        created["id"],
+        run_id=run_id,
+        surface="manual",
+        lease_ms=1_900_000_400_000,
+        capacity=1,
+        shard="0",
+    )
+    assert outcome == dynamo.ClaimResult.CLAIMED
+    recover_claims(clean_stop=clean)
+    run = api.call("GET", f"/v1/runs/{run_id}").body
+    assert run["status"] == "lost"
+    assert run["error"] == (STOPPED_ERROR if clean else ENDED_ERROR)
+    assert "crashed or timed out" not in run["error"]

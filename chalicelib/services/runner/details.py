@@ -58,7 +58,8 @@ def keep_detail(
     if keep is None:
         return
     try:
-        run_details.save_detail(run.run_id, keep, expires=run.expires)
+        expires = int(run.expires) if run.expires is not None else None
+        run_details.save_detail(run.run_id, keep, expires=expires)
     except Exception:
         logger.warning(
             "run detail not saved", extra={"trigger_id": run.trigger_id, "run_id": run.run_id}

@@ -1,0 +1,58 @@
+"""What the local stack keeps in its data dir besides the tables: its log, and two marks.
+
+- ``logs/cronhook.log``: the stack's and its runners' log lines, as JSON (``GET
+  /v1/runs/{id}/logs`` reads a run's lines there); past 64 MB it starts afresh at the next
+  start, the older file kept as ``cronhook.log.1``.
+- ``stack.json``: which stack uses the dir (its URL). ``cronhook watch`` refuses a dir no
+  stack uses: a watch kept where no stack looks would never fire.
+- ``stopped-cleanly``: left by a stop (Ctrl-C, SIGTERM), absent after a crash or a kill,
+  so the next start says how a run that was in hand was lost.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+__all__ = [
+    "LOG_KEEP_BYTES",
+    "STACK_MARK",
+    "log_file",
+    "mark_in_use",
+    "mark_stopped",
+    "take_stopped",
+]
+
+LOG_KEEP_BYTES = 64 * 1024 * 1024
+STACK_MARK = "stack.json"
+_STOPPED = "stopped-cleanly"
+
+
+def log_file(data_dir: Path) -> Path:
+    """The log file to write (the previous one set aside when it grew past the limit)."""
+    path = (data_dir / "logs" / "cronhook.log").resolve()
+    if path.exists() and path.stat().st_size > LOG_KEEP_BYTES:
+        path.replace(path.with_suffix(".log.1"))
+    return path
+
+
+def mark_in_use(data_dir: Path, url: str) -> None:
+    """Say which stack uses ``data_dir``."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / STACK_MARK).write_text(json.dumps({"url": url}) + "\n")
+
+
+def mark_stopped(data_dir: Path) -> None:
+    """Leave the clean stop's mark (best effort: without it a loss is called a crash)."""
+    try:
+        (data_dir / _STOPPED).write_text("stopped\n")
+    except OSError:
+        pass
+
+
+def take_stopped(data_dir: Path) -> bool:
+    """Whether the last stop was clean; the mark is used up."""
+    mark = data_dir / _STOPPED
+    found = mark.exists()
+    mark.unlink(missing_ok=True)
+    return found
