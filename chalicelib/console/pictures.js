@@ -146,8 +146,11 @@
       if (!known.length) continue;
       const top = Math.max(1, ...known);
       const step = list.length > 1 ? width / (list.length - 1) : width;
-      const points = values.map((v, i) => (v === null ? null : `${(i * step).toFixed(1)},${(height - 4 - (v / top) * (height - 8)).toFixed(1)}`)).filter(Boolean);
+      const xy = values.map((v, i) => (v === null ? null : [list.length > 1 ? i * step : width / 2, height - 4 - (v / top) * (height - 8)]));
+      const points = xy.filter(Boolean).map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`);
       parts.push(s('polyline', { points: points.join(' '), class: cls, fill: 'none', 'data-series': name }));
+      // A dot per run, so a single run (or a gap) still shows.
+      xy.forEach((p) => { if (p) parts.push(s('circle', { cx: p[0].toFixed(1), cy: p[1].toFixed(1), r: 2.5, class: `${cls} dot` })); });
       said.push(`${name} up to ${top >= 1000 ? (top / 1000).toFixed(1) + ' s' : top + ' ms'}`);
     }
     const summary = list.length ? `Last ${list.length} runs, oldest first: ${said.join('; ') || 'no timings'}` : 'No finished runs yet';

@@ -38,9 +38,9 @@
 
   function payloadSection(run) {
     const sid = 'run-payload';
-    const source = { run: 'given to this run', event: 'the event’s body', trigger: 'the trigger’s payload (as it is now)' }[run.payload_source] || '';
+    const source = { run: 'Given to this run', event: 'The event’s body', trigger: 'The trigger’s payload (as it is now)' }[run.payload_source] || '';
     return h('section', { 'aria-labelledby': sid }, h('h2', { id: sid }, 'Payload'),
-      source ? h('p', { class: 'muted' }, `From ${source}${run.payload_clipped ? '; clipped to 4 KB' : ''}.`) : null,
+      source ? h('p', { class: 'muted' }, `${source}${run.payload_clipped ? '; clipped to 4 KB' : ''}.`) : null,
       run.payload_source ? json(run.payload, 'Payload as JSON') : h('p', { class: 'muted' }, 'Not kept.'));
   }
 

@@ -22,6 +22,7 @@ import time
 import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
+from types import TracebackType
 
 from chalicelib.domain.epoch_ms import ms, opt_dt
 from chalicelib.domain.run_detail import error_detail, run_lease_ms
@@ -209,9 +210,22 @@ class Runner:
         outcome.status = "succeeded"
 
 
+# The runner's own frames, left out of a workflow's traceback: it starts at the workflow.
+_ENGINE_FRAMES = ("/services/runner/", "/workflows/targets.py")
+
+
+def _engine_frame(tb: TracebackType) -> bool:
+    name = tb.tb_frame.f_code.co_filename.replace("\\", "/")
+    return any(part in name for part in _ENGINE_FRAMES)
+
+
 def _detail_of(exc: BaseException) -> dict:
-    """The failure's type, message and traceback (the one being handled)."""
-    return error_detail(type(exc).__name__, str(exc), traceback.format_exc())
+    """The failure's type, message and traceback, from the workflow's first frame on."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None and _engine_frame(tb):
+        tb = tb.tb_next
+    text = "".join(traceback.format_exception(type(exc), exc, tb))
+    return error_detail(type(exc).__name__, str(exc), text)
 
 
 def _fire_of(
