@@ -109,6 +109,66 @@ def delete_trigger(trigger_id):
     return Response(body="", status_code=204)
 
 
+@app.route("/v1/triggers/by-key/{key}", methods=["PUT"], authorizer=api_key)
+@declare(
+    "Create or update the trigger named by a key (triggers as code)",
+    role="operator",
+    answers={200: "TriggerPut", 201: "TriggerPut"},
+    body="TriggerByKeyIn",
+    errors=(*WRITE_ERRORS, 409, 503),
+    description="A create body under a stable `key` (unique per tenant). 201 when it creates "
+    "the trigger (an event trigger's webhook secret shown this once); else the trigger is "
+    "updated in place, keeping its state, runs and webhook secret, and the answer is 200 "
+    "with `changed` (false when the body changes nothing) and `changes`. `state` is the "
+    "initial state (used on create only). `managed_by` names the tool managing it.",
+)
+@api
+def put_trigger_by_key(key):
+    request = app.current_request
+    principal = caller(request, "operator")
+    status, body = triggers.put_trigger(principal, unquote(key), json_body(request), now=now_utc())
+    return Response(body=body, status_code=status)
+
+
+@app.route("/v1/triggers/by-key/{key}/plan", methods=["POST"], authorizer=api_key)
+@declare(
+    "What a PUT by key would change (nothing is written)",
+    role="viewer",
+    answers={200: "TriggerPlan"},
+    body="TriggerByKeyIn",
+    errors=(*WRITE_ERRORS,),
+    description="The same validation as the PUT; `action` is `create`, `update` or `none`.",
+)
+@api
+def plan_trigger_by_key(key):
+    request = app.current_request
+    principal = caller(request)
+    return triggers.plan_put(principal, unquote(key), json_body(request), now=now_utc())
+
+
+@app.route("/v1/triggers/by-key/{key}", methods=["GET"], authorizer=api_key)
+@declare(
+    "Get the trigger named by a key", role="viewer", answers={200: "TriggerOut"}, errors=READ_ERRORS
+)
+@api
+def get_trigger_by_key(key):
+    return triggers.get_by_key(caller(app.current_request), unquote(key))
+
+
+@app.route("/v1/triggers/by-key/{key}", methods=["DELETE"], authorizer=api_key)
+@declare(
+    "Delete the trigger named by a key (the key is free again)",
+    role="operator",
+    answers={204: None},
+    errors=READ_ERRORS,
+)
+@api
+def delete_trigger_by_key(key):
+    principal = caller(app.current_request, "operator")
+    triggers.delete_by_key(principal, unquote(key), now=now_utc())
+    return Response(body="", status_code=204)
+
+
 @app.route("/v1/triggers/{trigger_id}/fire", methods=["POST"], authorizer=api_key)
 @declare(
     "Run a trigger now (surface manual)",
@@ -483,10 +543,11 @@ def receive_webhook(token):
     "Answer LinkedIn's endpoint validation (a linkedin trigger's URL)",
     role=None,
     answers={200: "ChallengeAnswer"},
-    query=(Query("challengeCode", "The code LinkedIn sends to validate the URL"),),
+    query=(Query("challengeCode", "The code LinkedIn sends to validate the URL (a UUID)"),),
     errors=(401, 422, 429),
     description="`challengeResponse` is hex HMAC-SHA256 of `challengeCode` keyed with the "
-    "trigger's client secret; any other token answers the same 401 as a bad signature.",
+    "trigger's client secret; any other token, and a code that is not a UUID (the endpoint "
+    "signs nothing else), answer the same 401 as a bad signature.",
 )
 @api
 def answer_hook_challenge(token):

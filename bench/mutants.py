@@ -30,6 +30,8 @@ SUITE = [
     "tests/functional/test_heartbeat_reaper.py",
     "tests/functional/test_standing_rows.py",
     "tests/functional/test_api_patch.py",
+    "tests/functional/test_linkedin_oracle.py",
+    "tests/functional/test_concurrent_deletes.py",
 ]
 
 # pytest's exit codes: 0 all passed, 1 some test failed. Anything else (5: ``-k`` chose
@@ -233,6 +235,26 @@ MUTATIONS = [
         "    while following is not None and ms(following) <= cursor and len(slots) < MAX_SLOTS_PER_ROW:\n",
         "    while False:\n",
         focus="faster_schedule",
+    ),
+    Mutation(
+        "LinkedIn's challenge answers any code (a signing oracle for notifications)",
+        "chalicelib/domain/signatures/linkedin.py",
+        "    if not keys or not is_challenge_code(code):\n",
+        "    if not keys or not isinstance(code, str) or not code:\n",
+        focus="forged_delivery or not_a_uuid",
+    ),
+    Mutation(
+        "a delete is unfenced (every concurrent caller releases the quota and audits)",
+        "chalicelib/store/removal.py",
+        '    try:\n        answer = client("dynamodb").delete_item(\n'
+        '            TableName=table,\n            Key={"id": {"S": stored.id}},\n'
+        '            ConditionExpression="attribute_exists(#id)",\n',
+        '    client("dynamodb").delete_item(TableName=table, Key={"id": {"S": stored.id}})\n'
+        "    return item\n"
+        '    try:\n        answer = client("dynamodb").delete_item(\n'
+        '            TableName=table,\n            Key={"id": {"S": stored.id}},\n'
+        '            ConditionExpression="attribute_exists(#id)",\n',
+        focus="simultaneous_deletes",
     ),
 ]
 

@@ -131,6 +131,14 @@ class Settings:
     # (0: never; every shard is read in the heartbeat's own invocation).
     fanout_shards: int = 0
     tick_queue_url: str | None = None
+    # sqs:/sns:/states:/events: targets beyond the tenant's own cronhook-<stage>-<tenant>-*
+    # resources: the stack parameter TargetArns (ARNs, "*" allowed), CRONHOOK_TARGET_ARNS.
+    target_arns: tuple[str, ...] = ()
+    # github: targets: the REST API's base URL (tests: a local fake), how long a dispatch
+    # may take to show up as a run, and how often to look.
+    github_api_url: str = "https://api.github.com"
+    github_confirm_s: float = 60.0
+    github_poll_s: float = 2.0
     # The local stack's own log, as JSON lines (``GET /v1/runs/{id}/logs`` reads it there).
     log_file: str | None = None
     extra: dict = field(default_factory=dict)
@@ -190,6 +198,12 @@ def get_settings() -> Settings:
         hooks_per_ip_per_min=max(0, _int("CRONHOOK_HOOKS_PER_IP_PER_MIN", 0)),
         fanout_shards=max(0, _int("CRONHOOK_FANOUT_SHARDS", 0)),
         tick_queue_url=env("CRONHOOK_TICK_QUEUE_URL") or None,
+        target_arns=tuple(
+            a.strip() for a in env("CRONHOOK_TARGET_ARNS", "").split(",") if a.strip()
+        ),
+        github_api_url=env("CRONHOOK_GITHUB_API_URL", "https://api.github.com").rstrip("/"),
+        github_confirm_s=float(env("CRONHOOK_GITHUB_CONFIRM_S") or 60),
+        github_poll_s=float(env("CRONHOOK_GITHUB_POLL_S") or 2),
         log_file=env("CRONHOOK_LOG_FILE") or None,
     )
 

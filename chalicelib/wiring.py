@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import json
 import math
 import threading
 from collections.abc import Callable
@@ -13,6 +12,7 @@ from typing import Any
 
 from chalice import AuthResponse, Response
 
+from chalicelib.domain import strict_json
 from chalicelib.domain.errors import BadRequest, CronhookError, Unauthorized, UnsupportedMediaType
 from chalicelib.gateway import AuthorizerRefused
 from chalicelib.observability import ID_KEYS, logger, traced
@@ -156,10 +156,6 @@ def contract_error_shape(response: Response) -> Response:
     )
 
 
-def _reject_constant(value: str) -> Any:
-    raise ValueError(f"{value} is not valid JSON")
-
-
 def json_body(request: Any, *, required: bool = True) -> Any:
     """The request's JSON body; 400 if malformed, 415 if not JSON."""
     raw = request.raw_body or b""
@@ -171,9 +167,8 @@ def json_body(request: Any, *, required: bool = True) -> Any:
     if "json" not in content_type:
         raise UnsupportedMediaType("send the body as application/json")
     try:
-        return json.loads(raw, parse_constant=_reject_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"malformed JSON: {exc}") from None
+        # Strict: a repeated key (400) or a number beyond a double (422) names its field.
+        return strict_json.loads(raw)
     except RecursionError:  # nested deeper than json can parse: a 422 naming the field
         # Imported here: the spec module loads pydantic, which the authorizer never needs.
         from chalicelib.domain.limits import too_deep_error

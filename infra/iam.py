@@ -9,7 +9,10 @@ receipt rules are only ever made in this stage's rule set, by name).
 ``lambda:`` targets are invoked under a role of their own (``target_invoke_resources``):
 the runner's role may invoke no function at all, only assume that role with the session
 tag ``cronhook-tenant``, and that role may invoke only the tagged tenant's functions
-(ABAC: ``cronhook-<stage>-${aws:PrincipalTag/cronhook-tenant}-*``).
+(ABAC: ``cronhook-<stage>-${aws:PrincipalTag/cronhook-tenant}-*``). The ``sqs:``, ``sns:``,
+``states:`` and ``events:`` targets go through the same role, on the tenant's queues, topics,
+state machines and buses named the same way, plus the ARNs the stack parameter
+``TargetArns`` lists, and never cronhook's own queues and topics (an explicit Deny).
 
 ``tests/infra/test_iam.py`` records every AWS call a scenario makes per function and
 checks it against these roles as deployed (into moto); a new call the role does not
@@ -33,6 +36,7 @@ __all__ = [
     "TARGET_ROLE",
     "TARGET_ROLE_ASSUME",
     "TENANT_TAG",
+    "TARGET_ACTIONS",
 ]
 
 READ = (
@@ -411,6 +415,78 @@ TARGET_ROLE_ASSUME = "TargetInvokeAssume"
 TENANT_TAG = "cronhook-tenant"  # chalicelib/workflows/remote/lambda_target.py sets it
 
 
+# What the AWS service targets call (chalicelib/workflows/remote/aws_targets.py).
+TARGET_ACTIONS = (
+    "sqs:SendMessage",
+    "sqs:GetQueueUrl",
+    "sns:Publish",
+    "states:StartExecution",
+    "events:PutEvents",
+)
+# cronhook's own queues and topics (aws_targets.OWN_RESOURCES): no target reaches them.
+OWN_QUEUES = ("fires", "fires-dlq", "ticks", "ingest", "ingest-dlq")
+OWN_TOPICS = ("mail", "alarms")
+
+
+def _arn(service: str, resource: str) -> dict:
+    return {
+        "Fn::Sub": f"arn:${{AWS::Partition}}:{service}:${{AWS::Region}}:${{AWS::AccountId}}:"
+        + resource
+    }
+
+
+def _target_statements(stage: str) -> list:
+    """The AWS service targets' statements of the target-invoke role."""
+    tenant = f"cronhook-{stage}-${{!aws:PrincipalTag/{TENANT_TAG}}}-*"
+    return [
+        {
+            "Sid": "TenantTargets",
+            "Effect": "Allow",
+            "Action": list(TARGET_ACTIONS),
+            "Resource": [
+                _arn("sqs", tenant),
+                _arn("sns", tenant),
+                _arn("states", f"stateMachine:{tenant}"),
+                _arn("events", f"event-bus/{tenant}"),
+            ],
+        },
+        {
+            "Sid": "NotCronhooksOwn",
+            "Effect": "Deny",
+            "Action": list(TARGET_ACTIONS),
+            "Resource": [_arn("sqs", f"cronhook-{stage}-{q}") for q in OWN_QUEUES]
+            + [_arn("sns", f"cronhook-{stage}-{t}") for t in OWN_TOPICS],
+        },
+    ]
+
+
+TARGET_ARNS_POLICY = "TargetArnsPolicy"
+
+
+def _listed_targets(stage: str) -> dict:
+    """The ARNs the stack parameter ``TargetArns`` lists, for the target-invoke role: a
+    policy of its own that exists only when the parameter is set (condition HasTargetArns)."""
+    return {
+        "Type": "AWS::IAM::ManagedPolicy",
+        "Condition": "HasTargetArns",
+        "Properties": {
+            "Description": f"cronhook {stage}: the targets TargetArns lists",
+            "Roles": [{"Ref": TARGET_ROLE}],
+            "PolicyDocument": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "ListedTargets",
+                        "Effect": "Allow",
+                        "Action": list(TARGET_ACTIONS),
+                        "Resource": {"Fn::Split": [",", {"Ref": "TargetArns"}]},
+                    }
+                ],
+            },
+        },
+    }
+
+
 def target_invoke_resources(*, stage: str) -> dict[str, dict]:
     """The role ``lambda:`` targets are invoked under, and the runner's right to assume it.
 
@@ -429,6 +505,7 @@ def target_invoke_resources(*, stage: str) -> dict[str, dict]:
         f":function:cronhook-{stage}-${{!aws:PrincipalTag/{TENANT_TAG}}}-*"
     }
     return {
+        TARGET_ARNS_POLICY: _listed_targets(stage),
         TARGET_ROLE: {
             "Type": "AWS::IAM::Role",
             "Properties": {
@@ -466,7 +543,8 @@ def target_invoke_resources(*, stage: str) -> dict[str, dict]:
                                     "Effect": "Allow",
                                     "Action": ["lambda:InvokeFunction"],
                                     "Resource": tenant_functions,
-                                }
+                                },
+                                *_target_statements(stage),
                             ],
                         },
                     }

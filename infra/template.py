@@ -169,6 +169,17 @@ def _parameters(stage: str) -> dict:
             "MinValue": 1,
             "Description": "Burst of requests for POST /hooks/{token}, a bucket of its own.",
         },
+        "TargetArns": {
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": "^[^\\s]*$",
+            "Description": (
+                "More resources sqs:/sns:/states:/events: targets may reach, beyond each "
+                "tenant's own cronhook-<stage>-<tenant>-*: ARNs separated by commas (no "
+                "spaces), * allowed (CRONHOOK_TARGET_ARNS). cronhook's own queues and topics "
+                "are never reachable."
+            ),
+        },
         "LogRetentionDays": {
             "Type": "Number",
             "Default": 30,
@@ -544,6 +555,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "CRONHOOK_DUE_SHARDS": {"Fn::Sub": "${DueShards}"},  # a string, as every variable
         "CRONHOOK_FANOUT_SHARDS": {"Fn::Sub": "${FanOutShards}"},
         "CRONHOOK_TICK_QUEUE_URL": {"Ref": "TickQueue"},
+        "CRONHOOK_TARGET_ARNS": {"Ref": "TargetArns"},
         "POWERTOOLS_LOG_LEVEL": "INFO",
         # Never record handler results in traces: a create answer carries a secret once.
         "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
@@ -706,6 +718,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "Conditions": {
             "HasAlarmEmail": {"Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmEmail"}, ""]}]},
             "HasPublicUrl": {"Fn::Not": [{"Fn::Equals": [{"Ref": "PublicUrl"}, ""]}]},
+            "HasTargetArns": {"Fn::Not": [{"Fn::Equals": [{"Ref": "TargetArns"}, ""]}]},
             "ConfigureApiGatewayAccount": {
                 "Fn::Equals": [{"Ref": "ConfigureApiGatewayAccount"}, "true"]
             },

@@ -7,6 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import click
 
+from chalicelib.cli.as_code import apply, diff, export
 from chalicelib.cli.client import DEFAULT_TIMEOUT_S, DEFAULT_URL, Client
 from chalicelib.cli.context import OUTPUT_HELP
 from chalicelib.cli.keys import keys
@@ -83,6 +84,9 @@ for _command in (
     preview,
     keys,
     watch,
+    apply,
+    diff,
+    export,
 ):
     cli.add_command(_command)
 

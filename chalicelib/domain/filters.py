@@ -2,7 +2,10 @@
 
 A filter is a dict of keys that must all match (AND); a list value means any of its
 items (OR); strings compare casefolded. ``fields`` compares dotted JSON paths of the body
-exactly (strings still casefolded). No filter, or ``{}``, matches everything.
+exactly (strings still casefolded). No filter, or ``{}``, matches everything. A value (or
+an item of a list) may also be one of EventBridge's operators, ``{"prefix": "release/"}``,
+``{"numeric": [">=", 100]}``... with EventBridge's meaning (``filter_ops``). Where the
+event holds a list, a value matches if any element does (EventBridge's array rule).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
+from chalicelib.domain import filter_ops
 from chalicelib.domain.errors import ValidationError
 
 __all__ = [
@@ -42,7 +46,7 @@ _MAX_STRING = 256
 _MAX_VALUES = 50
 _MAX_FIELDS = 20
 _MAX_PATH_SEGMENTS = 16
-_MISSING = object()
+_MISSING = filter_ops.MISSING
 
 _Extractor = Callable[[dict[str, str], object], object]
 
@@ -141,7 +145,7 @@ def validate_filter(source: str, flt: dict | None) -> None:
         if key == _FIELDS:
             _validate_fields(value)
         elif key in allowed:
-            _validate_values(value, field, allowed=(str,))
+            _validate_values(value, field, allowed=(str, dict))
         else:
             names = ", ".join((*allowed, _FIELDS))
             raise ValidationError(
@@ -170,7 +174,12 @@ def matches(
             continue
         extract = extractors.get(key)
         # A key this source does not know cannot be satisfied: fail closed.
-        if extract is None or not _any_equal(extract(lowered, body_json), expected):
+        if extract is None:
+            return False
+        actual = extract(lowered, body_json)
+        # A named key reads None where the event has no such thing (no header, a tag push
+        # has no branch): absent, for "exists" and the operators.
+        if not _any_equal(_MISSING if actual is None else actual, expected):
             return False
     return True
 
@@ -218,28 +227,27 @@ _EXTRACTORS: dict[str, dict[str, _Extractor]] = {
     },
     "email": {
         "from": lambda headers, body: _path(body, ("from",)),
-        "to": lambda headers, body: _AnyOf(_path(body, ("to",))),
+        # Any recipient: a list value matches if any element does.
+        "to": lambda headers, body: _path(body, ("to",)),
         "subject": lambda headers, body: _path(body, ("subject",)),
     },
 }
-
-
-class _AnyOf:
-    """A multi-valued field (an email's recipients): matches if any of its values does."""
-
-    def __init__(self, values: object):
-        self.values = values if isinstance(values, list) else []
 
 
 # --- comparison -----------------------------------------------------------------------
 
 
 def _any_equal(actual: object, expected: object) -> bool:
-    if isinstance(actual, _AnyOf):
-        return any(_any_equal(value, expected) for value in actual.values)
-    if isinstance(expected, list):
-        return any(_equal(actual, item) for item in expected)
-    return _equal(actual, expected)
+    """True if the value at a key satisfies any of the filter's values (plain or operator)."""
+    for item in expected if isinstance(expected, list) else [expected]:
+        if isinstance(item, dict):  # an operator (validated on create)
+            if filter_ops.match_operator(item, actual):
+                return True
+        elif _equal(actual, item) or (
+            isinstance(actual, list) and any(_equal(value, item) for value in actual)
+        ):
+            return True
+    return False
 
 
 def _equal(actual: object, expected: object) -> bool:
@@ -294,20 +302,26 @@ def _validate_fields(value: object) -> None:
                 f"{dotted!r} is not a dotted JSON path like 'pull_request.merged'", field=field
             )
         _validate_values(
-            wanted, f"{field}.{dotted}", allowed=(str, int, float, bool, type(None)), blank_ok=True
+            wanted,
+            f"{field}.{dotted}",
+            allowed=(str, int, float, bool, type(None), dict),
+            blank_ok=True,
         )
 
 
 def _validate_values(
     value: object, field: str, *, allowed: tuple[type, ...], blank_ok: bool = False
 ) -> None:
-    """A scalar of an allowed type, or a non-empty list of them."""
+    """A scalar of an allowed type or an operator, or a non-empty list of them."""
     items = value if isinstance(value, list) else [value]
     if not items:
         raise ValidationError("an empty list would never match", field=field)
     if len(items) > _MAX_VALUES:
         raise ValidationError(f"at most {_MAX_VALUES} values", field=field)
     for item in items:
+        if isinstance(item, dict) and dict in allowed:
+            filter_ops.validate_operator(item, field)
+            continue
         if not isinstance(item, allowed):
             names = " or ".join(dict.fromkeys(_TYPE_NAMES[kind] for kind in allowed))
             raise ValidationError(f"must be {names}, or a list of them", field=field)
@@ -326,6 +340,7 @@ _TYPE_NAMES: dict[type, str] = {
     float: "a number",
     bool: "a boolean",
     type(None): "null",
+    dict: "an operator object",
 }
 
 

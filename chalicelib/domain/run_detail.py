@@ -20,7 +20,6 @@ __all__ = [
     "TRACEBACK_LIMIT_BYTES",
     "ANSWER_EXCERPT_BYTES",
     "MESSAGE_LIMIT_BYTES",
-    "LEASE_SLACK_S",
     "clip_bytes",
     "clip_payload",
     "error_detail",
@@ -28,16 +27,12 @@ __all__ = [
     "lambda_error_detail",
     "detail_to_keep",
     "duration_of",
-    "run_lease_ms",
-    "started_ms_of_lease",
 ]
 
 PAYLOAD_LIMIT_BYTES = 4096
 TRACEBACK_LIMIT_BYTES = 8192
 ANSWER_EXCERPT_BYTES = 1024
 MESSAGE_LIMIT_BYTES = 1000
-# A started run's lease is its start plus the runner's timeout and this slack.
-LEASE_SLACK_S = 60
 _CLIPPED = "...[clipped]"
 
 
@@ -126,17 +121,3 @@ def duration_of(started_ms: float | None, finished_ms: float | None) -> int | No
     if started_ms is None or finished_ms is None:
         return None
     return max(0, int(finished_ms) - int(started_ms))
-
-
-def run_lease_ms(started_ms: int, *, runner_timeout_s: int) -> int:
-    """The lease a run takes when it starts: its start, the runner's timeout, a slack."""
-    return started_ms + (runner_timeout_s + LEASE_SLACK_S) * 1000
-
-
-def started_ms_of_lease(lease_ms: int, *, runner_timeout_s: int) -> int:
-    """When a started run in flight started, read back from its lease (``run_lease_ms``).
-
-    The in-flight entry keeps no start time (the trigger item stays small): its lease was
-    written at the start, from the start, so the start is the lease less the same span.
-    """
-    return lease_ms - (runner_timeout_s + LEASE_SLACK_S) * 1000

@@ -5,24 +5,24 @@ Request bodies are the pydantic models that validate requests (``domain/spec.py`
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from chalicelib.domain import spec
+from chalicelib.openapi.answer_base import Instant, _Out
+from chalicelib.openapi.run_models import (
+    RunDetailOut,
+    RunErrorDetail,
+    RunLogLine,
+    RunLogsOut,
+    RunOut,
+    RunQueued,
+)
 
 API_VERSION = "1.0.0"
-Instant = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
-RunStatus = Literal[
-    "queued", "running", "succeeded", "failed", "skipped", "refused", "budget_exceeded", "lost"
-]
-Surface = Literal["schedule", "event", "manual", "backfill"]
-
-
-class _Out(BaseModel):
-    """Responses may grow fields: clients must ignore the ones they do not know."""
-
-    model_config = ConfigDict(extra="allow")
+# The names the answer models are found by (``_answer_models`` reads this module's globals).
+_RUN_MODELS = (RunDetailOut, RunErrorDetail, RunLogLine, RunLogsOut, RunOut, RunQueued)
 
 
 class ErrorDetail(_Out):
@@ -42,6 +42,12 @@ class LastRunOut(_Out):
     status: str | None
     finished_at: Instant | None
     error: str | None
+
+
+class DriftOut(_Out):
+    at: Instant | None
+    by: str | None
+    fields: list[str] | None
 
 
 class TriggerOut(_Out):
@@ -91,6 +97,13 @@ class TriggerOut(_Out):
     created_at: Instant | None
     updated_at: Instant | None
     version: int = Field(description="Send it back in a PATCH for optimistic locking")
+    key: str | None = Field(default=None, description="Its stable name (triggers as code)")
+    managed_by: str | None = Field(
+        default=None, description='The tool that manages it ("apply", "cloudformation"...)'
+    )
+    drift: DriftOut | None = Field(
+        default=None, description="An edit made outside its tool since the tool last applied it"
+    )
     warnings: list[Any]
     state: dict[str, Any] | None = Field(default=None, description="On single-trigger answers only")
 
@@ -110,71 +123,32 @@ class TriggerCreated(TriggerOut):
     )
 
 
+class FieldChange(_Out):
+    from_: Any = Field(default=None, alias="from")
+    to: Any = None
+
+
+class TriggerPut(TriggerCreated):
+    """A PUT by key: the trigger, whether anything changed, and each changed field."""
+
+    changed: bool
+    changes: dict[str, FieldChange] | None = Field(
+        default=None, description="Each changed field by dotted path: `{from, to}` (updates)"
+    )
+
+
+class TriggerPlan(_Out):
+    """What a PUT by key would do, nothing written (`cronhook diff`)."""
+
+    key: str
+    action: Literal["create", "update", "none"]
+    changes: dict[str, FieldChange] = Field(description="Each changed field: `{from, to}`")
+    trigger: TriggerOut | None = Field(description="The trigger as it is now (none: created)")
+
+
 class TriggerPage(_Out):
     items: list[TriggerOut]
     next_cursor: str | None
-
-
-class RunOut(_Out):
-    id: str
-    trigger_id: str
-    surface: Surface
-    status: RunStatus
-    workflow: str | None = None
-    scheduled_for: Instant | None
-    started_at: Instant | None
-    finished_at: Instant | None
-    lateness_ms: int | None
-    error: str | None
-    cost_usd: float
-    event_id: str | None
-    attempt: int
-    output: Any = Field(default=None, description="What the workflow returned, clipped to 4 KB")
-    duration_ms: int | None = Field(default=None, description="finished_at - started_at")
-    rerun_of: str | None = Field(default=None, description="The run this one reruns")
-
-
-class RunErrorDetail(_Out):
-    """Why a run failed: for `lambda:` the function's error and stack, for `http:` the
-    status and the first 1 KB of the answer."""
-
-    type: str
-    message: str
-    traceback: str | None = Field(default=None, description="Clipped to 8 KB")
-    status: int | None = Field(default=None, description="`http:` targets: the answer's status")
-
-
-class RunDetailOut(RunOut):
-    """One run, with what only its own page shows."""
-
-    payload: Any = Field(default=None, description="What the run was given, clipped to 4 KB")
-    payload_clipped: bool = False
-    payload_source: Literal["run", "event", "trigger"] | None = Field(
-        default=None,
-        description="`run`: its own (a manual fire's body, a rerun's); `event`: its event's "
-        "body; `trigger`: the trigger's payload as it is now",
-    )
-    error_detail: RunErrorDetail | None = None
-
-
-class RunLogLine(_Out):
-    at: Instant | None
-    level: str
-    message: str
-
-
-class RunLogsOut(_Out):
-    items: list[RunLogLine]
-    source: str = Field(description="`local` (the stack's log) or `cloudwatch`")
-    complete: bool = Field(default=True, description="False: the query was still running")
-    query: str | None = Field(default=None, description="The Logs Insights query (AWS)")
-    console_url: str | None = Field(default=None, description="The query in the AWS console")
-
-
-class RunQueued(_Out):
-    run_id: str
-    queued: bool = Field(default=False, description="The trigger was busy: it waits its turn")
-    rerun_of: str | None = Field(default=None, description="A rerun: the run it reruns")
 
 
 class RunPage(_Out):
@@ -370,8 +344,13 @@ class HealthReport(_Out):
     last_tick_at: Instant | None = Field(description="Start of the last heartbeat tick that ended")
     heartbeat_s: int
     stale: bool = Field(description="No tick for more than two heartbeat periods")
-    queue_depth: int | None = Field(description="Fire messages waiting, delayed or running")
-    dlq_depth: int | None = Field(description="Messages in the dead-letter queue")
+    queue_depth: int | None = Field(
+        description="Fire messages waiting, delayed or running, stack-wide: "
+        "the root key only (null for every other key)"
+    )
+    dlq_depth: int | None = Field(
+        description="Messages in the dead-letter queue, stack-wide: the root key only"
+    )
     lateness_p99_ms: int | None = Field(description="Scheduled runs of the last hour, p99")
     fires_last_hour: int = Field(description="The tenant's runs recorded in the last hour")
     fires_capped: bool = Field(description="fires_last_hour stopped counting at 5,000")

@@ -1,16 +1,21 @@
 """Every webhook delivery to a known token, accepted or rejected, with its cause.
 
 Ingress (``events.receive``) is wrapped by ``recorded``: once the answer is known, one
-row is written per delivery, kept 7 days (TTL). A wrapper rather than one of
+row is written per delivery that did not become an event, kept 7 days (TTL). An accepted
+delivery writes nothing more: its event item (received time, size, clipped headers) is its
+record, and the listing merges the trigger's events in, newest first, as ``accepted``
+rows. That keeps the accepted path at three AWS calls and one write less. A wrapper rather than one of
 ``events.delivery_hooks``: a hook gets neither the token (a body too large is refused
 before the trigger is read, so only the token names it) nor the refused exception,
 whose cause (``signature mismatch``, ``timestamp outside tolerance``) the row keeps. What a flood can write is bounded: the
 deliveries that did not become an event (rejected, duplicate, filtered, throttled) are
 counted per trigger and hour with one atomic ADD, and only the first
 ``REJECTED_PER_HOUR`` of each hour are written; the rest are only counted (the
-counter, and the ``DeliveriesNotRecorded`` metric). Accepted deliveries are always written: each
-one is also a stored event, which the ingress bounds already. Recording never changes
-the answer: a failure to record is logged and the delivery goes on.
+counter, and the ``DeliveriesNotRecorded`` metric). Accepted deliveries are always listed:
+each one is a stored event, which the ingress bounds already. Recording never changes
+the answer: a failure to record is logged and the delivery goes on. A refused delivery
+is recorded off the response's path (``services/offpath.py``): its answer must not take
+longer for a real token than for an unknown one.
 """
 
 from __future__ import annotations
@@ -26,14 +31,16 @@ from typing import Any
 from chalicelib.domain import ids, signatures
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.errors import CronhookError, InvalidSignature, PayloadTooLarge
+from chalicelib.domain.event_sources import DELIVERED_SOURCES
 from chalicelib.observability import logger, record_metric
+from chalicelib.services import offpath
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import deliveries as store
-from chalicelib.store import dynamo
-from chalicelib.store.models import DeliveryModel
+from chalicelib.store import dynamo, event_reads
+from chalicelib.store.models import DeliveryModel, EventModel
 from chalicelib.store.paging import take_page
 
 __all__ = ["OUTCOMES", "REJECTED_PER_HOUR", "RETENTION_S", "recorded", "record", "list_deliveries"]
@@ -110,7 +117,10 @@ def record(
     event_id: str | None = None,
     detail: str | None = None,
 ) -> bool:
-    """Write one delivery (bounded for everything but ``accepted``); True if written."""
+    """Write one delivery (bounded); True if written. An ``accepted`` one is its event's item:
+    nothing is written."""
+    if outcome == "accepted" and event_id:
+        return False
     now_ms = ms(now)
     expires = now_ms // 1000 + RETENTION_S
     if outcome != "accepted":
@@ -163,15 +173,20 @@ def recorded(receive: Callable[..., tuple[int, dict]]) -> Callable[..., tuple[in
             if outcome is not None and (
                 named_id or not hasattr(exc, "trigger_id") or outcome == "too_large"
             ):
-                _record_quietly(
-                    named_id or token,
-                    known=bool(named_id),
-                    outcome=outcome,
-                    status=exc.STATUS_CODE,
-                    size=len(body),
-                    headers=headers,
-                    now=now,
-                    detail=detail,
+                # Off the response's path: a refusal costs the same whether the token is
+                # real (this write) or not (none), so the time tells no token apart.
+                offpath.refusals.submit(
+                    functools.partial(
+                        _record_quietly,
+                        named_id or token,
+                        known=bool(named_id),
+                        outcome=outcome,
+                        status=exc.STATUS_CODE,
+                        size=len(body),
+                        headers=dict(headers),
+                        now=now,
+                        detail=detail,
+                    )
                 )
             raise
         outcome = _outcome_of_answer(status, answer)
@@ -209,20 +224,72 @@ def delivery_view(row: DeliveryModel) -> dict:
     }
 
 
-def list_deliveries(principal: Principal, trigger_id: str, params: dict) -> dict:
-    """A page of a trigger's recorded deliveries, newest first (``?outcome=`` filters)."""
+def accepted_view(event: EventModel) -> dict:
+    """The delivery an event was accepted from, as ``delivery_view`` shows a recorded one."""
+    try:
+        headers = json.loads(event.headers or "{}")
+    except ValueError:
+        headers = {}
+    return {
+        "id": "dlv_" + event.id.removeprefix("evt_"),
+        "received_at": iso_ms(event.received_ms),
+        "outcome": "accepted",
+        "detail": None,
+        "status": 202,
+        "event_id": event.id,
+        "size": int(event.body_size or 0),
+        "headers": headers,
+    }
 
+
+def list_deliveries(principal: Principal, trigger_id: str, params: dict) -> dict:
+    """A page of a trigger's deliveries, newest first (``?outcome=`` filters).
+
+    Accepted ones are the trigger's events, the others its recorded rows: both are sorted
+    by ``<received ms>#<id>``, so a page is the newest of both before the cursor's key.
+    """
     item = load_owned(principal, trigger_id)
+    offpath.refusals.flush()  # what this process still holds of its refusals, first
     limit = parse_limit(params.get("limit"))
     outcome = choice(params, "outcome", OUTCOMES)
     cursor = decode_cursor(
         params.get("cursor"), shape=DELIVERY_CURSOR, fixed={"trigger_id": item.id}
     )
-    results = store.query_deliveries(
-        item.id, limit=limit, last_evaluated_key=cursor, outcome=outcome
-    )
-    rows, last_key = take_page(results, DeliveryModel, limit=limit)
-    return {
-        "items": [delivery_view(r) for r in rows],
-        "next_cursor": encode_cursor(last_key),
-    }
+    if outcome not in (None, "accepted"):
+        results = store.query_deliveries(
+            item.id, limit=limit, last_evaluated_key=cursor, outcome=outcome
+        )
+        rows, last_key = take_page(results, DeliveryModel, limit=limit)
+        return {"items": [delivery_view(r) for r in rows], "next_cursor": encode_cursor(last_key)}
+    before = cursor["sk"]["S"] if cursor else None
+    page, last_sk = _merged_page(item.id, before=before, limit=limit, accepted_only=bool(outcome))
+    last_key = {"trigger_id": {"S": item.id}, "sk": {"S": last_sk}} if last_sk else None
+    return {"items": page, "next_cursor": encode_cursor(last_key)}
+
+
+def _merged_page(
+    trigger_id: str, *, before: str | None, limit: int, accepted_only: bool
+) -> tuple[list[dict], str | None]:
+    """The newest ``limit`` deliveries before ``before``, and the key to go on from.
+
+    Each source is read ``limit`` rows deep; one that filled its read may hold older rows,
+    so only rows at or above its last key are certain to be in order (``floor``).
+    """
+    rows: list[tuple[str, dict]] = []
+    floors: list[str] = []
+    events = event_reads.events_before(trigger_id, before=before, limit=limit)
+    if len(events) == limit:
+        floors.append(events[-1].received_sk)
+    rows += [(e.received_sk, accepted_view(e)) for e in events if e.source not in DELIVERED_SOURCES]
+    if not accepted_only:
+        recorded = store.deliveries_before(trigger_id, before=before, limit=limit)
+        if len(recorded) == limit:
+            floors.append(recorded[-1].sk)
+        # Rows of accepted deliveries written before their events were their record.
+        rows += [(r.sk, delivery_view(r)) for r in recorded if r.outcome != "accepted"]
+    floor = max(floors, default="")
+    ordered = sorted((row for row in rows if row[0] >= floor), key=lambda r: r[0], reverse=True)
+    page = ordered[:limit]
+    if len(ordered) > limit or floors:
+        return [view for _, view in page], page[-1][0] if page else floor
+    return [view for _, view in page], None

@@ -112,8 +112,10 @@ def _load_key(principal: Principal, key_id: str) -> KeyModel:
 
 def delete_key(principal: Principal, key_id: str, *, now: datetime) -> None:
     """Delete a key: it stops authenticating at once, and its triggers stop at their next fire."""
-    stored = _load_key(principal, key_id)
-    key_store.delete_key(stored)
+    removed = key_store.delete_key(_load_key(principal, key_id))
+    if removed is None:  # a concurrent delete removed it: it releases, audits, answers 204
+        raise NotFound(f"key {key_id!r} not found")
+    stored = removed
     quotas.release(stored.tenant, keys=1)
     audit.record(
         principal,

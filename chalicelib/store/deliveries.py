@@ -5,10 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
+from pynamodb.expressions.condition import Condition
 
 from chalicelib.store.base import TableBase
 
-__all__ = ["DeliveryModel", "put_delivery", "count_in_hour", "query_deliveries", "COUNTER_PREFIX"]
+__all__ = [
+    "DeliveryModel",
+    "put_delivery",
+    "count_in_hour",
+    "query_deliveries",
+    "deliveries_before",
+    "COUNTER_PREFIX",
+]
 
 
 class DeliveryModel(TableBase):
@@ -69,3 +77,14 @@ def query_deliveries(
         page_size=limit,
         last_evaluated_key=last_evaluated_key,
     )
+
+
+def deliveries_before(trigger_id: str, *, before: str | None, limit: int) -> list[DeliveryModel]:
+    """Up to ``limit`` recorded deliveries, newest first, whose ``sk`` sorts before ``before``."""
+    condition: Condition = DeliveryModel.sk >= "0"
+    if before is not None:
+        condition = DeliveryModel.sk.between("0", before)
+    rows = DeliveryModel.query(
+        trigger_id, condition, scan_index_forward=False, limit=limit + 1, page_size=limit + 1
+    )
+    return [r for r in rows if r.sk != before][:limit]

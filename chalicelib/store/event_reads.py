@@ -19,6 +19,7 @@ __all__ = [
     "waiting_count",
     "overdue",
     "events_page",
+    "events_before",
     "get_run_consistent",
 ]
 
@@ -78,6 +79,18 @@ def events_page(
     ids_in_order = [row.id for row in page]
     found = {e.id: e for e in EventModel.batch_get(ids_in_order)} if ids_in_order else {}
     return [found[i] for i in ids_in_order if i in found], page.last_evaluated_key
+
+
+def events_before(trigger_id: str, *, before: str | None, limit: int) -> list[EventModel]:
+    """Up to ``limit`` events of a trigger, newest first, whose ``received_sk`` sorts before
+    ``before`` (``None``: the newest)."""
+    condition = None if before is None else EventModel.received_sk < before
+    page = EventModel.by_trigger.query(
+        trigger_id, condition, scan_index_forward=False, limit=limit, page_size=limit
+    )
+    ids_in_order = [row.id for row in page]
+    found = {e.id: e for e in EventModel.batch_get(ids_in_order)} if ids_in_order else {}
+    return [found[i] for i in ids_in_order if i in found]
 
 
 def get_run_consistent(trigger_id: str, run_id: str) -> RunModel | None:

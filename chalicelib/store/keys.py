@@ -9,6 +9,7 @@ from pynamodb.exceptions import DoesNotExist
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 
 from chalicelib.store.base import TableBase
+from chalicelib.store.removal import delete_if_present
 
 __all__ = ["KeyModel", "KeysByTenant", "get_key", "put_key", "delete_key", "query_keys"]
 
@@ -69,9 +70,10 @@ def put_key(
     return stored
 
 
-def delete_key(stored: KeyModel) -> None:
-    """Delete a key: it stops authenticating at once."""
-    stored.delete()
+def delete_key(stored: KeyModel) -> KeyModel | None:
+    """Delete a key: it stops authenticating at once. The key removed, or None if another
+    caller removed it first (``store/removal.py``)."""
+    return delete_if_present(stored)
 
 
 def query_keys(tenant: str, *, limit: int, last_evaluated_key: dict | None) -> Any:

@@ -22,6 +22,7 @@ from pynamodb.transactions import TransactWrite
 from chalicelib.store import dynamo
 from chalicelib.store.conditions import condition_failed, transaction_cancelled
 from chalicelib.store.models import StateModel, TriggerModel
+from chalicelib.store.removal import delete_if_present
 from chalicelib.store.state import transaction_connection
 
 __all__ = [
@@ -62,9 +63,10 @@ def insert_trigger(item: TriggerModel, *, state: dict | None) -> None:
     item.save(condition=TriggerModel.id.does_not_exist())
 
 
-def delete_trigger(item: TriggerModel) -> None:
-    """Delete the trigger item (its runs stay until their retention)."""
-    item.delete()
+def delete_trigger(item: TriggerModel) -> TriggerModel | None:
+    """Delete the trigger item (its runs stay until their retention): the item as it was
+    when removed, or None if another caller removed it first (``store/removal.py``)."""
+    return delete_if_present(item)
 
 
 def delete_state(trigger_id: str) -> None:

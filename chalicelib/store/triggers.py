@@ -123,6 +123,12 @@ class TriggerModel(TableBase):
     stateless_version = NumberAttribute(null=True, attr_name="sv")
     # The next slot of a standing trigger (``STANDING_DUE``): not projected into ``due``.
     next_slot = NumberAttribute(null=True, attr_name="ns")
+    # Triggers as code (services/triggers/by_key.py): the stable name unique per tenant
+    # (its reservation is store/trigger_keys.py), the tool that manages it, and the edit
+    # made elsewhere since it last applied (JSON {at, by, fields}). Absent on most items.
+    key = UnicodeAttribute(null=True)
+    managed_by = UnicodeAttribute(null=True)
+    drift = UnicodeAttribute(null=True)
 
     due = DueIndex()
     by_tenant = TriggersByTenant()

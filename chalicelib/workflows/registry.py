@@ -45,11 +45,14 @@ def get_workflow(name: str) -> Workflow | None:
 
 
 def is_known_target(target: str) -> bool:
-    """A registered name, or a ``lambda:`` / ``http(s):`` target."""
+    """A registered name, or a remote target (``lambda:``, ``http:``, ``sqs:``... ``github:``)."""
     if target.startswith("lambda:"):
         return len(target) > len("lambda:")
     if target.startswith("http:"):
         return target[len("http:") :].startswith(("https://", "http://"))
+    kind, sep, rest = target.partition(":")
+    if sep and kind in ("sqs", "sns", "states", "events", "github"):
+        return bool(rest)  # its shape and names are checked on create (prepare_target)
     return get_workflow(target) is not None
 
 

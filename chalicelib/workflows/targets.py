@@ -1,4 +1,5 @@
-"""Calling a workflow target: a registered Python function, ``lambda:`` or ``http:``."""
+"""Calling a workflow target: a registered Python function, ``lambda:``, ``http:``, the AWS
+service targets (``sqs:``, ``sns:``, ``states:``, ``events:``) or ``github:``."""
 
 from __future__ import annotations
 
@@ -7,16 +8,16 @@ from typing import Any
 from chalicelib.workflows.model import DestructiveRefused, Fire, Result, WorkflowFailed
 from chalicelib.workflows.registry import get_workflow
 
-__all__ = ["invoke", "to_result", "target_kind"]
+__all__ = ["invoke", "to_result", "target_kind", "REMOTE_KINDS"]
+
+# Target kinds written ``<kind>:<address>``; anything else names a registered workflow.
+REMOTE_KINDS = ("lambda", "http", "sqs", "sns", "states", "events", "github")
 
 
 def target_kind(target: str) -> str:
-    """``python``, ``lambda`` or ``http``."""
-    if target.startswith("lambda:"):
-        return "lambda"
-    if target.startswith("http:"):
-        return "http"
-    return "python"
+    """``python``, or the remote kind (``lambda``, ``http``, ``sqs``, ... ``github``)."""
+    kind, sep, _ = target.partition(":")
+    return kind if sep and kind in REMOTE_KINDS else "python"
 
 
 def to_result(value: Any) -> Result:
@@ -58,6 +59,17 @@ def invoke(target: str, fire: Fire, *, tenant: str | None = None) -> Result:
         from chalicelib.workflows.remote import invoke_http
 
         return to_result(invoke_http(target[len("http:") :], fire))
+    if kind == "github":
+        from chalicelib.workflows.remote.github_target import invoke_github
+
+        return to_result(invoke_github(target[len("github:") :], fire))
+    if kind != "python":  # sqs, sns, states, events
+        from chalicelib.workflows.remote.aws_targets import invoke_aws
+        from chalicelib.workflows.remote.lambda_target import trigger_tenant
+
+        spec = target[len(kind) + 1 :]
+        owner = tenant if tenant is not None else trigger_tenant(fire.trigger_id)
+        return to_result(invoke_aws(kind, spec, fire, tenant=owner))
     registered = get_workflow(target)
     if registered is None:
         raise LookupError(f"workflow {target!r} is not registered")

@@ -87,6 +87,17 @@ def _nothing(api: Api) -> dict:
     return {}
 
 
+def _new_key(api: Api) -> dict:
+    return {"key": f"k-{secrets.token_hex(4)}"}
+
+
+def _keyed(api: Api) -> dict:
+    ctx = _new_key(api)
+    answer = api.call("PUT", f"/v1/triggers/by-key/{ctx['key']}", CRON)
+    assert answer.status == 201, answer.body
+    return ctx
+
+
 @dataclass(frozen=True)
 class Route:
     method: str
@@ -115,6 +126,10 @@ ROUTES = (
     Route("PATCH", "/v1/triggers/{trigger_id}", "operator", 200, _trigger, {"title": "x"}),
     Route("DELETE", "/v1/triggers/{trigger_id}", "operator", 204, _trigger),
     Route("POST", "/v1/triggers/{trigger_id}/fire", "operator", 202, _trigger),
+    Route("PUT", "/v1/triggers/by-key/{key}", "operator", 201, _new_key, CRON, True),
+    Route("POST", "/v1/triggers/by-key/{key}/plan", "viewer", 200, _new_key, CRON, True),
+    Route("GET", "/v1/triggers/by-key/{key}", "viewer", 200, _keyed),
+    Route("DELETE", "/v1/triggers/by-key/{key}", "operator", 204, _keyed),
     Route("POST", "/v1/triggers/{trigger_id}/enable", "operator", 200, _trigger),
     Route("POST", "/v1/triggers/{trigger_id}/disable", "operator", 200, _trigger),
     Route("POST", "/v1/triggers/disable", "operator", 200, _trigger, {"tag": "t"}, True),

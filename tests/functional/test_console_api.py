@@ -149,6 +149,44 @@ def test_deliveries_expire_after_seven_days_and_page_with_a_cursor(api):
     assert (forged.status, forged.error["field"]) == (422, "cursor")
 
 
+def test_an_accepted_delivery_is_its_event_and_pages_merge_it_with_the_recorded_ones(api):
+    trigger_id, token = _hook(api, source="webhook")
+    bad = {"Content-Type": "application/json", "X-Signature-256": "sha256=" + "0" * 64}
+    sent = []
+    for n in range(7):
+        api.clock.advance(1)
+        body = json.dumps({"n": n}).encode()
+        if n % 3 == 1:
+            assert _send(api, token, body, bad) == 401
+            sent.append("invalid_signature")
+        else:
+            good = signed_headers("webhook", SECRET, body, ts=_ts(api), delivery=f"m-{n}")
+            assert _send(api, token, body, good) == 202
+            sent.append("accepted")
+    # Only the refused ones are written as rows: an accepted one is its event's item.
+    rows = [r for r in DeliveryModel.query(trigger_id) if not r.sk.startswith("#n#")]
+    assert sorted(r.outcome for r in rows) == ["invalid_signature"] * 2
+    seen, cursor = [], ""
+    for _ in range(10):
+        page = _deliveries(api, trigger_id, f"?limit=2{cursor}")
+        assert len(page["items"]) <= 2
+        seen += page["items"]
+        if not page["next_cursor"]:
+            break
+        cursor = f"&cursor={page['next_cursor']}"
+    assert [d["outcome"] for d in seen] == sent[::-1]  # newest first, across both sources
+    received = [d["received_at"] for d in seen]
+    assert received == sorted(received, reverse=True) and len(set(received)) == 7
+    events = api.call("GET", f"/v1/triggers/{trigger_id}/events").body["items"]
+    accepted = [d for d in seen if d["outcome"] == "accepted"]
+    assert [d["event_id"] for d in accepted] == [e["id"] for e in events]
+    assert all(d["status"] == 202 and d["size"] == len(b'{"n": 0}') for d in accepted)
+    only = _deliveries(api, trigger_id, "?outcome=accepted")["items"]
+    assert only == accepted
+    refused = _deliveries(api, trigger_id, "?outcome=invalid_signature")["items"]
+    assert len(refused) == 2
+
+
 def test_health_tells_whether_the_scheduler_ticks_and_counts_queues_and_fires(api):
     answer = api.call("GET", "/v1/health")
     assert answer.status == 200, answer.body
@@ -246,3 +284,19 @@ def test_the_console_is_served_at_the_root_with_its_files_and_nothing_else(api):
         assert missing.error["code"] == "not_found"
     doc = json.dumps(api.call("GET", "/v1/openapi.json", key=None).body)
     assert '"/v1/health"' in doc and '"/v1/triggers/{trigger_id}/deliveries"' in doc
+
+
+def test_the_stack_wide_queue_depths_are_shown_to_the_root_key_only(api):
+    """The fire queue is shared by every tenant: its depth is the stack's, not a tenant's
+    (issue 26, item 10). Another tenant's admin, and a non-root admin of the root's own
+    tenant, get null there; the tenant's own figures stay."""
+    trigger = api.create_trigger()
+    assert api.call("POST", f"/v1/triggers/{trigger['id']}/fire").status == 202
+    api.make_key("other-admin", "admin", tenant="acme")
+    api.make_key("local-admin", "admin")
+    assert api.call("GET", "/v1/health").body["queue_depth"] == 1
+    for key in ("other-admin", "local-admin"):
+        answer = api.call("GET", "/v1/health", key=key)
+        assert answer.status == 200, answer.body
+        assert (answer.body["queue_depth"], answer.body["dlq_depth"]) == (None, None), key
+        assert answer.body["heartbeat_s"] == 60 and answer.body["fires_last_hour"] == 0

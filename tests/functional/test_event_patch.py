@@ -64,6 +64,10 @@ BAD_FILTERS = [
         {"fields": {"pull_request.merged": {"nested": True}}},
         "event.filter.fields.pull_request.merged",
     ),
+    ({"branch": {"prefix": 3}}, "event.filter.branch.prefix"),
+    ({"branch": {"wildcard": "release/**"}}, "event.filter.branch.wildcard"),
+    ({"fields": {"size": {"numeric": [">", "1"]}}}, "event.filter.fields.size.numeric"),
+    ({"fields": {"size": [1, {"exists": "yes"}]}}, "event.filter.fields.size.exists"),
 ]
 
 

@@ -89,7 +89,9 @@ def test_after_settle_records_the_attempt_and_pulls_the_next_event(aws, clock, r
     created = _trigger(root, clock)
     first = _deliver(created, clock, 1)
     clock.advance(0.01)
-    second = _deliver(created, clock, 2)  # waits behind the first: no message of its own
+    # The trigger had room: ingress sent the second its own message too (it does not read
+    # the queue; a runner that takes that message runs the first in its place).
+    second = _deliver(created, clock, 2)
     ctx = _started(first, created, clock)
     _settle(ctx, "succeeded")
     aws.purge_delays()
@@ -97,7 +99,7 @@ def test_after_settle_records_the_attempt_and_pulls_the_next_event(aws, clock, r
     Pipeline((events.EVENT_RUNS,)).after_settle(ctx)
     assert EventModel.get(first["event_id"], consistent_read=True).status == "succeeded"
     pulled = [FireMessage.parse(m["Body"]) for m in aws.receive()]
-    assert before == 1 and [m.event_id for m in pulled] == [second["event_id"]]
+    assert before == 2 and [m.event_id for m in pulled] == [second["event_id"]]
 
 
 def test_after_settle_of_a_failed_attempt_retries_it_until_attempts_run_out(aws, clock, root):

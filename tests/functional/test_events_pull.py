@@ -31,8 +31,9 @@ def test_events_of_a_full_trigger_wait_and_run_one_after_another_in_arrival_orde
     def run(fire: Fire) -> Result:
         order.append(fire.payload["n"])
         if fire.payload["n"] == 1:
-            # While the first event runs, the others have no message of their own: they
-            # arrived while an older event waited, so ingress sent none.
+            # While the first event runs, the messages ingress sent the others (the trigger
+            # had room when they arrived: ingress does not read the queue) find it full and
+            # are dropped: each waits in the queue for the run before it to pull it.
             messages = aws.receive()
             nested.extend(runner.handle(FireMessage.parse(m["Body"])) for m in messages)
             aws.delete(messages)
@@ -55,7 +56,7 @@ def test_events_of_a_full_trigger_wait_and_run_one_after_another_in_arrival_orde
         answers.append(deliver(created, clock, n)[1])
     assert runner.handle(FireMessage.parse(first["Body"])) == "succeeded"
     aws.delete([first])
-    assert nested == []
+    assert nested == ["dropped"] * 4
 
     statuses = aws.drain(runner)
     assert statuses.count("succeeded") == 5
@@ -72,9 +73,10 @@ def test_a_newer_events_message_leaves_the_slot_to_the_oldest_waiting_event(aws,
     for n in (1, 2, 3):
         answers.append(deliver(created, clock, n)[1])
         clock.advance(1)
-    assert len(aws.receive(visibility=0)) == 1  # ingress sent only the first a message
-    # Messages of the newer two arrive anyway (two ingress calls raced), newest first:
-    # a message for a trigger with room runs the oldest waiting event, not its own.
+    # The trigger had room at each delivery: ingress sent each its message (it does not
+    # read the queue). They arrive newest first: a message for a trigger with room runs
+    # the oldest waiting event, not its own.
+    assert len(aws.receive(visibility=0)) == 3
     newest_first = [
         FireMessage(
             run_id=a["run_id"], trigger_id=created["id"], surface="event", event_id=a["event_id"]

@@ -20,7 +20,7 @@ from chalicelib.services import audit as audit_log
 from chalicelib.services import events, switch, triggers
 from chalicelib.services.auth import Principal
 from chalicelib.store import kms
-from chalicelib.store.models import AuditModel, EventModel, TriggerModel
+from chalicelib.store.models import AuditModel, DeliveryModel, EventModel, TriggerModel
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
 from tests.conftest import ROOT_KEY
 from tests.scenarios import now_s, post, source_trigger, token_of
@@ -172,6 +172,31 @@ def test_a_700_kb_body_goes_to_s3_encrypted_and_the_workflow_sees_it_whole(
     assert run["output"] == {"sha256": digest}
 
 
+def test_an_event_item_stays_under_1_kb_its_larger_body_in_s3_and_the_run_sees_it_whole(
+    aws, clock, root, http, fires
+):
+    from chalicelib.services.events.accept import HOT_ITEM_BYTES, item_bytes
+
+    created = source_trigger(root, clock, "webhook", workflow="record-fire")
+    secret = created["webhook"]["secret"]
+    small = json.dumps({"type": "small", "n": 1}).encode()
+    # 900 bytes: under any body limit of old (100 KB), but the item would pass 1 KB.
+    medium = json.dumps({"type": "medium", "pad": "m" * 860}).encode()
+    for n, body in enumerate((small, medium)):
+        clock.advance(1)
+        headers = signed_headers("webhook", secret, body, ts=now_s(clock), delivery=f"h{n}")
+        assert post(http, created, body, headers)[0] == 202
+    stored = {json.loads(e.body or "{}").get("type") or "s3": e for e in stored_events()}
+    assert set(stored) == {"small", "s3"}
+    assert stored["small"].body_s3_key is None
+    assert stored["s3"].body is None and stored["s3"].body_size == len(medium)
+    assert all(item_bytes(e) <= HOT_ITEM_BYTES for e in stored.values())
+    # Both were sent (the trigger had room each time): the second message may find the
+    # first event's run done and be dropped; each event runs once, in arrival order.
+    assert aws.drain(assembly.build_runner(clock=clock)).count("succeeded") == 2
+    assert [f.payload for f in fires] == [json.loads(small), json.loads(medium)]
+
+
 def test_a_duplicate_delivery_answers_200_with_the_original_ids_and_runs_once(
     aws, clock, root, http
 ):
@@ -257,6 +282,20 @@ def test_a_filtered_out_delivery_answers_202_ignored_and_stores_nothing(aws, clo
     headers = signed_headers("github", secret, body, ts=0, delivery="f2")
     assert post(http, created, body, headers)[0] == 202  # branch matches casefolded
     assert len(stored_events()) == 1
+
+
+def test_operator_filters_route_signed_deliveries_as_eventbridge_would(aws, clock, root, http):
+    created = source_trigger(
+        root, clock, "github", filter={"branch": [{"prefix": "release/"}, {"suffix": "-hotfix"}]}
+    )
+    secret = created["webhook"]["secret"]
+    outcomes = []
+    for n, ref in enumerate(("refs/heads/main", "refs/heads/release/2.1", "refs/heads/x-hotfix")):
+        body = delivery_body("github", "x", ref=ref)
+        headers = signed_headers("github", secret, body, ts=0, delivery=f"op{n}")
+        outcomes.append(post(http, created, body, headers)[1].get("ignored"))
+    assert outcomes == ["filter", None, None]  # prefix is case-sensitive, as in EventBridge
+    assert len(stored_events()) == 2
 
 
 def test_slacks_url_verification_is_answered_with_its_challenge_only_when_signed(
@@ -428,7 +467,9 @@ def test_a_secret_appears_only_in_the_create_and_rotate_answers(
     assert audited, "the scenario was audited"
 
 
-def test_the_accepted_path_makes_at_most_four_aws_calls(aws, clock, root, http):
+def test_the_accepted_path_makes_three_aws_calls_its_event_item_the_deliverys_record(
+    aws, clock, root, http
+):
     created = source_trigger(root, clock, "github")
     secret = created["webhook"]["secret"]
     calls: list[str] = []
@@ -439,7 +480,9 @@ def test_the_accepted_path_makes_at_most_four_aws_calls(aws, clock, root, http):
     from chalicelib.store.aws import client
 
     found = [client(name) for name in ("dynamodb", "sqs", "kms", "s3", "ssm")]
-    found += [m._get_connection().connection.client for m in (TriggerModel, EventModel)]
+    found += [
+        m._get_connection().connection.client for m in (TriggerModel, EventModel, DeliveryModel)
+    ]
     clients = list({id(c): c for c in found}.values())
     for c in clients:
         c.meta.events.register("before-call", count)
@@ -457,22 +500,23 @@ def test_the_accepted_path_makes_at_most_four_aws_calls(aws, clock, root, http):
     finally:
         for c in clients:
             c.meta.events.unregister("before-call", count)
-    # The first delivery unseals the secret (KMS Decrypt); later ones use the cache.
-    # Each looks at the trigger's queue (one KEYS_ONLY Query): only an event with no
-    # older one waiting gets a message; the later ones wait behind the first (no runner
-    # here), and its run pulls them one after another.
+    # The first delivery unseals the secret (KMS Decrypt); later ones use the cache. The
+    # accepted path is the token's GetItem, the event's PutItem (the dedupe, and the
+    # delivery's record: GET /v1/triggers/{id}/deliveries lists accepted ones from the
+    # events) and the message. The trigger's queue is not read: no runner here, so the
+    # trigger stays idle and each delivery is sent (a runner runs them in arrival order).
     assert per_delivery[0] == [
         "dynamodb.GetItem",
         "kms.Decrypt",
         "dynamodb.PutItem",
-        "dynamodb.Query",
         "sqs.SendMessageBatch",
     ]
     assert (
         per_delivery[1]
         == per_delivery[2]
-        == ["dynamodb.GetItem", "dynamodb.PutItem", "dynamodb.Query"]
+        == ["dynamodb.GetItem", "dynamodb.PutItem", "sqs.SendMessageBatch"]
     )
+    assert DeliveryModel.count(created["id"]) == 0
 
 
 def test_another_tenants_events_and_secrets_are_not_found(aws, clock, root, http):

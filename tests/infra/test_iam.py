@@ -317,9 +317,14 @@ def test_the_target_role_trusts_only_the_runner_and_only_with_a_tenant_tag(deplo
     }
 
 
+def _statement(policy: dict, sid: str) -> dict:
+    (found,) = [s for s in policy["Statement"] if s.get("Sid") == sid]
+    return found
+
+
 def test_the_target_role_invokes_only_the_tagged_tenants_functions(deployed):
     policy = _target_role(deployed)["policy"]
-    (statement,) = policy["Statement"]
+    statement = _statement(policy, "TenantFunctions")
     assert statement["Action"] == ["lambda:InvokeFunction"]
     assert statement["Resource"] == (
         f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:cronhook-dev-"
@@ -365,3 +370,70 @@ def test_every_name_the_code_accepts_is_one_the_tenants_session_may_invoke(deplo
                     )
     finally:
         reset_settings()
+
+
+def _denies(policy: dict, action: str, resource: str) -> bool:
+    deny = [s for s in policy["Statement"] if s["Effect"] == "Deny"]
+    return allows({"Statement": [{**s, "Effect": "Allow"} for s in deny]}, action, resource)
+
+
+def _may(policy: dict, action: str, resource: str) -> bool:
+    return allows(policy, action, resource) and not _denies(policy, action, resource)
+
+
+def test_the_target_role_reaches_only_the_tagged_tenants_queues_topics_machines_and_buses(
+    deployed,
+):
+    from infra.iam import TARGET_ACTIONS
+
+    policy = _target_role(deployed)["policy"]
+    # The stack was deployed with no TargetArns: no TargetArnsPolicy (tested below).
+    assert "TargetArnsPolicy" not in deployed.physical
+    assert [s.get("Sid") for s in policy["Statement"]] == [
+        "TenantFunctions",
+        "TenantTargets",
+        "NotCronhooksOwn",
+    ]
+    assert sorted(_statement(policy, "TenantTargets")["Action"]) == sorted(TARGET_ACTIONS)
+    base = f"{REGION}:{ACCOUNT}"
+    for tenant, other in (("acme", "local"), ("local", "acme")):
+        own, foreign = _as_tenant(policy, tenant), _as_tenant(policy, other)
+        for action, resource in (
+            ("sqs:SendMessage", f"arn:aws:sqs:{base}:cronhook-dev-{tenant}-jobs"),
+            ("sqs:GetQueueUrl", f"arn:aws:sqs:{base}:cronhook-dev-{tenant}-jobs.fifo"),
+            ("sns:Publish", f"arn:aws:sns:{base}:cronhook-dev-{tenant}-news"),
+            (
+                "states:StartExecution",
+                f"arn:aws:states:{base}:stateMachine:cronhook-dev-{tenant}-f",
+            ),
+            ("events:PutEvents", f"arn:aws:events:{base}:event-bus/cronhook-dev-{tenant}-bus"),
+        ):
+            assert _may(own, action, resource), (action, resource)
+            assert not _may(foreign, action, resource), (action, resource)
+        for resource in (
+            f"arn:aws:sqs:{base}:cronhook-prod-{tenant}-jobs",  # another stage
+            f"arn:aws:sqs:{base}:orders",  # not cronhook's
+            f"arn:aws:events:{base}:event-bus/default",
+            f"arn:aws:sqs:{REGION}:999999999999:cronhook-dev-{tenant}-jobs",  # another account
+        ):
+            assert not _may(own, "sqs:SendMessage", resource), resource
+            assert not _may(own, "events:PutEvents", resource), resource
+    # A tenant named like cronhook's own queues still cannot reach them.
+    for queue in ("fires", "fires-dlq", "ticks", "ingest", "ingest-dlq"):
+        tenant = queue.split("-")[0]
+        resource = f"arn:aws:sqs:{base}:cronhook-dev-{queue}"
+        assert _denies(_as_tenant(policy, tenant), "sqs:SendMessage", resource)
+    for topic in ("mail", "alarms"):
+        assert _denies(policy, "sns:Publish", f"arn:aws:sns:{base}:cronhook-dev-{topic}")
+
+
+def test_target_arns_add_a_statement_and_the_code_knows_the_same_own_resources():
+    from chalicelib.workflows.remote.aws_targets import OWN_RESOURCES
+    from infra.iam import OWN_QUEUES, OWN_TOPICS, target_invoke_resources
+
+    assert set(OWN_RESOURCES) == set(OWN_QUEUES) | set(OWN_TOPICS)
+    listed = target_invoke_resources(stage="dev")["TargetArnsPolicy"]
+    assert listed["Condition"] == "HasTargetArns"
+    assert listed["Properties"]["Roles"] == [{"Ref": "TargetInvokeRole"}]
+    (statement,) = listed["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Resource"] == {"Fn::Split": [",", {"Ref": "TargetArns"}]}

@@ -39,6 +39,7 @@ from chalicelib.domain.spec.events import (
     RotateSecretIn,
     validate_source_fields,
 )
+from chalicelib.domain.spec.keys import TriggerByKeyIn
 from chalicelib.domain.spec.parse import parse_model, problem_text
 from chalicelib.domain.spec.schedules import DstIn, PreviewIn, ScheduleIn, schedule_spec_from
 from chalicelib.domain.spec.triggers import (
@@ -61,6 +62,7 @@ __all__ = [
     "LimitsIn",
     "TriggerIn",
     "TriggerPatch",
+    "TriggerByKeyIn",
     "PreviewIn",
     "KeyIn",
     "RotateSecretIn",

@@ -37,7 +37,10 @@ def aware_utc(value: datetime | None) -> datetime | None:
     """An aware instant in UTC (a naive one is refused)."""
     if value is not None and value.tzinfo is None:
         raise ValueError("must include a timezone offset or Z")
-    return value.astimezone(UTC) if value is not None else None
+    try:
+        return value.astimezone(UTC) if value is not None else None
+    except OverflowError:  # pydantic names the field of a ValueError
+        raise ValueError("must be between years 1 and 9999 in UTC") from None
 
 
 def printable(value: str | None) -> str | None:

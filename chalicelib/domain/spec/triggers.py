@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
@@ -11,8 +11,8 @@ from chalicelib.domain.limits import MAX_NOTE_CHARS
 from chalicelib.domain.spec.base import (
     ShortStr,
     Strict,
-    aware_utc,
     check_scope,
+    in_utc,
     note_text,
     printable,
 )
@@ -46,7 +46,8 @@ class LimitsIn(Strict):
     @field_validator("expires_at")
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
-        return aware_utc(value)
+        # in_utc: an offset that moves the instant out of years 1-9999 is a 422, not a 500.
+        return in_utc(value, "limits.expires_at")
 
 
 class TriggerIn(Strict):
@@ -161,9 +162,17 @@ class BackfillIn(Strict):
 
     model_config = ConfigDict(populate_by_name=True)
 
-    @field_validator("from_", "to")
+    @field_validator("from_")
     @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        if value.tzinfo is None:
-            raise ValueError("must include a timezone offset or Z")
-        return value.astimezone(UTC)
+    def _aware_from(cls, value: datetime) -> datetime:
+        return _required_utc(value, "from")
+
+    @field_validator("to")
+    @classmethod
+    def _aware_to(cls, value: datetime) -> datetime:
+        return _required_utc(value, "to")
+
+
+def _required_utc(value: datetime, field: str) -> datetime:
+    """``in_utc`` of a required instant (years 1-9999 in UTC, else a 422 naming ``field``)."""
+    return in_utc(value, field) or value

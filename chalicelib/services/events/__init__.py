@@ -5,7 +5,9 @@ Follow a webhook from arrival to settle through the modules, in this order:
 - ``ingress``: ``POST /hooks/{token}`` (and ``ingest`` for AWS-delivered events):
   size, token and signature, switch, status, expiry, challenge, goodbye, filter.
 - ``accept``: the dedupe put (the event is its own dedupe record), the waiting cap, and
-  the first message, sent only if the trigger has room and no older event waits.
+  the first message, sent only if the trigger has room (the queue is not read: the
+  runner runs an older waiting event first); a body that would make the item over 1 KB
+  goes to S3.
 - ``run_start``: the runner's start of an event run: the queue's head in turn, claim and
   start in one write, then the event's own start fence (pending → running).
 - ``policy``: ``EVENT_RUNS``, the event trigger's ``RunPolicy``: the body as the payload,

@@ -4,9 +4,18 @@ One conditional PutItem is both the event and its dedupe record: the event id is
 derived from the dedupe key, so a second delivery fails the condition and is answered
 200 with the original ids. A full trigger with ``max_waiting_events`` waiting answers
 429 ``quota`` and stores nothing. Only then is the event dispatched (202): its message
-is sent at once, unless the trigger is full or an older event waits, in which case a
-run pulls it in its turn (``pull``). If the send fails the event stays pending and the
-heartbeat's sweep dispatches it.
+is sent at once, unless the trigger is full, in which case a run pulls it in its turn
+(``pull``). If the send fails the event stays pending and the heartbeat's sweep
+dispatches it.
+
+The accepted path of a trigger with room is three AWS calls: the token's GetItem, the
+PutItem, the SendMessageBatch. It does not read the trigger's queue: if an older event
+waits, the runner that takes this message runs the queue's head in its place
+(``run_start``), so the order is kept where the claim is decided.
+
+The event item is rewritten by its start and its end, and DynamoDB bills a write unit per
+KB of the item: a body that would take the item past ``HOT_ITEM_BYTES`` goes to S3
+(first, so a stored event always has its body), and the item stays one write unit.
 """
 
 from __future__ import annotations
@@ -22,18 +31,28 @@ from chalicelib.domain.errors import CronhookError, QuotaExceeded
 from chalicelib.domain.event_rules import pending_key
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
-from chalicelib.services.events.pull import older_waits
 from chalicelib.services.events.spec import ms, parse_json, pending_shard
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, event_reads, event_writes, s3
 from chalicelib.store.models import EventModel, TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
-__all__ = ["QUOTA_RETRY_AFTER_S", "accept", "put_mark", "duplicate", "refused"]
+__all__ = [
+    "QUOTA_RETRY_AFTER_S",
+    "HOT_ITEM_BYTES",
+    "accept",
+    "put_mark",
+    "duplicate",
+    "refused",
+    "item_bytes",
+]
 
 # A trigger at its cap of waiting events drains about one event per run: a sender told
 # 429 retries after this long (Retry-After).
 QUOTA_RETRY_AFTER_S = 30
+# The event item's size (as DynamoDB bills it) past which its body goes to S3: under 1 KB,
+# each of its three writes (the put, the start, the end) costs one write unit.
+HOT_ITEM_BYTES = 1000
 
 
 def refused(exc: CronhookError, outcome: str, trigger_id: str | None) -> CronhookError:
@@ -131,9 +150,10 @@ def _new_event(
     text = _utf8_or_none(body)
     if text is not None and len(body) <= settings.inline_body_limit:
         record.body = text
-    else:
-        # Too big for an item (or not text): the body goes to S3 first, then the item
+    if record.body is None or item_bytes(record) > HOT_ITEM_BYTES:
+        # Too big for a hot item (or not text): the body goes to S3 first, then the item
         # that points at it, so a stored event always has its body.
+        record.body = None
         record.body_s3_key = f"events/{item.id}/{event_id}/{now_ms}-{_random.token_hex(4)}"
         s3.put_body(record.body_s3_key, body)
     return record
@@ -167,9 +187,7 @@ def accept(
             s3.delete_body(record.body_s3_key)
         record_metric("WebhooksDuplicate", source=source)
         return 200, duplicate(original)
-    if _full_after_store(item, capacity=TriggerSpec.from_dict(spec).concurrency) or older_waits(
-        item.id, event_id
-    ):
+    if _full_after_store(item, capacity=TriggerSpec.from_dict(spec).concurrency):
         record_metric("EventsQueued")
     else:
         _dispatch_new(item.id, run_id=run_id, event_id=event_id, tenant=item.tenant)
@@ -250,6 +268,16 @@ def _dispatch_new(
             "event stored but not dispatched; the heartbeat will dispatch it",
             extra={"trigger_id": trigger_id, "event_id": event_id},
         )
+
+
+def item_bytes(record: EventModel) -> int:
+    """The item's size as DynamoDB bills it: names and values (a number at most 21 bytes)."""
+    size = 0
+    for name, value in record.serialize(null_check=False).items():
+        kind, raw = next(iter(value.items()))
+        size += len(name.encode())
+        size += min(21, len(raw)) if kind == "N" else len(str(raw).encode())
+    return size
 
 
 def _utf8_or_none(body: bytes) -> str | None:

@@ -1,9 +1,10 @@
 """The pull of the next event: what keeps a trigger's queue moving without the heartbeat.
 
 A trigger's queue (``pending_by_trigger``) holds its events waiting for a run slot, the
-longest waiting first. Ingress sends a message only for an event with nobody ahead of it
-and room to run; after that, every settled (or refused, or lost) event run *pulls* the
-queue's head: it sends that event's message. So a burst drains run after run, and a pull
+longest waiting first. Ingress sends a message only for an event that finds room to run
+(the runner that takes it runs the queue's head instead if an older event waits); after
+that, every settled (or refused, or lost) event run *pulls* the queue's head: it sends
+that event's message. So a burst drains run after run, and a pull
 that cannot be sent is raised (``PullFailed``), never left silently to the sweep.
 """
 
@@ -16,7 +17,7 @@ from chalicelib.store import event_reads
 from chalicelib.store.models import EventModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
-__all__ = ["PULL_ATTEMPTS", "PullFailed", "message_for", "dispatch_pending", "older_waits"]
+__all__ = ["PULL_ATTEMPTS", "PullFailed", "message_for", "dispatch_pending"]
 
 PULL_ATTEMPTS = 3
 
@@ -66,14 +67,3 @@ def dispatch_pending(trigger_id: str, *, limit: int = 1) -> int:
             return len(messages)
     record_metric("EventPullFailed")
     raise PullFailed(f"{len(pending)} pull message(s) for {trigger_id} could not be sent")
-
-
-def older_waits(trigger_id: str, event_id: str) -> bool:
-    """True if an older event waits in the trigger's queue: then this one needs no message.
-
-    The older event has its message (or a run in flight pulls it), its run pulls the
-    next when it settles, and so on down to this one: a burst sends one message per
-    run, not one per event that could only find the trigger busy (or not its turn).
-    """
-    head = event_reads.queue_of(trigger_id, limit=1)
-    return bool(head) and head[0].id != event_id

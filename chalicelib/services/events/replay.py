@@ -59,8 +59,9 @@ def _check_body_kept(event: EventModel, *, now_ms: int) -> None:
 
     The bucket keeps bodies ``event_retention_days`` + 1 days (its lifecycle rule), but
     an event item lives as long as its dedupe window too (up to 30 days): past its body's
-    days it is only the record that its delivery arrived. Small bodies live in the item
-    and replay for as long as it exists.
+    days it is only the record that its delivery arrived. Small bodies (the item stays
+    under 1 KB: ``accept.HOT_ITEM_BYTES``) live in the item and replay for as long as it
+    exists.
     """
     if not event.body_s3_key:
         return
@@ -69,8 +70,8 @@ def _check_body_kept(event: EventModel, *, now_ms: int) -> None:
     if kept and s3.body_exists(event.body_s3_key):
         return
     raise Gone(
-        f"the body of event {event.id} is no longer kept: bodies over "
-        f"{get_settings().inline_body_limit // 1000} KB are kept {days} days "
+        f"the body of event {event.id} is no longer kept: bodies that do not fit in the "
+        f"event's item (about 1 KB with its headers) are kept {days} days "
         "(CRONHOOK_EVENT_RETENTION_DAYS); the event stays only as the dedupe record of "
         "its delivery, so it cannot be replayed"
     )

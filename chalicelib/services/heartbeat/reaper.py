@@ -98,6 +98,7 @@ def _reap_one(
         int(slot) if slot is not None else None,
         now,
         error=error,
+        started_ms=_started_ms(entry),
     )
     # A lost event attempt that will be retried is not (yet) a failure of the trigger,
     # as for a failed one (settle.will_retry): only an event's last attempt counts.
@@ -148,6 +149,12 @@ def _event_will_retry(item: TriggerModel, entry: object) -> bool:
     )
 
 
+def _started_ms(entry: dict) -> int | None:
+    """When the runner started a run in flight (``a``), if it did start."""
+    started = entry.get("a") if int(entry.get("s", 0) or 0) == 1 else None
+    return int(started) if started is not None else None
+
+
 def _record_lost(
     item: TriggerModel,
     run_id: str,
@@ -156,11 +163,16 @@ def _record_lost(
     now: datetime,
     *,
     error: str = LOST_ERROR,
+    started_ms: int | None = None,
 ) -> None:
     existing = dynamo.get_run(item.id, run_id)
     run = existing or new_run_record(
         item, run_id=run_id, surface=surface, scheduled_ms=slot_ms, now=now
     )
+    # A run that started and then died: its record says when it started (the entry
+    # kept it), not null as if it had never run.
+    if run.started_at is None and started_ms is not None:
+        run.started_at = started_ms
     run.status = "lost"
     run.error = error
     run.finished_at = ms(now)

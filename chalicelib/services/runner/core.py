@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 
 from chalicelib.domain.epoch_ms import ms, opt_dt
-from chalicelib.domain.run_detail import error_detail, run_lease_ms
+from chalicelib.domain.run_detail import error_detail
 from chalicelib.domain.settle import lateness_ms
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import events
@@ -78,8 +78,7 @@ class Runner:
         if message.surface == "schedule" and message.scheduled_ms is not None:
             self._wait_for_slot(int(message.scheduled_ms))
         now = self.clock()
-        # The in-flight entry's start time is read back from this lease (``run_detail``).
-        lease_ms = run_lease_ms(ms(now), runner_timeout_s=get_settings().runner_timeout_s)
+        lease_ms = ms(now) + (get_settings().runner_timeout_s + 60) * 1000
         event = None
         if message.surface == "event":
             started = events.start_event_run(message, lease_ms=lease_ms, now=now)
@@ -111,7 +110,9 @@ class Runner:
                 return queued
             item = queued
         else:
-            found = dynamo.start_run(message.trigger_id, run_id=message.run_id, lease_ms=lease_ms)
+            found = dynamo.start_run(
+                message.trigger_id, run_id=message.run_id, lease_ms=lease_ms, started_ms=ms(now)
+            )
             if found is None:
                 record_metric("RunsDropped", surface=message.surface)
                 logger.info(

@@ -69,6 +69,7 @@ def start_queued(message: FireMessage, *, lease_ms: int, now: datetime) -> Trigg
         lease_ms=lease_ms,
         capacity=TriggerSpec.from_json(item.spec).concurrency,
         shard=dynamo.shard_of(item.id, get_settings().due_shards),
+        started_ms=ms(now),
     )
     if outcome == dynamo.ClaimResult.CLAIMED and claimed is not None:
         return claimed

@@ -3,6 +3,7 @@
 One module per use case (its seams):
 
 - ``create``: ``POST /v1/triggers``.
+- ``by_key`` (and ``drift``): triggers as code, ``PUT/GET/DELETE /v1/triggers/by-key/{key}``.
 - ``views``: a trigger as the API shows it; ``GET /v1/triggers/{id}``.
 - ``listing``: ``GET /v1/triggers`` and ``GET /v1/workflows``.
 - ``patch`` (the version fence, the quota, the audit diff) and ``patch_write`` (the
@@ -27,6 +28,7 @@ from chalicelib.domain.runs import RUN_STATUSES, RUN_SURFACES
 from chalicelib.domain.source_names import SOURCE_NAMES
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import decode_cursor, encode_cursor
+from chalicelib.services.triggers.by_key import delete_by_key, get_by_key, plan_put, put_trigger
 from chalicelib.services.triggers.create import create_trigger
 from chalicelib.services.triggers.delete import delete_trigger, delete_workflow_triggers
 from chalicelib.services.triggers.enable import set_enabled, set_enabled_many
@@ -52,6 +54,10 @@ from chalicelib.store.paging import take_page
 
 __all__ = [
     "create_trigger",
+    "put_trigger",
+    "plan_put",
+    "get_by_key",
+    "delete_by_key",
     "get_trigger_view",
     "list_triggers",
     "delete_trigger",

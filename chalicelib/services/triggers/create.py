@@ -29,10 +29,11 @@ from chalicelib.store import dynamo, payloads, trigger_writes
 from chalicelib.store.models import TriggerModel
 from chalicelib.workflows import get_workflow, is_known_target, remote
 
-__all__ = ["create_trigger"]
+__all__ = ["create_trigger", "parse_body"]
 
 
-def _parse(body: Any, *, now: datetime) -> TriggerIn:
+def parse_body(body: Any, *, now: datetime) -> TriggerIn:
+    """A create body, validated: 422 naming the field (nothing is written)."""
     data = parse_model(TriggerIn, body)
     if (data.schedule is None) == (data.event is None):
         raise ValidationError(
@@ -85,7 +86,7 @@ def _place(item: TriggerModel, data: TriggerIn, *, now: datetime) -> dict:
     shown_once: dict = {}
     if data.schedule is not None:
         _place_schedule(item, data, data.schedule, now=now)
-    elif data.event is not None:  # exactly one of them (``_parse``)
+    elif data.event is not None:  # exactly one of them (``parse_body``)
         item.kind = "event"
         shown_once = sources.prepare(item, data.event, now=now)
     # e.g. the http: target's outbound secret, shown once
@@ -112,16 +113,29 @@ def _store(item: TriggerModel, spec_json: dict, state: dict | None) -> dict:
     return split_about(spec_json)[1]
 
 
-def create_trigger(principal: Principal, body: Any, *, now: datetime) -> dict:
-    """Validate and store a new trigger; 201 body (with the webhook secret, once)."""
-    data = _parse(body, now=now)
-    trigger_id = new_trigger_id()
+def create_trigger(
+    principal: Principal,
+    body: Any,
+    *,
+    now: datetime,
+    trigger_id: str | None = None,
+    key: str | None = None,
+    managed_by: str | None = None,
+) -> dict:
+    """Validate and store a new trigger; 201 body (with the webhook secret, once).
+
+    ``trigger_id``, ``key`` and ``managed_by``: a trigger declared as code
+    (``by_key.put_trigger``), whose id was chosen when its key was reserved.
+    """
+    data = parse_body(body, now=now)
+    trigger_id = trigger_id or new_trigger_id()
     registered = get_workflow(data.workflow)
     # create only: backfill through the workflow's initial_state
     state = state_contract.seed_state(registered, data, data.state)
     state = state_contract.validate_state(registered, data, state)
     spec_json = spec_to_store(data, exclude={"state"})
     item = _new_item(principal, data, trigger_id, to_ms(now))
+    item.key, item.managed_by = key, managed_by
     shown_once = _place(item, data, now=now)
     about = _store(item, spec_json, state)
     enqueue_if_sent(item, now=now)

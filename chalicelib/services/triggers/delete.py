@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 
 from chalicelib import sources
-from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.errors import NotFound, ValidationError
 from chalicelib.observability import record_metric
 from chalicelib.services import audit, quotas
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.triggers.shared import stored_spec
-from chalicelib.store import payloads, trigger_reads, trigger_writes
+from chalicelib.store import payloads, trigger_keys, trigger_reads, trigger_writes
 from chalicelib.store.models import TriggerModel
 
 __all__ = ["delete_trigger", "delete_item", "delete_workflow_triggers"]
@@ -29,10 +29,17 @@ def delete_item(
 ) -> None:
     """Delete ``item`` and what hangs off it (rule, quota share, state, payload, backfill).
 
-    Runs are kept: they expire with their retention, and stay readable until then.
+    Runs are kept: they expire with their retention, and stay readable until then. Only
+    the caller whose delete removed the item releases and audits (``store/removal.py``);
+    another one, concurrent, finds it gone (404, as it would a moment later).
     """
+    removed = trigger_writes.delete_trigger(item)
+    if removed is None:
+        raise NotFound(f"trigger {item.id!r} not found")
+    item = removed
     spec = stored_spec(item)
-    trigger_writes.delete_trigger(item)
+    if item.key:  # its name is free again (a PUT by key creates a new trigger)
+        trigger_keys.release(item.tenant, item.key, trigger_id=item.id)
     sources.on_delete(item)  # e.g. an eventbridge trigger's rule
     quotas.release(
         item.tenant, triggers=1, runs=quotas.trigger_capacity({"concurrency": spec.concurrency})
@@ -62,7 +69,10 @@ def delete_workflow_triggers(principal: Principal, workflow: str, *, now: dateti
     # The tenant index is keys-only: read every id first, then the items in batches of 100.
     for item in trigger_reads.get_triggers(trigger_reads.tenant_trigger_ids(principal.tenant)):
         if item.workflow == workflow and item.tenant == principal.tenant:
-            delete_item(principal, item, now=now, detail={"via": "workflow"})
+            try:
+                delete_item(principal, item, now=now, detail={"via": "workflow"})
+            except NotFound:  # deleted meanwhile by someone else: not this call's
+                continue
             deleted += 1
     record_metric("TriggersDeleted", deleted)
     return {"deleted": deleted}

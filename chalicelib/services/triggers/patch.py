@@ -25,6 +25,7 @@ from chalicelib.observability import record_metric
 from chalicelib.services import audit, quotas
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
+from chalicelib.services.triggers.drift import note_edit
 from chalicelib.services.triggers.patch_write import Raced, write_patch
 from chalicelib.services.triggers.shared import enqueue_if_sent, stored_spec
 from chalicelib.services.triggers.views import trigger_view
@@ -99,8 +100,14 @@ def _attempt(
     return after
 
 
-def patch_trigger(principal: Principal, trigger_id: str, body: Any, *, now: datetime) -> dict:
-    """Edit a trigger in place; 200 with the trigger, 409 on a stale ``version``."""
+def patch_trigger(
+    principal: Principal, trigger_id: str, body: Any, *, now: datetime, as_code: bool = False
+) -> dict:
+    """Edit a trigger in place; 200 with the trigger, 409 on a stale ``version``.
+
+    A managed trigger's edit is noted as drift, with a warning (``drift.note_edit``),
+    unless it is its tool's own (``as_code``: a PUT by key).
+    """
     data = parse_model(TriggerPatch, body)
     sent = set(data.model_fields_set) - {"version"}
     if not sent:
@@ -112,5 +119,5 @@ def patch_trigger(principal: Principal, trigger_id: str, body: Any, *, now: date
             raise conflict
         after = _attempt(principal, item, data, sent, now=now)
         if after is not None:
-            return after
+            return after if as_code else note_edit(principal, item, after, sorted(sent), now=now)
     raise Conflict("the trigger kept changing while it was edited; try again", field="version")

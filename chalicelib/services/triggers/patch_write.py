@@ -101,7 +101,7 @@ def _validated(
 def _new_target(item: TriggerModel, workflow: str, *, now: datetime) -> tuple[dict, str | None]:
     """A new ``http:`` or ``lambda:`` target is checked: what is shown once, and the
     outbound secret to store (an http target gets one, shown once, if it has none)."""
-    if workflow == item.workflow or not workflow.startswith(("http:", "lambda:")):
+    if workflow == item.workflow or not workflow.startswith(remote.TARGET_PREFIXES):
         return {}, None
     if item.outbound_secret_sealed is not None:
         # Keep the secret the receiver already verifies with; only check the new URL.

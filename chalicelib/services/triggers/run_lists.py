@@ -10,12 +10,10 @@ from __future__ import annotations
 from chalicelib.domain.errors import NotFound
 from chalicelib.domain.history import records_run
 from chalicelib.domain.ids import trigger_id_of_run
-from chalicelib.domain.run_detail import started_ms_of_lease
 from chalicelib.domain.runs import (
     RUN_STATUSES,
     RUN_SURFACES,
     SURFACE_CODES,
-    InFlight,
     scheduled_slot_of_run,
 )
 from chalicelib.services.auth import Principal
@@ -23,7 +21,6 @@ from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms, run_view
 from chalicelib.services.triggers.shared import in_flight, last_run_of, stored_spec
-from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, run_reads, trigger_reads
 from chalicelib.store.models import TriggerModel
 from chalicelib.store.paging import take_page
@@ -44,14 +41,6 @@ RUN_CURSOR = {"trigger_id": "S", "run_id": "S", "tenant": "S", "sort_key": "S"}
 TRIGGER_RUN_CURSOR = {"trigger_id": "S", "run_id": "S"}
 
 
-def _started_at(entry: InFlight) -> str | None:
-    """When a running entry started (read back from its lease), or None if not started."""
-    if not entry.started or not entry.lease_ms:
-        return None
-    timeout_s = get_settings().runner_timeout_s
-    return iso_ms(started_ms_of_lease(entry.lease_ms, runner_timeout_s=timeout_s))
-
-
 def in_flight_runs(item: TriggerModel) -> list[dict]:
     """The trigger's runs in flight, as run views, newest first."""
     return [
@@ -62,7 +51,7 @@ def in_flight_runs(item: TriggerModel) -> list[dict]:
             "status": entry.status,
             "workflow": display_target(item.workflow),
             "scheduled_for": iso_ms(entry.slot_ms),
-            "started_at": _started_at(entry),
+            "started_at": iso_ms(entry.started_ms),
             "finished_at": None,
             "lateness_ms": None,
             "error": None,

@@ -11,6 +11,7 @@ from chalicelib.services import state as state_contract
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.runs import iso_ms
+from chalicelib.services.triggers.drift import drift_view
 from chalicelib.services.triggers.shared import last_run_of, loaded_spec
 from chalicelib.store import dynamo
 from chalicelib.store.models import TriggerModel
@@ -99,6 +100,9 @@ def trigger_view(
         "created_at": iso_ms(item.created_ms),
         "updated_at": iso_ms(item.updated_ms),
         "version": int(item.version or 1),
+        "key": item.key,
+        "managed_by": item.managed_by,
+        "drift": drift_view(item),
         "warnings": [],
     }
     if state is not None:

@@ -1,4 +1,6 @@
-"""Remote targets: ``lambda:<name-or-arn>`` and ``http:<https-url>``.
+"""Remote targets: ``lambda:<name-or-arn>``, ``http:<https-url>``, the AWS service targets
+(``sqs:``, ``sns:``, ``states:``, ``events:``; ``aws_targets``) and ``github:`` (a confirmed
+``workflow_dispatch``; ``github_target``).
 
 Both get the fire as JSON (``Fire.to_json()``) and may answer ``{state, next_fire_at,
 cost_usd, output, error}`` (``targets.to_result`` turns it into a ``Result``).
@@ -49,12 +51,13 @@ from chalicelib.workflows.remote.lambda_target import (
     reset_clients,
     tenant_session_tags,
 )
-from chalicelib.workflows.remote.prepare import prepare_target
+from chalicelib.workflows.remote.prepare import TARGET_PREFIXES, prepare_target
 
 __all__ = [
     "invoke_lambda",
     "invoke_http",
     "prepare_target",
+    "TARGET_PREFIXES",
     "check_http_url",
     "check_lambda_target",
     "lambda_function_name",

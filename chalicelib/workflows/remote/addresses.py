@@ -5,11 +5,17 @@ every address it resolves to must be allowed, and the connection goes to one of 
 addresses (TLS still verified for the host name, with SNI). A DNS answer that changes
 between the check and the request (rebinding) cannot move the request inside: there is
 no second resolution.
+
+Addresses are judged as addresses, never as strings: every form a resolver or a socket
+accepts for one address (``0``, ``127.1``, ``2130706433``, ``0x7f.1``, ``0177.0.0.1``,
+``[::ffff:7f00:1]``, a zone id, a trailing dot) is parsed to the address it reaches
+(``parse_address``) before a rule looks at it.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from urllib.parse import urlsplit
 
@@ -18,6 +24,8 @@ from chalicelib.settings import get_settings
 __all__ = [
     "TargetRefused",
     "address_refused",
+    "parse_address",
+    "reaches_this_machine",
     "allow_private",
     "resolve_target",
     "check_http_url",
@@ -58,6 +66,10 @@ _ALWAYS_REFUSED = tuple(
 )
 # IPv6 forms that carry an IPv4 address: the embedded address is what gets reached.
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# "This host on this network": connecting to 0.0.0.0 (or ::) reaches this machine.
+_THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")
+# inet_aton's shorthands: one to four parts, each decimal, octal (leading 0) or hex (0x).
+_IPV4_SHORTHAND = re.compile(r"(?:0[xX][0-9a-fA-F]+|[0-9]+)(?:\.(?:0[xX][0-9a-fA-F]+|[0-9]+)){0,3}")
 
 
 class TargetRefused(Exception):
@@ -80,11 +92,39 @@ def _embedded_v4(address: _Address) -> _Address:
     return address
 
 
-def address_refused(text: str, *, allow_private: bool = False) -> bool:
-    """Whether an http target may not connect to the IP address ``text``."""
+def parse_address(text: str) -> _Address | None:
+    """The IP address ``text`` names, in any form a socket accepts; None for a host name.
+
+    Brackets, an IPv6 zone id (``%eth0``, ``%25eth0``) and trailing dots are dropped;
+    IPv4 shorthands (``0``, ``127.1``, ``2130706433``, ``0x7f000001``, ``0177.0.0.1``)
+    mean what ``inet_aton`` makes of them, which is where a connection would go.
+    """
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    text = text.split("%", 1)[0].rstrip(".")
     try:
-        address = ipaddress.ip_address(text.split("%", 1)[0])
+        return ipaddress.ip_address(text)
     except ValueError:
+        pass
+    if _IPV4_SHORTHAND.fullmatch(text) is None:
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(text))
+    except OSError:
+        return None
+
+
+def reaches_this_machine(address: _Address) -> bool:
+    """Whether a connection to ``address`` (parsed) stays on this machine."""
+    candidate = _embedded_v4(address)
+    return candidate.is_loopback or candidate.is_unspecified or candidate in _THIS_NETWORK
+
+
+def address_refused(text: str, *, allow_private: bool = False) -> bool:
+    """Whether an http target may not connect to the IP address ``text`` (any form)."""
+    address = parse_address(text)
+    if address is None:
         return True
     # An IPv6 form carrying an IPv4 address reaches that IPv4 address: judge that one.
     for candidate in (_embedded_v4(address),):
@@ -124,13 +164,44 @@ def _resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
+def _addresses_of(host: str, port: int) -> list[str]:
+    """The addresses a connection to ``host`` may go to: an address literal (any form) is
+    itself, parsed here; only a host name is looked up."""
+    literal = parse_address(host)
+    if literal is not None:
+        return [str(literal)]
+    try:
+        return _resolve(host, port)
+    except (OSError, UnicodeError):
+        raise TargetRefused("its host name does not resolve") from None
+
+
+def _reaches_aws_endpoint(addresses: list[str], port: int) -> bool:
+    """Whether any of ``addresses`` on ``port`` is the local stack's embedded AWS.
+
+    Compared as addresses: any address that stays on this machine (loopback, 0.0.0.0,
+    ::, and their IPv4-mapped forms) reaches a server listening on loopback, so all of
+    them are the endpoint, and so are the addresses its own host resolves to.
+    """
+    aws = _aws_endpoint()
+    if aws is None or port != aws[1]:
+        return False
+    try:
+        endpoint = {parse_address(a) for a in _resolve(aws[0], aws[1])}
+    except (OSError, UnicodeError):
+        endpoint = set()
+    endpoint = {_embedded_v4(a) for a in endpoint if a is not None}
+    for text in addresses:
+        address = parse_address(text)
+        if address is None or reaches_this_machine(address) or _embedded_v4(address) in endpoint:
+            return True
+    return False
+
+
 def resolve_target(host: str, port: int) -> list[str]:
     """The addresses to connect to for ``host``; TargetRefused if any of them is refused."""
     private_ok = allow_private()
-    try:
-        addresses = _resolve(host, port)
-    except (OSError, UnicodeError):
-        raise TargetRefused("its host name does not resolve") from None
+    addresses = _addresses_of(host, port)
     if not addresses:
         raise TargetRefused("its host name does not resolve")
     # All, not any: a name that answers one public and one private address is refused,
@@ -139,14 +210,8 @@ def resolve_target(host: str, port: int) -> list[str]:
         raise TargetRefused(
             "its host resolves to a private, loopback, link-local or reserved address"
         )
-    aws = _aws_endpoint()
-    if aws is not None and port == aws[1]:
-        try:
-            endpoint_addresses = set(_resolve(aws[0], aws[1]))
-        except OSError:
-            endpoint_addresses = set()
-        if endpoint_addresses & set(addresses):
-            raise TargetRefused("it points at the stack's own AWS endpoint")
+    if _reaches_aws_endpoint(addresses, port):
+        raise TargetRefused("it points at the stack's own AWS endpoint")
     return addresses
 
 

@@ -31,7 +31,7 @@ import json
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
@@ -51,6 +51,8 @@ __all__ = [
     "check_lambda_target",
     "tenant_session_tags",
     "reset_clients",
+    "tenant_service_client",
+    "trigger_tenant",
     "TENANT_TAG",
     "SESSION_S",
 ]
@@ -71,6 +73,8 @@ _QUALIFIER = re.compile(r"[A-Za-z0-9_$-]{1,128}")
 class _Session:
     client: Any  # a Lambda client signing with the tenant's session credentials
     reuse_until_s: float  # epoch seconds
+    boto_session: Any = None  # the same credentials, for the sqs/sns/states/events targets
+    clients: dict = field(default_factory=dict)  # service name -> client on boto_session
 
 
 _lock = threading.Lock()
@@ -120,11 +124,12 @@ def _assume(tenant: str, *, now_s: float) -> _Session:
         raise WorkflowFailed(f"lambda targets: STS: {type(exc).__name__}: {exc}"[:1000]) from None
     credentials = answer["Credentials"]
     expires_s = min(credentials["Expiration"].timestamp(), now_s + SESSION_S)
-    client = boto3.session.Session(
+    boto_session = boto3.session.Session(
         aws_access_key_id=credentials["AccessKeyId"],
         aws_secret_access_key=credentials["SecretAccessKey"],
         aws_session_token=credentials["SessionToken"],
-    ).client(
+    )
+    client = boto_session.client(
         "lambda",
         region_name=settings.region,
         endpoint_url=settings.lambda_endpoint_url or settings.endpoint_url,
@@ -135,11 +140,36 @@ def _assume(tenant: str, *, now_s: float) -> _Session:
             read_timeout=settings.runner_timeout_s,
         ),
     )
-    return _Session(client=client, reuse_until_s=expires_s - REUSE_MARGIN_S)
+    return _Session(
+        client=client, reuse_until_s=expires_s - REUSE_MARGIN_S, boto_session=boto_session
+    )
 
 
 def _tenant_client(tenant: str) -> Any:
     """A Lambda client under ``tenant``'s session of the target-invoke role (cached)."""
+    return _tenant_session(tenant).client
+
+
+def tenant_service_client(tenant: str, service: str) -> Any:
+    """A client of ``service`` (sqs, sns, stepfunctions, events) under ``tenant``'s session
+    of the target-invoke role: the role that may reach only the tenant's resources."""
+    settings = get_settings()
+    session = _tenant_session(tenant)
+    with _lock:
+        found = session.clients.get(service)
+    if found is not None:
+        return found
+    client = session.boto_session.client(
+        service,
+        region_name=settings.region,
+        endpoint_url=settings.endpoint_url,
+        config=Config(retries={"total_max_attempts": 3}, connect_timeout=5, read_timeout=30),
+    )
+    with _lock:
+        return session.clients.setdefault(service, client)
+
+
+def _tenant_session(tenant: str) -> _Session:
     settings = get_settings()
     key = (
         tenant,
@@ -153,7 +183,7 @@ def _tenant_client(tenant: str) -> Any:
     with _lock:
         found = _sessions.get(key)
         if found is not None and now_s < found.reuse_until_s:
-            return found.client
+            return found
     session = _assume(tenant, now_s=now_s)  # outside the lock: one slow STS call blocks no one
     with _lock:
         _sessions.pop(key, None)
@@ -162,10 +192,10 @@ def _tenant_client(tenant: str) -> Any:
         while len(_sessions) >= MAX_SESSIONS:
             del _sessions[next(iter(_sessions))]  # dicts keep insertion order: the oldest
         _sessions[key] = session
-    return session.client
+    return session
 
 
-def _trigger_tenant(trigger_id: str) -> str:
+def trigger_tenant(trigger_id: str) -> str:
     item = dynamo.get_trigger(trigger_id, consistent=False)
     if item is None:
         raise WorkflowFailed("the trigger of this run no longer exists")
@@ -193,7 +223,7 @@ def invoke_lambda(name_or_arn: str, fire: Fire, *, tenant: str | None = None) ->
     """Invoke a Lambda function with the fire, as ``tenant`` (default: the trigger's tenant,
     read from its item); its JSON answer, or WorkflowFailed."""
     what = f"lambda {name_or_arn}"
-    tenant = tenant if tenant is not None else _trigger_tenant(fire.trigger_id)
+    tenant = tenant if tenant is not None else trigger_tenant(fire.trigger_id)
     problem = check_lambda_target(name_or_arn, tenant=tenant)
     if problem is not None:  # a trigger stored before the fence, or written around it
         raise WorkflowFailed(f"lambda target refused: {problem}"[:1000])

@@ -8,9 +8,14 @@ from chalicelib.domain.errors import ValidationError
 from chalicelib.domain.signatures import generate_secret
 from chalicelib.store import kms
 from chalicelib.workflows.remote.addresses import check_http_url
+from chalicelib.workflows.remote.aws_targets import AWS_KINDS, check_aws_target
+from chalicelib.workflows.remote.github_target import check_github_target
 from chalicelib.workflows.remote.lambda_target import check_lambda_target
 
-__all__ = ["prepare_target"]
+__all__ = ["prepare_target", "TARGET_PREFIXES"]
+
+# The targets checked on create and on a PATCH that changes them.
+TARGET_PREFIXES = ("http:", "lambda:", "sqs:", "sns:", "states:", "events:", "github:")
 
 
 def prepare_target(item: Any, workflow: str, *, now: Any = None) -> dict:
@@ -18,6 +23,17 @@ def prepare_target(item: Any, workflow: str, *, now: Any = None) -> dict:
     gets its outbound signing secret, sealed, shown once."""
     if workflow.startswith("lambda:"):
         problem = check_lambda_target(workflow[len("lambda:") :], tenant=item.tenant)
+        if problem is not None:
+            raise ValidationError(problem, field="workflow")
+        return {}
+    kind, _, spec = workflow.partition(":")
+    if kind in AWS_KINDS:
+        problem = check_aws_target(kind, spec, tenant=item.tenant)
+        if problem is not None:
+            raise ValidationError(problem, field="workflow")
+        return {}
+    if kind == "github":
+        problem = check_github_target(spec)
         if problem is not None:
             raise ValidationError(problem, field="workflow")
         return {}
