@@ -269,7 +269,9 @@ def test_activity_filters_by_status_and_window_and_pages(page, stack):
     filters.get_by_label("Status").select_option("failed")
     filters.get_by_label("Time window").select_option(label="Last hour")
     filters.get_by_role("button", name="Apply filters").click()
-    all_runs = page.get_by_role("table", name="Runs, newest first")
+    all_runs = page.get_by_role("region", name="All runs").get_by_role(
+        "table", name="Runs, newest first", exact=True
+    )
     expect(all_runs.get_by_role("link", name=f"Run {run_id} (failed)")).to_be_visible()
     expect(all_runs.get_by_role("row").filter(has_text="succeeded")).to_have_count(0)
     del made
