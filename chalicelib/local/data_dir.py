@@ -12,12 +12,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "LOG_KEEP_BYTES",
     "STACK_MARK",
     "log_file",
+    "start_log",
     "mark_in_use",
     "mark_stopped",
     "take_stopped",
@@ -36,16 +39,29 @@ def log_file(data_dir: Path) -> Path:
     return path
 
 
-def mark_in_use(data_dir: Path, url: str) -> None:
-    """Say which stack uses ``data_dir``."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    (data_dir / STACK_MARK).write_text(json.dumps({"url": url}) + "\n")
+def start_log(data_dir: Path) -> None:
+    """Write this process's log lines to the data dir too, and tell its runners where."""
+    from chalicelib.observability import log_to_file
+
+    os.environ["CRONHOOK_LOG_FILE"] = str(log_file(data_dir))
+    log_to_file(os.environ["CRONHOOK_LOG_FILE"])
 
 
-def mark_stopped(data_dir: Path) -> None:
+def mark_in_use(config: Any) -> None:
+    """Say which stack uses its data dir (``config``: the ``StackConfig``; none unless kept)."""
+    if not config.persist:
+        return
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    url = f"http://{config.host}:{config.port}"
+    (config.data_dir / STACK_MARK).write_text(json.dumps({"url": url}) + "\n")
+
+
+def mark_stopped(config: Any) -> None:
     """Leave the clean stop's mark (best effort: without it a loss is called a crash)."""
+    if not config.persist:
+        return
     try:
-        (data_dir / _STOPPED).write_text("stopped\n")
+        (config.data_dir / _STOPPED).write_text("stopped\n")
     except OSError:
         pass
 

@@ -95,6 +95,7 @@ class LocalStack:
         self.aws: Any = None
         self.mail: Any = None
         self.ingest_url = ""
+        self.alerts_url = ""
         self.http: Any = None
         self.api_key = ""
         self.queue_url = ""
@@ -127,12 +128,8 @@ class LocalStack:
             )
         )
         os.environ.pop("AWS_PROFILE", None)
-        if persist:
-            # The stack's and its runners' own lines, for GET /v1/runs/{id}/logs.
-            from chalicelib.observability import log_to_file
-
-            os.environ["CRONHOOK_LOG_FILE"] = str(data_dir.log_file(self.config.data_dir))
-            log_to_file(os.environ["CRONHOOK_LOG_FILE"])
+        if persist:  # its lines and its runners', for GET /v1/runs/{id}/logs
+            data_dir.start_log(self.config.data_dir)
         from chalicelib.settings import reset_settings
         from chalicelib.store.aws import reset_clients
 
@@ -186,6 +183,12 @@ class LocalStack:
         sources = create_sources()
         self.ingest_url = sources["CRONHOOK_INGEST_QUEUE_URL"]
         os.environ.update(sources)
+        from chalicelib.local.alerts import create_alerts_queue
+
+        # Alerts: their queue, and email as .eml files under the data dir (outbox/).
+        self.alerts_url = create_alerts_queue()
+        os.environ["CRONHOOK_ALERTS_QUEUE_URL"] = self.alerts_url
+        os.environ["CRONHOOK_DATA_DIR"] = str(self.config.data_dir)
 
     # -- persistence ------------------------------------------------------------------
 
@@ -211,10 +214,8 @@ class LocalStack:
         try:
             self.http = serve(self.config.host, self.config.port)
         except OSError as exc:
-            raise RuntimeError(
-                f"cannot listen on {self.config.host}:{self.config.port}"
-                f" ({exc.strerror or exc}); set CRONHOOK_PORT to a free port"
-            ) from None
+            why = f"cannot listen on {self.config.host}:{self.config.port} ({exc.strerror or exc})"
+            raise RuntimeError(f"{why}; set CRONHOOK_PORT to a free port") from None
         self._spawn(self.http.serve_forever, "http")
 
     # -- heartbeat and runners ---------------------------------------------------------
@@ -263,11 +264,11 @@ class LocalStack:
         self._start_aws()
         self._start_mail()
         self._start_http()
-        if self.config.persist:  # ``cronhook watch`` refuses a dir no stack uses
-            data_dir.mark_in_use(
-                self.config.data_dir, f"http://{self.config.host}:{self.config.port}"
-            )
+        data_dir.mark_in_use(self.config)  # ``cronhook watch`` refuses a dir no stack uses
         self._spawn(ingest_loop, "ingest", self.ingest_url, self.stop_event)
+        from chalicelib.local.alerts import alerts_loop
+
+        self._spawn(alerts_loop, "alerts", self.alerts_url, self.stop_event)
         self._spawn(self._watch_loop, "watch")
         self._spawn(self._heartbeat_loop, "heartbeat")
         self._start_runners()
@@ -316,15 +317,15 @@ class LocalStack:
         # settle; whatever is still running after that is recorded lost on the next start.
         deadline = time.monotonic() + STOP_GRACE_S
         for thread in self.threads:
-            if thread.name.startswith(("heartbeat", "ingest", "watch", "enqueuer")):
+            if thread.name.startswith(("heartbeat", "ingest", "alerts", "watch", "enqueuer")):
                 thread.join(timeout=max(0.1, deadline - time.monotonic()))
         if self.runners is not None:
             try:
                 self.runners.wait(timeout=max(0.1, deadline - time.monotonic()) + 2)
             except subprocess.TimeoutExpired:
                 self._kill_runners()
-        if self.config.persist and self.aws is not None:
-            data_dir.mark_stopped(self.config.data_dir)
+        if self.aws is not None:
+            data_dir.mark_stopped(self.config)
         # The embedded AWS saves the tables as it stops (SIGTERM), after the runners settled.
         if self.aws is not None:
             self.aws.stop()
@@ -378,6 +379,7 @@ Try it:
   curl -s {base}/v1/runs -H "Authorization: Bearer $CRONHOOK_API_KEY"
 
 Inbound mail for email triggers: SMTP on 127.0.0.1:{config.smtp_port}
+Alert email (one .eml file a message): {config.data_dir}/outbox/
 Embedded AWS (any credentials, region us-east-1): {aws}
   AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1 \\
     aws --endpoint-url {aws} sqs list-queues
