@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from chalicelib.domain.errors import NotFound
 from chalicelib.services.auth import Principal
-from chalicelib.services.run_pages import get_run_page
+from chalicelib.services.run_pages import get_run_page, owned_trigger_of_run
 from chalicelib.settings import get_settings
 
 __all__ = [
@@ -183,11 +184,13 @@ def run_logs(
     sleep: Callable[[float], None] = time.sleep,
 ) -> dict:
     """The run's log lines: ``{items: [{at, level, message}], source, ...}``."""
-    page = get_run_page(principal, run_id)  # 404 for another tenant's run
+    if owned_trigger_of_run(principal, run_id) is None:  # 404 for another tenant's run
+        raise NotFound(f"run {run_id!r} not found")
     settings = get_settings()
     if settings.log_file or settings.stage in ("local", "test"):
         lines = _tail(Path(settings.log_file)) if settings.log_file else []
         return {"items": lines_of_run(lines, run_id), "source": "local", "complete": True}
+    page = get_run_page(principal, run_id)
     began = page.get("scheduled_for") or page.get("started_at")
     start = datetime.fromisoformat(began.replace("Z", "+00:00")) if began else now
     return _query_cloudwatch(

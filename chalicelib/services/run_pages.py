@@ -16,9 +16,12 @@ from typing import Any
 from chalicelib.domain.errors import Conflict, NotFound
 from chalicelib.domain.ids import trigger_id_of_run
 from chalicelib.domain.run_detail import clip_payload, error_detail
+from chalicelib.domain.runs import SURFACE_CODES
 from chalicelib.services.auth import Principal
+from chalicelib.services.runs import iso_ms
 from chalicelib.services.triggers.fire import start_manual
 from chalicelib.services.triggers.run_lists import get_run_view
+from chalicelib.services.triggers.shared import last_run_of
 from chalicelib.store import backfill, dynamo, event_reads, run_details
 from chalicelib.store.backfill import NO_PAYLOAD
 from chalicelib.store.models import TriggerModel
@@ -39,28 +42,31 @@ def owned_trigger_of_run(principal: Principal, run_id: str) -> TriggerModel | No
 
 
 def _waiting_view(principal: Principal, run_id: str) -> dict:
-    """A queued manual run that has not been claimed yet (its request is all there is)."""
+    """A run known only to its trigger or its request: a queued manual run not claimed
+    yet, or a run between its settle (``last_run``) and its record (the next write)."""
     item = owned_trigger_of_run(principal, run_id)
     request = backfill.read_fire_request(run_id) if item is not None else None
-    if item is None or request is None:
+    last = (last_run_of(item) or {}) if item is not None else {}
+    settled = last.get("id") == run_id
+    if item is None or (request is None and not settled):
         raise NotFound(f"run {run_id!r} not found")
     return {
         "id": run_id,
         "trigger_id": item.id,
-        "surface": "manual",
-        "status": "queued",
+        "surface": SURFACE_CODES.get(run_id.partition(".")[2][13:14], "schedule"),
+        "status": str(last.get("status")) if settled else "queued",
         "workflow": display_target(item.workflow),
         "scheduled_for": None,
         "started_at": None,
-        "finished_at": None,
+        "finished_at": iso_ms(last.get("finished_at")) if settled else None,
         "lateness_ms": None,
-        "error": None,
+        "error": last.get("error") if settled else None,
         "cost_usd": 0.0,
         "event_id": None,
         "attempt": 1,
         "output": None,
         "duration_ms": None,
-        "rerun_of": request.get("r"),
+        "rerun_of": (request or {}).get("r"),
     }
 
 
@@ -113,9 +119,10 @@ def get_run_page(principal: Principal, run_id: str) -> dict:
     found = detail.get("error_detail")
     if found is None and view.get("error") and view["status"] not in ("succeeded", "running"):
         found = error_detail(view["status"], view["error"], None)
+    request = backfill.read_fire_request(run_id) if view["surface"] == "manual" else None
     return {
         **view,
-        "rerun_of": view.get("rerun_of") or detail.get("rerun_of"),
+        "rerun_of": view.get("rerun_of") or detail.get("rerun_of") or (request or {}).get("r"),
         "payload": shown,
         "payload_clipped": bool(detail.get("payload_clipped")) or clipped,
         "payload_source": source if known else None,

@@ -267,3 +267,26 @@ def test_a_run_lost_to_a_stop_of_the_local_stack_says_how_it_stopped(api, clean)
     assert run["status"] == "lost"
     assert run["error"] == (STOPPED_ERROR if clean else ENDED_ERROR)
     assert "crashed or timed out" not in run["error"]
+
+
+def test_a_run_between_its_settle_and_its_record_is_shown_from_last_run(api):
+    from chalicelib.store.models import RunModel
+
+    created = api.create_trigger({"workflow": "explode", "schedule": {"cron": "0 * * * *"}})
+    fired = api.call("POST", f"/v1/triggers/{created['id']}/fire").body
+    _drain(api)
+    run_id = fired["run_id"]
+    RunModel.get(created["id"], run_id).delete()  # as if its record were not written yet
+    run = api.call("GET", f"/v1/runs/{run_id}")
+    assert run.status == 200, run.body
+    assert (run.body["status"], run.body["surface"]) == ("failed", "manual")
+    assert api.call("GET", f"/v1/runs/{run_id}/logs").status == 200
+
+
+def test_a_rerun_in_flight_already_names_the_run_it_reruns(api):
+    created = api.create_trigger({"workflow": "report", "schedule": {"cron": "0 * * * *"}})
+    fired = api.call("POST", f"/v1/triggers/{created['id']}/fire").body
+    _drain(api)
+    again = api.call("POST", f"/v1/runs/{fired['run_id']}/rerun").body
+    waiting = api.call("GET", f"/v1/runs/{again['run_id']}").body  # claimed, not run yet
+    assert (waiting["status"], waiting["rerun_of"]) == ("queued", fired["run_id"])
