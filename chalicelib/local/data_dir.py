@@ -1,4 +1,5 @@
-"""What the local stack keeps in its data dir besides the tables: its log, and two marks.
+"""What the local stack keeps in its data dir besides the tables (its log, two marks), and
+how its API's port is taken.
 
 - ``logs/cronhook.log``: the stack's and its runners' log lines, as JSON (``GET
   /v1/runs/{id}/logs`` reads a run's lines there); past 64 MB it starts afresh at the next
@@ -24,6 +25,7 @@ __all__ = [
     "mark_in_use",
     "mark_stopped",
     "take_stopped",
+    "serve_api",
 ]
 
 LOG_KEEP_BYTES = 64 * 1024 * 1024
@@ -72,3 +74,14 @@ def take_stopped(data_dir: Path) -> bool:
     found = mark.exists()
     mark.unlink(missing_ok=True)
     return found
+
+
+def serve_api(host: str, port: int) -> Any:
+    """The API's HTTP server on ``host:port``; a port in use is one line naming the setting."""
+    from chalicelib.local.http import serve
+
+    try:
+        return serve(host, port)
+    except OSError as exc:
+        why = f"cannot listen on {host}:{port} ({exc.strerror or exc})"
+        raise RuntimeError(f"{why}; set CRONHOOK_PORT to a free port") from None

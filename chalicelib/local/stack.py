@@ -16,10 +16,12 @@
   time, the oldest of the tenant with the fewest runs in progress.
 - With ``CRONHOOK_FANOUT_SHARDS`` set, the heartbeat fans out per shard to a local tick
   queue, and enqueuer threads of their own take its messages (``local/enqueuers.py``).
-- Triggers survive a restart: the embedded AWS saves the tables to
-  ``$CRONHOOK_DATA_DIR/tables.json`` after every tick (asked by a signal, off the tick's
-  path) and as it stops, and the stack loads them on start. Queued messages do not survive;
-  claims that were in flight are released (not started) or recorded ``lost`` (started).
+- Triggers survive a restart, and a kill -9: the embedded AWS journals every write before
+  answering it (``journal``), snapshots the tables to ``$CRONHOOK_DATA_DIR/tables.json``
+  after every tick (asked by a signal, off the tick's path) and as it stops, and folds the
+  journal into the snapshot when it starts; the stack loads them on start. Queued messages
+  do not survive; claims that were in flight are released (not started) or recorded
+  ``lost`` (started), and the bookkeeping a kill cut short is finished (``restore``).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from chalicelib.local.resources import (
     resolve_api_key,
     rewire_sources,
 )
-from chalicelib.local.restore import load_tables, recover_claims
+from chalicelib.local.restore import load_objects, load_tables, recover_claims
 
 __all__ = ["LocalStack", "StackConfig", "InvocationContext", "main"]
 
@@ -204,18 +206,15 @@ class LocalStack:
         if not self.config.persist or not self._state_file().exists():
             return
         load_tables(self._state_file())
+        load_objects(self._state_file())
         recover_claims(clean_stop=data_dir.take_stopped(self.config.data_dir))
+        # The load and the recovery were journaled item by item: fold them into a snapshot.
+        self.save()
 
     # -- the API ---------------------------------------------------------------------
 
     def _start_http(self) -> None:
-        from chalicelib.local.http import serve
-
-        try:
-            self.http = serve(self.config.host, self.config.port)
-        except OSError as exc:
-            why = f"cannot listen on {self.config.host}:{self.config.port} ({exc.strerror or exc})"
-            raise RuntimeError(f"{why}; set CRONHOOK_PORT to a free port") from None
+        self.http = data_dir.serve_api(self.config.host, self.config.port)
         self._spawn(self.http.serve_forever, "http")
 
     # -- heartbeat and runners ---------------------------------------------------------
