@@ -709,7 +709,9 @@
       } catch (ex) { placeError(ex); return; }
       if (created.webhook && created.webhook.secret) { showSecret(dlg, form, created); return; }
       dlg.close();
-      toast(editing ? 'Saved' : `Created ${created.display_name}`);
+      // A managed trigger's edit is kept, with a warning: its tool will put it back.
+      const warned = editing && created.drift ? ` ${(created.warnings || []).join(' ')}` : '';
+      toast(editing ? (warned ? `Saved.${warned}` : 'Saved') : `Created ${created.display_name}`);
       refresh();
     });
 
@@ -807,7 +809,9 @@
     const overview = h('dl', { class: 'facts' },
       dt('Status', statusCell(t)), dt('Cadence', t.cadence), dt('Workflow', t.workflow), dt('Kind', t.kind),
       dt('Next fire', timeCell(t.next_fire_at, tz)), dt('Last error', t.last_run && t.last_run.error ? t.last_run.error : '—'),
-      t.webhook_url ? dt('Webhook URL', h('code', {}, t.webhook_url)) : null, dt('Created', `${fmtAt(t.created_at, tz)} by ${t.created_by || '—'}`));
+      t.webhook_url ? dt('Webhook URL', h('code', {}, t.webhook_url)) : null, dt('Created', `${fmtAt(t.created_at, tz)} by ${t.created_by || '—'}`),
+      t.key ? dt('Key', h('code', {}, t.key), t.managed_by ? ` · managed by ${t.managed_by}` : '') : null,
+      t.drift ? dt('Drift', `edited outside ${t.managed_by || 'its tool'} at ${fmtAt(t.drift.at, tz)} by ${t.drift.by || '—'} (${(t.drift.fields || []).join(', ')}); its next apply puts the file's values back`) : null);
     section('Overview', overview);
     if (t.kind !== 'event') section('Upcoming fires', upcoming(t));
     if (t.kind !== 'event' || t.run_count) section('Last 7 days', asyncBox(() => lastDays(t)));
