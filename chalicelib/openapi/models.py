@@ -5,32 +5,24 @@ Request bodies are the pydantic models that validate requests (``domain/spec.py`
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from chalicelib.domain import spec
+from chalicelib.openapi.answer_base import Instant, _Out
+from chalicelib.openapi.run_models import (
+    RunDetailOut,
+    RunErrorDetail,
+    RunLogLine,
+    RunLogsOut,
+    RunOut,
+    RunQueued,
+)
 
 API_VERSION = "1.0.0"
-Instant = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
-RunStatus = Literal[
-    "queued",
-    "running",
-    "succeeded",
-    "failed",
-    "skipped",
-    "refused",
-    "budget_exceeded",
-    "lost",
-    "missed",
-]
-Surface = Literal["schedule", "event", "manual", "backfill"]
-
-
-class _Out(BaseModel):
-    """Responses may grow fields: clients must ignore the ones they do not know."""
-
-    model_config = ConfigDict(extra="allow")
+# The names the answer models are found by (``_answer_models`` reads this module's globals).
+_RUN_MODELS = (RunDetailOut, RunErrorDetail, RunLogLine, RunLogsOut, RunOut, RunQueued)
 
 
 class ErrorDetail(_Out):
@@ -160,24 +152,6 @@ class TriggerPlan(_Out):
 class TriggerPage(_Out):
     items: list[TriggerOut]
     next_cursor: str | None
-
-
-class RunOut(_Out):
-    id: str
-    trigger_id: str
-    surface: Surface
-    status: RunStatus
-    workflow: str | None = None
-    scheduled_for: Instant | None
-    fire_at: Instant | None = Field(default=None, description="A slot's start: slot + jitter")
-    started_at: Instant | None
-    finished_at: Instant | None
-    lateness_ms: int | None
-    error: str | None
-    cost_usd: float
-    event_id: str | None
-    attempt: int
-    output: Any = Field(default=None, description="What the workflow returned, clipped to 4 KB")
 
 
 class RunPage(_Out):

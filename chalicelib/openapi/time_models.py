@@ -7,7 +7,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from chalicelib.openapi.models import Instant, TriggerOut, _Out
+from chalicelib.openapi.answer_base import Instant, _Out
+from chalicelib.openapi.models import TriggerOut
 
 __all__ = [
     "SlotsDiffOut",
@@ -69,6 +70,10 @@ class PreviewOut(_Out):
         description="One entry per slot a calendar removed or moved (schedule.calendar)",
     )
     cadence: str | None = None
+    status: str | None = Field(
+        default=None, description="`disabled`: the trigger is paused and fires nothing"
+    )
+    reason: str | None = Field(default=None, description="Why it is disabled")
 
 
 class SimulatedSlotOut(_Out):

@@ -70,6 +70,15 @@ def preview_trigger(principal: Principal, trigger_id: str, params: dict, *, now:
     count = parse_limit(params.get("count"), default=10, maximum=100, name="count")
     if not item.sched:
         return {"fires": [], "dst": [], "calendar": []}
+    if item.status != "active":
+        # A paused or disabled trigger fires nothing: listing its slots would say it will.
+        return {
+            "fires": [],
+            "dst": [],
+            "calendar": [],
+            "status": item.status,
+            "reason": item.disabled_reason,
+        }
     spec = decode_schedule(item.sched)
     view = preview_view(*schedule.preview_steps(spec, start=now, count=count))
     stored = dynamo.load_spec(item)
