@@ -30,6 +30,8 @@ __all__ = [
     "heartbeat_once",
     "handle_sqs_batch",
     "handle_tick_batch",
+    "handle_trigger_resource",
+    "handle_alerts_batch",
     "error_response",
     "contract_error_shape",
     "lazy_module",
@@ -291,9 +293,26 @@ def handle_tick_batch(event: dict, context: Any = None) -> dict:
     return {"batchItemFailures": []}
 
 
+def handle_trigger_resource(event: dict) -> dict:
+    """The TriggerProvider's Lambda: a ``Custom::CronhookTrigger`` request, answered to
+    CloudFormation (``services/trigger_resource.py``)."""
+    ready()
+    from chalicelib.services import trigger_resource
+
+    return trigger_resource.handle(event, now=now_utc())
+
+
 def handle_ingest_batch(event: dict) -> dict:
     """The ingest queue's Lambda (chalicelib/sources/ingest.py): partial batch failures."""
     ready()
     from chalicelib.sources.ingest import handle_batch
+
+    return handle_batch(event, now=now_utc())
+
+
+def handle_alerts_batch(event: dict) -> dict:
+    """The alerts queue's Lambda (chalicelib/services/alerts/worker.py): partial failures."""
+    ready()
+    from chalicelib.services.alerts.worker import handle_batch
 
     return handle_batch(event, now=now_utc())

@@ -35,6 +35,13 @@ from chalicelib.settings import (
     Settings,
     queue_visibility_s,
 )
+from infra.alerts import (
+    alert_conditions,
+    alert_environment,
+    alert_parameters,
+    alert_resources,
+    alerts_event_source,
+)
 from infra.iam import (
     ACCESS,
     FUNCTIONS,
@@ -56,6 +63,8 @@ __all__ = [
     "LAMBDA_ARCHITECTURE",
     "PROTECTED_STAGES",
     "FIRE_PATH_FUNCTIONS",
+    "TRIGGER_PROVIDER_OUTPUT",
+    "trigger_provider_export",
 ]
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -75,6 +84,8 @@ FUNCTION_SUFFIX = {
     "runner": "runner",
     "enqueuer": "enqueuer",
     "ingest": "ingest",
+    "trigger_provider": "trigger_provider",
+    "alerts": "alerts",
 }
 # A tick message is worth nothing after a tick period (the enqueuer drops it): SQS keeps
 # it 5 minutes at most (its minimum is 60 s), so a backlog never outlives an outage.
@@ -122,6 +133,16 @@ class StageConfig:
 
     def function_name(self, function: str) -> str:
         return f"{self.app_name}-{self.stage}-{FUNCTION_SUFFIX[function]}"
+
+
+TRIGGER_PROVIDER_OUTPUT = "CronhookTriggerProvider"
+
+
+def trigger_provider_export(stage: str) -> str:
+    """The export name of the service token: ``CronhookTriggerProvider`` for prod, with the
+    stage appended for any other (an export name is unique in a region of an account, and
+    dev and prod often share one)."""
+    return TRIGGER_PROVIDER_OUTPUT if stage == "prod" else f"{TRIGGER_PROVIDER_OUTPUT}-{stage}"
 
 
 def _parameters(stage: str) -> dict:
@@ -216,6 +237,7 @@ def _parameters(stage: str) -> dict:
         },
         **_parameters_issue15(stage),
         **_parameters_shards(),
+        **alert_parameters(),
         **waf_parameters(),
     }
 
@@ -526,6 +548,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
     resources.update(
         source_resources(stage, keep=keep, retention_days=settings.event_retention_days)
     )
+    resources.update(alert_resources(stage, keep=keep))
     for function, logical in log_groups.items():
         resources[logical] = _log_group(f"/aws/lambda/{cfg.function_name(function)}")
     resources.update(role_resources(log_groups, stage=stage))
@@ -560,6 +583,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         # Never record handler results in traces: a create answer carries a secret once.
         "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
         **source_environment(stage),
+        **alert_environment(),
     }
     for function in ACCESS:
         logical = FUNCTIONS[function]
@@ -623,6 +647,8 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
                     }
                 }
             }
+        if function == "alerts":
+            properties["Events"] = alerts_event_source()
         if function == "ingest":
             properties["Events"] = {
                 "IngestSqsEventSource": {
@@ -694,6 +720,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "FiresQueueUrl": {"Value": {"Ref": "FiresQueue"}},
         "DeadLetterQueueUrl": {"Value": {"Ref": "DeadLetterQueue"}},
         "TickQueueUrl": {"Value": {"Ref": "TickQueue"}},
+        "AlertsQueueUrl": {"Value": {"Ref": "AlertsQueue"}},
         "PayloadBucketName": {"Value": {"Ref": "PayloadBucket"}},
         "SecretsKeyArn": {"Value": {"Fn::GetAtt": ["SecretsKey", "Arn"]}},
         "SwitchParameterName": {"Value": {"Ref": "SwitchParameter"}},
@@ -709,6 +736,12 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "RootKeyParameterName": {"Value": {"Ref": "RootKeyParameterName"}},
         "TablePrefix": {"Value": cfg.table_prefix},
         "WebhookBaseUrl": {"Value": public_url},
+        # The service token of Custom::CronhookTrigger in any stack of the account
+        # (docs/cloudformation.md): ``ServiceToken: !ImportValue CronhookTriggerProvider``.
+        TRIGGER_PROVIDER_OUTPUT: {
+            "Value": {"Fn::GetAtt": [FUNCTIONS["trigger_provider"], "Arn"]},
+            "Export": {"Name": trigger_provider_export(stage)},
+        },
         **source_outputs(stage),
     }
     return {
@@ -731,6 +764,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
             "ApiDetailedMetrics": {"Fn::Equals": [{"Ref": "ApiDetailedMetrics"}, "true"]},
             "TableDeletionProtection": {"Fn::Equals": [{"Ref": "TableDeletionProtection"}, "true"]},
             **waf_conditions(),
+            **alert_conditions(),
         },
         "Resources": resources,
         "Outputs": outputs,

@@ -641,7 +641,9 @@
       } catch (ex) { placeError(ex); return; }
       if (created.webhook && created.webhook.secret) { showSecret(dlg, form, created); return; }
       dlg.close();
-      toast(editing ? 'Saved' : `Created ${created.display_name}`);
+      // A managed trigger's edit is kept, with a warning: its tool will put it back.
+      const warned = editing && created.drift ? ` ${(created.warnings || []).join(' ')}` : '';
+      toast(editing ? (warned ? `Saved.${warned}` : 'Saved') : `Created ${created.display_name}`);
       refresh();
     });
 
@@ -739,7 +741,9 @@
     const overview = h('dl', { class: 'facts' },
       dt('Status', statusCell(t)), dt('Cadence', t.cadence), dt('Workflow', t.workflow), dt('Kind', t.kind),
       dt('Next fire', timeCell(t.next_fire_at, tz)), dt('Last error', t.last_run && t.last_run.error ? t.last_run.error : '—'),
-      t.webhook_url ? dt('Webhook URL', h('code', {}, t.webhook_url)) : null, dt('Created', `${fmtAt(t.created_at, tz)} by ${t.created_by || '—'}`));
+      t.webhook_url ? dt('Webhook URL', h('code', {}, t.webhook_url)) : null, dt('Created', `${fmtAt(t.created_at, tz)} by ${t.created_by || '—'}`),
+      t.key ? dt('Key', h('code', {}, t.key), t.managed_by ? ` · managed by ${t.managed_by}` : '') : null,
+      t.drift ? dt('Drift', `edited outside ${t.managed_by || 'its tool'} at ${fmtAt(t.drift.at, tz)} by ${t.drift.by || '—'} (${(t.drift.fields || []).join(', ')}); its next apply puts the file's values back`) : null);
     section('Overview', overview);
     if (t.kind !== 'event') section('Upcoming fires', asyncBox(async () => previewTable(await api('GET', `v1/triggers/${t.id}/preview?count=5`), tz, 'Next 5 fires')));
     const runsBox = section('Runs', asyncBox(() => runsTable(t)));
@@ -749,6 +753,7 @@
     }
     section('State', h('pre', { class: 'json', tabindex: '0', 'aria-label': 'State as JSON' }, JSON.stringify(t.state || {}, null, 2)));
     section('Budget and limits', limitsList(t));
+    if (window.cronhookAlerts) section('Alerts', asyncBox(() => window.cronhookAlerts.triggerSection(kit(), t)));
     if (can('admin')) section('Audit', asyncBox(() => auditTable(t)));
     render(h('p', {}, h('a', { href: '#/triggers' }, '← Triggers')), h('h1', {}, t.display_name), actions, ...sections);
     triggerPage.runsBox = runsBox;
@@ -894,6 +899,9 @@
     }));
   }
 
+  // The helpers other console files use (alerts.js).
+  const kit = () => ({ api, h, render, table, errorBox, toast, dialog, confirmDialog, field, showFieldError, clearErrors, can, fmtAt, asyncBox });
+
   // -- routing ------------------------------------------------------------------------
 
   async function refresh() {
@@ -907,6 +915,7 @@
     if (m) await triggerPage(decodeURIComponent(m[1]));
     else if (hash.startsWith('#/activity')) await activityView();
     else if (hash.startsWith('#/health')) await healthView();
+    else if (hash.startsWith('#/alerts') && window.cronhookAlerts) await window.cronhookAlerts.view(kit());
     else await triggersView();
   }
 

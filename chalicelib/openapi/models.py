@@ -382,11 +382,15 @@ class HealthReport(_Out):
 
 
 def _answer_models() -> dict[str, type[BaseModel]]:
-    return {
-        name: value
-        for name, value in globals().items()
-        if isinstance(value, type) and issubclass(value, _Out) and value is not _Out
-    }
+    """Every answer model by name: the ``_Out`` subclasses of this module and of the
+    modules beside it (``alert_models``), however deep."""
+    found: dict[str, type[BaseModel]] = {}
+    pending = list(_Out.__subclasses__())
+    while pending:
+        model = pending.pop()
+        found[model.__name__] = model
+        pending.extend(model.__subclasses__())
+    return found
 
 
 def _model(name: str) -> type[BaseModel]:

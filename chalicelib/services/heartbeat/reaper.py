@@ -18,6 +18,7 @@ from chalicelib.domain.rules import (
 from chalicelib.domain.settle import Limits, disable_reason_after_run
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
+from chalicelib.services.alerts import detect as alerts
 from chalicelib.services.pipeline import Pipeline
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
@@ -104,11 +105,12 @@ def _reap_one(
     )
     fresh = dynamo.get_trigger(item.id) if counts else None
     if fresh is not None and fresh.status == "active":
-        _disable_after_lost(fresh, now=now)
+        reason = _disable_after_lost(fresh, now=now)
+        alerts.note_lost(fresh, run_id=run_id, disabled_reason=reason, now=now)
     return True
 
 
-def _disable_after_lost(fresh: TriggerModel, *, now: datetime) -> None:
+def _disable_after_lost(fresh: TriggerModel, *, now: datetime) -> str | None:
     reason = disable_reason_after_run(
         kind=fresh.kind,
         succeeded=False,
@@ -120,9 +122,10 @@ def _disable_after_lost(fresh: TriggerModel, *, now: datetime) -> None:
     )
     # Every rule, not only failures: an ``at`` trigger whose only run was lost is
     # over (it has no next slot) and must not stay active, never to fire again.
-    if reason is not None:
-        dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now))
+    if reason is not None and dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now)):
         record_metric("Disables", reason=reason)
+        return reason
+    return None
 
 
 def _event_will_retry(item: TriggerModel, entry: object) -> bool:
