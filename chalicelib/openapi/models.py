@@ -219,8 +219,7 @@ class EventOut(_Out):
     trigger_id: str
     status: str = Field(
         description="pending, running, succeeded, failed, skipped, refused, budget_exceeded, "
-        "throttled (stored beyond event.rate_limit, not run; replay runs it), batched (taken "
-        "by a debounce or batch window's run, run_id names it, until that run ends)"
+        "throttled (beyond event.rate_limit: kept, not run), batched (in a window's run)"
     )
     run_id: str | None
     attempt: int
