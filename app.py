@@ -15,6 +15,8 @@ from chalicelib.wiring import api, caller, json_body, now_utc
 # Imported on first use, not here: every function loads this file, and the authorizer and
 # the heartbeat never touch the trigger service (pydantic models; infra/coldstart.py).
 triggers = wiring.lazy_module("chalicelib.services.triggers")
+run_pages = wiring.lazy_module("chalicelib.services.run_pages")
+run_logs_service = wiring.lazy_module("chalicelib.services.run_logs")
 
 app = Chalice(app_name="cronhook")
 app.api.cors = False
@@ -171,11 +173,13 @@ def delete_trigger_by_key(key):
 @declare(
     "Run a trigger now (surface manual)",
     role="operator",
-    answers={202: "RunStarted"},
+    answers={202: "RunQueued"},
     body="FireIn",
     optional_body=True,
     errors=(*WRITE_ERRORS, 409, 503),
-    description="`{\"payload\": ...}` is this run's payload instead of the trigger's.",
+    description="`{\"payload\": ...}` is this run's payload instead of the trigger's. On a "
+    'busy trigger the run waits its turn (`queued: true`), unless `{"if_idle": true}` '
+    "(then 409).",
 )
 @api
 def fire_trigger(trigger_id):
@@ -333,14 +337,42 @@ def list_runs():
 
 @app.route("/v1/runs/{run_id}", methods=["GET"], authorizer=api_key)
 @declare(
-    "One run (also a queued or running one)",
+    "One run (also a queued or running one), with its payload and its error's detail",
     role="viewer",
-    answers={200: "RunOut"},
+    answers={200: "RunDetailOut"},
     errors=READ_ERRORS,
 )
 @api
 def get_run(run_id):
-    return triggers.get_run_view(caller(app.current_request), run_id)
+    return run_pages.get_run_page(caller(app.current_request), run_id)
+
+
+@app.route("/v1/runs/{run_id}/rerun", methods=["POST"], authorizer=api_key)
+@declare(
+    "Run it again: a manual run of its trigger with the same payload",
+    role="operator",
+    answers={202: "RunQueued"},
+    errors=(*WRITE_ERRORS, 409, 503),
+    description="The new run's `rerun_of` is this run. A busy trigger queues it.",
+)
+@api
+def rerun_run(run_id):
+    principal = caller(app.current_request, "operator")
+    return Response(body=run_pages.rerun(principal, run_id, now=now_utc()), status_code=202)
+
+
+@app.route("/v1/runs/{run_id}/logs", methods=["GET"], authorizer=api_key)
+@declare(
+    "The run's log lines",
+    role="viewer",
+    answers={200: "RunLogsOut"},
+    errors=READ_ERRORS,
+    description="Local: the stack's own log. AWS: a CloudWatch Logs Insights query on the "
+    "run id (`query`, and `console_url` to open it in the AWS console).",
+)
+@api
+def run_logs(run_id):
+    return run_logs_service.run_logs(caller(app.current_request), run_id, now=now_utc())
 
 
 @app.route(

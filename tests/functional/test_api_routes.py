@@ -171,6 +171,8 @@ ROUTES = (
     Route("GET", "/v1/triggers/{trigger_id}/runs", "viewer", 200, _run),
     Route("GET", "/v1/runs", "viewer", 200, _run, collection=True),
     Route("GET", "/v1/runs/{run_id}", "viewer", 200, _run),
+    Route("GET", "/v1/runs/{run_id}/logs", "viewer", 200, _run),
+    Route("POST", "/v1/runs/{run_id}/rerun", "operator", 202, _run),
     Route("GET", "/v1/triggers/{trigger_id}/events", "viewer", 200, _event),
     Route("POST", "/v1/events/{event_id}/replay", "operator", 202, _event),
     Route("GET", "/v1/workflows", "viewer", 200, collection=True),
