@@ -647,6 +647,102 @@ def console_asset(name):
     return console.asset(name)
 
 
+# -- alerts (chalicelib/services/alerts; docs/alerts.md) -----------------------------------
+alerts = wiring.lazy_module("chalicelib.services.alerts.policies")
+
+
+@app.route("/v1/alerts", methods=["POST"], authorizer=api_key)
+@declare(
+    "Create an alert policy",
+    role="admin",
+    answers={201: "AlertCreated"},
+    body="AlertIn",
+    errors=(*WRITE_ERRORS, 503),
+    description="Who is told when the triggers it matches fail, are disabled, recover, run "
+    "late or hear nothing, and how (email, Slack, a signed webhook, SNS). Slack and webhook "
+    "URLs pass the address policy of `http:` targets. A policy with a webhook channel gets a "
+    "signing secret, shown only in this answer as `signing_secret`.",
+)
+@api
+def create_alert():
+    request = app.current_request
+    body = alerts.create_alert(caller(request, "admin"), json_body(request), now=now_utc())
+    return Response(body=body, status_code=201)
+
+
+@app.route("/v1/alerts", methods=["GET"], authorizer=api_key)
+@declare("List alert policies", role="viewer", answers={200: "AlertList"}, errors=READ_ERRORS)
+@api
+def list_alerts():
+    return alerts.list_alerts(caller(app.current_request, "viewer"))
+
+
+@app.route("/v1/alerts/{alert_id}", methods=["GET"], authorizer=api_key)
+@declare("Get an alert policy", role="viewer", answers={200: "AlertOut"}, errors=READ_ERRORS)
+@api
+def get_alert(alert_id):
+    return alerts.get_alert(caller(app.current_request, "viewer"), alert_id)
+
+
+@app.route(
+    "/v1/alerts/{alert_id}",
+    methods=["PATCH"],
+    content_types=["application/json", "application/merge-patch+json"],
+    authorizer=api_key,
+)
+@declare(
+    "Edit an alert policy",
+    role="admin",
+    answers={200: "AlertOut"},
+    body="AlertPatch",
+    errors=(*WRITE_ERRORS, 503),
+    description="The fields sent replace the stored ones; `channels` is replaced as a whole "
+    "(send each Slack URL again: it is never shown).",
+)
+@api
+def patch_alert(alert_id):
+    request = app.current_request
+    return alerts.patch_alert(caller(request, "admin"), alert_id, json_body(request), now=now_utc())
+
+
+@app.route("/v1/alerts/{alert_id}", methods=["DELETE"], authorizer=api_key)
+@declare("Delete an alert policy", role="admin", answers={204: None}, errors=READ_ERRORS)
+@api
+def delete_alert(alert_id):
+    alerts.delete_alert(caller(app.current_request, "admin"), alert_id, now=now_utc())
+    return Response(body="", status_code=204)
+
+
+@app.route("/v1/alerts/{alert_id}/test", methods=["POST"], authorizer=api_key)
+@declare(
+    "Send a test notification on every channel",
+    role="admin",
+    answers={202: "AlertTestQueued"},
+    errors=(*READ_ERRORS, 503),
+    description="Queued, and sent within seconds; each channel's outcome is listed in "
+    "`/v1/alerts/{alert_id}/notifications` (kind `test`).",
+)
+@api
+def test_alert(alert_id):
+    body = alerts.test_alert(caller(app.current_request, "admin"), alert_id, now=now_utc())
+    return Response(body=body, status_code=202)
+
+
+@app.route("/v1/alerts/{alert_id}/notifications", methods=["GET"], authorizer=api_key)
+@declare(
+    "An alert policy's notifications, newest first",
+    role="viewer",
+    answers={200: "NotificationPage"},
+    query=LIST_QUERY,
+    errors=READ_ERRORS,
+    description="`outcome`: `pending` (waiting for its minute's message), `sent`, `failed` "
+    "(with `error`, after retries) or `suppressed` (inside `quiet_s`).",
+)
+@api
+def list_alert_notifications(alert_id):
+    return alerts.list_notifications(caller(app.current_request, "viewer"), alert_id, _params())
+
+
 @app.schedule(Rate(1, unit=Rate.MINUTES), name="heartbeat")
 def heartbeat(event):
     wiring.heartbeat_once()
@@ -674,3 +770,9 @@ def enqueuer(event):
 def ingest(event):
     """EventBridge rules (eventbridge, s3) and SES mail (email) deliver here."""
     return wiring.handle_ingest_batch(event.to_dict())
+
+
+@app.on_sqs_message(queue="cronhook-alerts", batch_size=10, name="alerts")
+def alerts_worker(event):
+    """Lifecycle transitions, digest flushes and test sends (chalicelib/services/alerts)."""
+    return wiring.handle_alerts_batch(event.to_dict())

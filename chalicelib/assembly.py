@@ -66,8 +66,11 @@ def build_pipeline() -> Pipeline:
 
 
 def build_sweeps() -> list[Sweep]:
-    """The passes each heartbeat tick runs after its sends."""
-    return [events.sweep]
+    """The passes each heartbeat tick runs after its sends: pending events, then the
+    alert policies' ``late`` and ``no_event`` sweep (requested; the alerts function runs it)."""
+    from chalicelib.services.alerts.detect import request_sweep
+
+    return [events.sweep, request_sweep]
 
 
 def build_runner(

@@ -139,6 +139,14 @@ class Settings:
     github_api_url: str = "https://api.github.com"
     github_confirm_s: float = 60.0
     github_poll_s: float = 2.0
+    # Alerts (services/alerts): the queue that carries transitions off the fire path, the
+    # bus lifecycle events go to, the SES sender, the SNS topics a channel may name
+    # (empty: any; the template lists them), and where local email is written.
+    alerts_queue_url: str | None = None
+    lifecycle_bus: str = "default"
+    alert_sender: str | None = None
+    alert_topic_arns: tuple[str, ...] = ()
+    outbox_dir: str = ".cronhook/outbox"
     extra: dict = field(default_factory=dict)
 
     @property
@@ -202,7 +210,22 @@ def get_settings() -> Settings:
         github_api_url=env("CRONHOOK_GITHUB_API_URL", "https://api.github.com").rstrip("/"),
         github_confirm_s=float(env("CRONHOOK_GITHUB_CONFIRM_S") or 60),
         github_poll_s=float(env("CRONHOOK_GITHUB_POLL_S") or 2),
+        **_alert_settings(),
     )
+
+
+def _alert_settings() -> dict:
+    """The alerts' settings (``services/alerts``), read with the rest."""
+    env = os.environ.get
+    return {
+        "alerts_queue_url": env("CRONHOOK_ALERTS_QUEUE_URL") or None,
+        "lifecycle_bus": env("CRONHOOK_LIFECYCLE_BUS") or "default",
+        "alert_sender": env("CRONHOOK_ALERT_SENDER") or None,
+        "alert_topic_arns": tuple(
+            a.strip() for a in env("CRONHOOK_ALERT_TOPIC_ARNS", "").split(",") if a.strip()
+        ),
+        "outbox_dir": os.path.join(env("CRONHOOK_DATA_DIR") or ".cronhook", "outbox"),
+    }
 
 
 def _local_target_role() -> str | None:

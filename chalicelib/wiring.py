@@ -30,6 +30,7 @@ __all__ = [
     "heartbeat_once",
     "handle_sqs_batch",
     "handle_tick_batch",
+    "handle_alerts_batch",
     "error_response",
     "contract_error_shape",
     "lazy_module",
@@ -295,5 +296,13 @@ def handle_ingest_batch(event: dict) -> dict:
     """The ingest queue's Lambda (chalicelib/sources/ingest.py): partial batch failures."""
     ready()
     from chalicelib.sources.ingest import handle_batch
+
+    return handle_batch(event, now=now_utc())
+
+
+def handle_alerts_batch(event: dict) -> dict:
+    """The alerts queue's Lambda (chalicelib/services/alerts/worker.py): partial failures."""
+    ready()
+    from chalicelib.services.alerts.worker import handle_batch
 
     return handle_batch(event, now=now_utc())

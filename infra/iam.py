@@ -71,6 +71,8 @@ class Access:
     ingest: bool = False  # consume the ingest queue, read inbound mail
     send_ticks: bool = False  # sqs:SendMessage on the tick queue (the heartbeat's fan-out)
     consume_ticks: bool = False  # the enqueuer's event source mapping polls the tick queue
+    send_alerts: bool = False  # sqs:SendMessage on the alerts queue (transitions detected)
+    alerts: bool = False  # the alerts worker: its queue, the bus, SES from the sender, SNS
 
 
 # Chalice's function names (config.json's lambda_functions keys) -> CloudFormation ids.
@@ -81,6 +83,7 @@ FUNCTIONS = {
     "runner": "Runner",
     "enqueuer": "Enqueuer",
     "ingest": "Ingest",
+    "alerts": "Alerts",
 }
 
 ACCESS: dict[str, Access] = {
@@ -90,8 +93,19 @@ ACCESS: dict[str, Access] = {
     # Tenants' quota usage is an item in the ledger table (services/quotas.py).
     "api_handler": Access(
         read=("heartbeats",),  # health (a trigger view's budget reads the ledger, written below)
-        write=("triggers", "states", "runs", "events", "audit", "keys", "deliveries", "ledger"),
+        write=(
+            "triggers",
+            "states",
+            "runs",
+            "events",
+            "audit",
+            "keys",
+            "deliveries",
+            "ledger",
+            "alerts",
+        ),
         send=True,
+        send_alerts=True,  # a person's pause; a policy's test
         queue_depths=True,
         payloads=("s3:PutObject", "s3:DeleteObject"),  # a duplicate's body is deleted
         kms=("kms:Encrypt", "kms:Decrypt"),
@@ -105,6 +119,7 @@ ACCESS: dict[str, Access] = {
     "heartbeat": Access(
         write=("triggers", "runs", "events", "ledger", "heartbeats"),
         send=True,
+        send_alerts=True,  # a lost run; each tick's request for the alert sweep
         params=("switch",),
         send_ticks=True,
     ),
@@ -113,6 +128,7 @@ ACCESS: dict[str, Access] = {
     "enqueuer": Access(
         write=("triggers", "runs", "events", "ledger"),
         send=True,
+        send_alerts=True,  # a lost run
         params=("switch",),
         consume_ticks=True,
     ),
@@ -121,6 +137,7 @@ ACCESS: dict[str, Access] = {
         read=("keys",),
         write=("triggers", "states", "runs", "events", "ledger", "audit", "locks"),
         send=True,
+        send_alerts=True,  # a run's transitions (failed, recovered, disabled, budget)
         consume=True,
         payloads=("s3:GetObject",),
         kms=("kms:Decrypt",),
@@ -135,6 +152,15 @@ ACCESS: dict[str, Access] = {
         payloads=("s3:PutObject", "s3:DeleteObject"),  # a large event body, a duplicate's
         params=("switch",),
         ingest=True,
+        send_alerts=True,  # an expired trigger, a source gone
+    ),
+    # Alerts, off the fire path: notifications, digests, the lifecycle bus.
+    "alerts": Access(
+        read=("triggers", "states", "events"),
+        write=("alerts",),
+        kms=("kms:Decrypt",),  # Slack URLs and webhook signing secrets
+        alerts=True,
+        send_alerts=True,  # a digest's flush, delayed to its minute's end
     ),
 }
 
@@ -353,6 +379,10 @@ def _statements(function: str, access: Access, log_group: str, stage: str) -> li
                 "Resource": "*",
             }
         )
+    if access.send_alerts or access.alerts:
+        from infra.alerts import alert_statements
+
+        statements.extend(alert_statements(send=access.send_alerts, consume=access.alerts))
     if access.ingest:
         statements.append(
             {

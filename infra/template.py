@@ -35,6 +35,13 @@ from chalicelib.settings import (
     Settings,
     queue_visibility_s,
 )
+from infra.alerts import (
+    alert_conditions,
+    alert_environment,
+    alert_parameters,
+    alert_resources,
+    alerts_event_source,
+)
 from infra.iam import (
     ACCESS,
     FUNCTIONS,
@@ -75,6 +82,7 @@ FUNCTION_SUFFIX = {
     "runner": "runner",
     "enqueuer": "enqueuer",
     "ingest": "ingest",
+    "alerts": "alerts",
 }
 # A tick message is worth nothing after a tick period (the enqueuer drops it): SQS keeps
 # it 5 minutes at most (its minimum is 60 s), so a backlog never outlives an outage.
@@ -216,6 +224,7 @@ def _parameters(stage: str) -> dict:
         },
         **_parameters_issue15(stage),
         **_parameters_shards(),
+        **alert_parameters(),
         **waf_parameters(),
     }
 
@@ -526,6 +535,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
     resources.update(
         source_resources(stage, keep=keep, retention_days=settings.event_retention_days)
     )
+    resources.update(alert_resources(stage, keep=keep))
     for function, logical in log_groups.items():
         resources[logical] = _log_group(f"/aws/lambda/{cfg.function_name(function)}")
     resources.update(role_resources(log_groups, stage=stage))
@@ -560,6 +570,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         # Never record handler results in traces: a create answer carries a secret once.
         "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
         **source_environment(stage),
+        **alert_environment(),
     }
     for function in ACCESS:
         logical = FUNCTIONS[function]
@@ -623,6 +634,8 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
                     }
                 }
             }
+        if function == "alerts":
+            properties["Events"] = alerts_event_source()
         if function == "ingest":
             properties["Events"] = {
                 "IngestSqsEventSource": {
@@ -694,6 +707,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "FiresQueueUrl": {"Value": {"Ref": "FiresQueue"}},
         "DeadLetterQueueUrl": {"Value": {"Ref": "DeadLetterQueue"}},
         "TickQueueUrl": {"Value": {"Ref": "TickQueue"}},
+        "AlertsQueueUrl": {"Value": {"Ref": "AlertsQueue"}},
         "PayloadBucketName": {"Value": {"Ref": "PayloadBucket"}},
         "SecretsKeyArn": {"Value": {"Fn::GetAtt": ["SecretsKey", "Arn"]}},
         "SwitchParameterName": {"Value": {"Ref": "SwitchParameter"}},
@@ -731,6 +745,7 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
             "ApiDetailedMetrics": {"Fn::Equals": [{"Ref": "ApiDetailedMetrics"}, "true"]},
             "TableDeletionProtection": {"Fn::Equals": [{"Ref": "TableDeletionProtection"}, "true"]},
             **waf_conditions(),
+            **alert_conditions(),
         },
         "Resources": resources,
         "Outputs": outputs,

@@ -192,6 +192,11 @@ def aws(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Aws]:
     """Fresh tables, queue, bucket and key on the moto server, and settings pointing at them."""
     import requests
 
+    from chalicelib.services import offpath
+
+    # A refused delivery of the previous test may still be on its way to the store
+    # (recorded off the response's path): it lands before the reset, not in this test.
+    offpath.refusals.flush(timeout_s=30)
     requests.post(f"{moto_server}/moto-api/reset", timeout=10)
     monkeypatch.setenv("CRONHOOK_AWS_ENDPOINT", moto_server)
     monkeypatch.setenv("CRONHOOK_STAGE", "test")

@@ -7,6 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import click
 
+from chalicelib.cli.alerts import alerts
 from chalicelib.cli.as_code import apply, diff, export
 from chalicelib.cli.client import DEFAULT_TIMEOUT_S, DEFAULT_URL, Client
 from chalicelib.cli.context import OUTPUT_HELP
@@ -84,6 +85,7 @@ for _command in (
     preview,
     keys,
     watch,
+    alerts,
     apply,
     diff,
     export,

@@ -749,6 +749,7 @@
     }
     section('State', h('pre', { class: 'json', tabindex: '0', 'aria-label': 'State as JSON' }, JSON.stringify(t.state || {}, null, 2)));
     section('Budget and limits', limitsList(t));
+    if (window.cronhookAlerts) section('Alerts', asyncBox(() => window.cronhookAlerts.triggerSection(kit(), t)));
     if (can('admin')) section('Audit', asyncBox(() => auditTable(t)));
     render(h('p', {}, h('a', { href: '#/triggers' }, '← Triggers')), h('h1', {}, t.display_name), actions, ...sections);
     triggerPage.runsBox = runsBox;
@@ -894,6 +895,9 @@
     }));
   }
 
+  // The helpers other console files use (alerts.js).
+  const kit = () => ({ api, h, render, table, errorBox, toast, dialog, confirmDialog, field, showFieldError, clearErrors, can, fmtAt, asyncBox });
+
   // -- routing ------------------------------------------------------------------------
 
   async function refresh() {
@@ -907,6 +911,7 @@
     if (m) await triggerPage(decodeURIComponent(m[1]));
     else if (hash.startsWith('#/activity')) await activityView();
     else if (hash.startsWith('#/health')) await healthView();
+    else if (hash.startsWith('#/alerts') && window.cronhookAlerts) await window.cronhookAlerts.view(kit());
     else await triggersView();
   }
 

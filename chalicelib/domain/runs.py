@@ -1,7 +1,7 @@
 """Runs as the API lists them: their statuses, their surfaces, and a run still in flight.
 
 A run in flight has no record yet: it is an entry of its trigger's ``in_flight`` map,
-``run_id → {l: lease_ms, s: started 0|1, k: surface code, t: slot_ms}``. ``InFlight`` is
+``run_id → {l: lease_ms, s: started 0|1, k: surface code, t: slot_ms, a: started_ms}``. ``InFlight`` is
 that entry read once, with its defaults (a missing ``k`` is a scheduled slot).
 """
 
@@ -44,6 +44,7 @@ class InFlight:
     started: bool
     code: str
     slot_ms: int | None
+    started_ms: int | None = None  # when the runner started it (``a``); None if not started
 
     @property
     def surface(self) -> str:
@@ -62,12 +63,15 @@ class InFlight:
 def _entry(run_id: str, raw: Any) -> InFlight:
     data: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     slot = data.get("t")
+    started = bool(int(data.get("s", 0) or 0))
+    started_at = data.get("a") if started else None
     return InFlight(
         run_id=run_id,
         lease_ms=int(data.get("l", 0) or 0),
-        started=bool(int(data.get("s", 0) or 0)),
+        started=started,
         code=str(data.get("k", "s")),
         slot_ms=int(slot) if slot is not None else None,
+        started_ms=int(started_at) if started_at is not None else None,
     )
 
 

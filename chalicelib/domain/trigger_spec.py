@@ -68,6 +68,7 @@ EVENT_DEFAULTS: dict[str, Any] = {
     "filter": None,
     "max_attempts": 3,
     "dedupe_window_s": 7 * 86400,
+    "rate_limit": None,
     "bus": None,
     "pattern": None,
     "bucket": None,

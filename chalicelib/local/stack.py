@@ -16,10 +16,12 @@
   time, the oldest of the tenant with the fewest runs in progress.
 - With ``CRONHOOK_FANOUT_SHARDS`` set, the heartbeat fans out per shard to a local tick
   queue, and enqueuer threads of their own take its messages (``local/enqueuers.py``).
-- Triggers survive a restart: the embedded AWS saves the tables to
-  ``$CRONHOOK_DATA_DIR/tables.json`` after every tick (asked by a signal, off the tick's
-  path) and as it stops, and the stack loads them on start. Queued messages do not survive;
-  claims that were in flight are released (not started) or recorded ``lost`` (started).
+- Triggers survive a restart, and a kill -9: the embedded AWS journals every write before
+  answering it (``journal``), snapshots the tables to ``$CRONHOOK_DATA_DIR/tables.json``
+  after every tick (asked by a signal, off the tick's path) and as it stops, and folds the
+  journal into the snapshot when it starts; the stack loads them on start. Queued messages
+  do not survive; claims that were in flight are released (not started) or recorded
+  ``lost`` (started), and the bookkeeping a kill cut short is finished (``restore``).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from chalicelib.local.resources import (
     resolve_api_key,
     rewire_sources,
 )
-from chalicelib.local.restore import load_tables, recover_claims
+from chalicelib.local.restore import load_objects, load_tables, recover_claims
 
 __all__ = ["LocalStack", "StackConfig", "InvocationContext", "main"]
 
@@ -94,6 +96,7 @@ class LocalStack:
         self.aws: Any = None
         self.mail: Any = None
         self.ingest_url = ""
+        self.alerts_url = ""
         self.http: Any = None
         self.api_key = ""
         self.queue_url = ""
@@ -179,6 +182,12 @@ class LocalStack:
         sources = create_sources()
         self.ingest_url = sources["CRONHOOK_INGEST_QUEUE_URL"]
         os.environ.update(sources)
+        from chalicelib.local.alerts import create_alerts_queue
+
+        # Alerts: their queue, and email as .eml files under the data dir (outbox/).
+        self.alerts_url = create_alerts_queue()
+        os.environ["CRONHOOK_ALERTS_QUEUE_URL"] = self.alerts_url
+        os.environ["CRONHOOK_DATA_DIR"] = str(self.config.data_dir)
 
     # -- persistence ------------------------------------------------------------------
 
@@ -194,7 +203,10 @@ class LocalStack:
         if not self.config.persist or not self._state_file().exists():
             return
         load_tables(self._state_file())
+        load_objects(self._state_file())
         recover_claims()
+        # The load and the recovery were journaled item by item: fold them into a snapshot.
+        self.save()
 
     # -- the API ---------------------------------------------------------------------
 
@@ -251,6 +263,9 @@ class LocalStack:
         self._start_mail()
         self._start_http()
         self._spawn(ingest_loop, "ingest", self.ingest_url, self.stop_event)
+        from chalicelib.local.alerts import alerts_loop
+
+        self._spawn(alerts_loop, "alerts", self.alerts_url, self.stop_event)
         self._spawn(self._watch_loop, "watch")
         self._spawn(self._heartbeat_loop, "heartbeat")
         self._start_runners()
@@ -299,7 +314,7 @@ class LocalStack:
         # settle; whatever is still running after that is recorded lost on the next start.
         deadline = time.monotonic() + STOP_GRACE_S
         for thread in self.threads:
-            if thread.name.startswith(("heartbeat", "ingest", "watch", "enqueuer")):
+            if thread.name.startswith(("heartbeat", "ingest", "alerts", "watch", "enqueuer")):
                 thread.join(timeout=max(0.1, deadline - time.monotonic()))
         if self.runners is not None:
             try:
@@ -354,6 +369,7 @@ Try it:
   curl -s {base}/v1/runs -H "Authorization: Bearer $CRONHOOK_API_KEY"
 
 Inbound mail for email triggers: SMTP on 127.0.0.1:{config.smtp_port}
+Alert email (one .eml file a message): {config.data_dir}/outbox/
 Embedded AWS (any credentials, region us-east-1): {aws}
   AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1 \\
     aws --endpoint-url {aws} sqs list-queues

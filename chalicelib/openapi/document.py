@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from chalicelib import declare
+from chalicelib.openapi import alert_models  # noqa: F401  (registers the alert answers)
 from chalicelib.openapi.models import API_VERSION, ErrorOut, _model
 
 _STATUS_TEXT = {

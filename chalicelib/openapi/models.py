@@ -217,7 +217,10 @@ class EventOut(_Out):
 
     id: str
     trigger_id: str
-    status: str = Field(description="pending, running, succeeded, failed, skipped")
+    status: str = Field(
+        description="pending, running, succeeded, failed, skipped, refused, budget_exceeded, "
+        "throttled (stored beyond event.rate_limit, not run; replay runs it)"
+    )
     run_id: str | None
     attempt: int
     source: str | None
@@ -240,6 +243,9 @@ class HookAnswer(_Out):
     run_id: str | None = None
     duplicate: bool | None = Field(default=None, description="Seen before: the original ids")
     ignored: str | None = Field(default=None, description="filter, or source_gone")
+    throttled: bool | None = Field(
+        default=None, description="Stored beyond event.rate_limit: kept, not run (replayable)"
+    )
     challenge: str | None = Field(default=None, description="Slack's url_verification")
 
 
@@ -357,19 +363,28 @@ class HealthReport(_Out):
     last_tick_at: Instant | None = Field(description="Start of the last heartbeat tick that ended")
     heartbeat_s: int
     stale: bool = Field(description="No tick for more than two heartbeat periods")
-    queue_depth: int | None = Field(description="Fire messages waiting, delayed or running")
-    dlq_depth: int | None = Field(description="Messages in the dead-letter queue")
+    queue_depth: int | None = Field(
+        description="Fire messages waiting, delayed or running, stack-wide: "
+        "the root key only (null for every other key)"
+    )
+    dlq_depth: int | None = Field(
+        description="Messages in the dead-letter queue, stack-wide: the root key only"
+    )
     lateness_p99_ms: int | None = Field(description="Scheduled runs of the last hour, p99")
     fires_last_hour: int = Field(description="The tenant's runs recorded in the last hour")
     fires_capped: bool = Field(description="fires_last_hour stopped counting at 5,000")
 
 
 def _answer_models() -> dict[str, type[BaseModel]]:
-    return {
-        name: value
-        for name, value in globals().items()
-        if isinstance(value, type) and issubclass(value, _Out) and value is not _Out
-    }
+    """Every answer model by name: the ``_Out`` subclasses of this module and of the
+    modules beside it (``alert_models``), however deep."""
+    found: dict[str, type[BaseModel]] = {}
+    pending = list(_Out.__subclasses__())
+    while pending:
+        model = pending.pop()
+        found[model.__name__] = model
+        pending.extend(model.__subclasses__())
+    return found
 
 
 def _model(name: str) -> type[BaseModel]:

@@ -64,6 +64,8 @@ def _outcome_of_answer(status: int, answer: Mapping[str, Any]) -> str | None:
         return None  # Slack's URL check: not a delivery of an event
     if answer.get("duplicate"):
         return "duplicate"
+    if answer.get("throttled"):
+        return "throttled"  # stored beyond the trigger's rate limit: kept, not run
     if answer.get("ignored") == "filter":
         return "filtered"
     if answer.get("ignored"):

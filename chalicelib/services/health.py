@@ -6,6 +6,10 @@ GetQueueAttributes each; the dead-letter queue is the one the fire queue's redri
 names), and the tenant's runs of the last hour from the per-tenant runs index (at most
 ``MAX_RUNS_READ`` of them: past that, ``fires_last_hour`` is a lower bound and
 ``fires_capped`` says so). A part that cannot be read is ``null``, never a 500.
+
+The queues are the stack's, shared by every tenant: their depths tell one tenant about
+the others' load, so only the root key (the stack's own admin) is shown them; every
+other key gets ``null`` there, and the queues are not even read for it.
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ def health(principal: Principal, *, now: datetime) -> dict:
         last_tick_ms: int | None = int(tick.at_ms)
     except HeartbeatModel.DoesNotExist:
         last_tick_ms = None
-    queue_depth, dlq_depth = _queue_depths()
+    queue_depth, dlq_depth = _queue_depths() if principal.is_root else (None, None)
     fires, lateness, capped = _last_hour(principal.tenant, now=now)
     period_ms = settings.heartbeat_s * 1000
     return {

@@ -1,7 +1,8 @@
 """The fenced writes of the claim+start → settle protocol.
 
 Every change of who owns a trigger is one conditional UpdateItem, fenced by the run id.
-``in_flight`` is a map ``run_id → {l: lease_ms, s: started 0|1, k: surface, t: slot_ms}``;
+``in_flight`` is a map ``run_id → {l: lease_ms, s: started 0|1, k: surface, t: slot_ms}``
+(and ``a``: when the runner started it, so a run reaped ``lost`` shows its start);
 its size is the number of runs that own the trigger now.
 
 A scheduled fire rests on two fenced writes: the runner's ``claim_slot_and_start``
@@ -51,6 +52,11 @@ def _int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
+def _started(started_ms: int | None) -> dict:
+    """An entry's start time (``a``): a run reaped ``lost`` still shows when it started."""
+    return {} if started_ms is None else {"a": started_ms}
+
+
 def claim_slot_and_start(
     trigger_id: str,
     *,
@@ -64,6 +70,7 @@ def claim_slot_and_start(
     standing: bool = False,
     stands: bool = False,
     move_shard: bool = False,
+    started_ms: int | None = None,
 ) -> tuple[str, TriggerModel | None]:
     """The runner's first write for a scheduled fire: claim the slot and start the run.
 
@@ -85,7 +92,7 @@ def claim_slot_and_start(
     # A token per claim: after a lost reply (and botocore's retry failing the condition)
     # an entry carrying it says the claim was ours.
     token = secrets.token_hex(4)
-    entry = {"l": lease_ms, "s": 1, "k": "s", "t": slot_ms, "o": token}
+    entry = {"l": lease_ms, "s": 1, "k": "s", "t": slot_ms, "o": token, **_started(started_ms)}
     moves = {"standing": standing, "stands": stands, "move_shard": move_shard}
     actions = [
         t.in_flight[run_id].set(entry),
@@ -165,7 +172,9 @@ def release_claim(trigger_id: str, *, run_id: str, slot_ms: int | None, shard: s
     return True
 
 
-def start_run(trigger_id: str, *, run_id: str, lease_ms: int) -> TriggerModel | None:
+def start_run(
+    trigger_id: str, *, run_id: str, lease_ms: int, started_ms: int | None = None
+) -> TriggerModel | None:
     """The runner's first write: accept the run only if it is still ours and not started.
 
     None means fenced out: a duplicate delivery, or a claim that was reaped or released.
@@ -175,13 +184,16 @@ def start_run(trigger_id: str, *, run_id: str, lease_ms: int) -> TriggerModel | 
     # A token per start attempt: after a lost reply (or botocore's retry of it failing
     # the condition) it tells our start from a duplicate delivery's.
     token = secrets.token_hex(4)
+    actions = [
+        t.in_flight[run_id]["s"].set(1),
+        t.in_flight[run_id]["l"].set(lease_ms),
+        t.in_flight[run_id]["o"].set(token),
+    ]
+    if started_ms is not None:
+        actions.append(t.in_flight[run_id]["a"].set(started_ms))
     try:
         item.update(
-            actions=[
-                t.in_flight[run_id]["s"].set(1),
-                t.in_flight[run_id]["l"].set(lease_ms),
-                t.in_flight[run_id]["o"].set(token),
-            ],
+            actions=actions,
             condition=t.in_flight[run_id]["s"] == 0,
         )
     except UpdateError as exc:
@@ -205,6 +217,7 @@ def claim_and_start(
     slot_ms: int | None = None,
     started: bool = True,
     event_id: str | None = None,
+    started_ms: int | None = None,
 ) -> tuple[str, TriggerModel | None]:
     """Claim a slot for an event or manual run (and start it in the same write if ``started``)."""
     t = TriggerModel
@@ -213,6 +226,8 @@ def claim_and_start(
         entry["t"] = slot_ms
     if event_id is not None:
         entry["e"] = event_id  # so a reaped event run finds its event (runs.lost_hooks)
+    if started:
+        entry.update(_started(started_ms))
     item = TriggerModel(trigger_id)
     try:
         item.update(

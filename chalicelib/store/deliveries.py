@@ -13,9 +13,11 @@ __all__ = [
     "DeliveryModel",
     "put_delivery",
     "count_in_hour",
+    "count_in_window",
     "query_deliveries",
     "deliveries_before",
     "COUNTER_PREFIX",
+    "RATE_PREFIX",
 ]
 
 
@@ -47,6 +49,8 @@ class DeliveryModel(TableBase):
 # Counter items sort before every delivery ("#" < "0"), so a newest-first query of the
 # deliveries (``sk >= "0"``) never meets them.
 COUNTER_PREFIX = "#n#"
+# The rate limit's counters (``services/events/rate.py``): "#r#<per_s>#<window>", same rule.
+RATE_PREFIX = "#r#"
 
 
 def put_delivery(record: DeliveryModel) -> None:
@@ -61,6 +65,13 @@ def count_in_hour(trigger_id: str, *, hour: int, expires: int) -> int:
     exact, and a flood costs one small write per delivery and no new items past the cap.
     """
     counter = DeliveryModel(trigger_id, f"{COUNTER_PREFIX}{hour}")
+    counter.update(actions=[DeliveryModel.n.add(1), DeliveryModel.expires.set(expires)])
+    return int(counter.n or 0)
+
+
+def count_in_window(trigger_id: str, *, per_s: int, window: int, expires: int) -> int:
+    """Add one to the trigger's rate-limit counter for a window; the new count (one ADD)."""
+    counter = DeliveryModel(trigger_id, f"{RATE_PREFIX}{per_s}#{window}")
     counter.update(actions=[DeliveryModel.n.add(1), DeliveryModel.expires.set(expires)])
     return int(counter.n or 0)
 

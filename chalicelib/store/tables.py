@@ -13,6 +13,7 @@ from typing import Any
 from pynamodb.models import Model
 
 from chalicelib.settings import Settings
+from chalicelib.store.alerts import AlertModel
 from chalicelib.store.audit import AuditModel
 from chalicelib.store.deliveries import DeliveryModel
 from chalicelib.store.events import EventModel
@@ -44,6 +45,7 @@ ALL_MODELS: tuple[type[Model], ...] = (
     LockModel,
     DeliveryModel,
     HeartbeatModel,
+    AlertModel,
 )
 
 # Tables whose items expire, and the attribute DynamoDB's TTL reads.
@@ -53,6 +55,7 @@ TTL_ATTRIBUTES: dict[str, str] = {
     "ledger": "expires",
     "audit": "expires",
     "deliveries": "expires",
+    "alerts": "expires",
 }
 
 _BASE_NAMES = {m: m.Meta.table_name for m in ALL_MODELS}

@@ -180,3 +180,26 @@ def test_the_same_key_in_two_objects_is_not_a_repeat(api):
     text = '{"workflow": "echo", "schedule": {"cron": "0 8 * * 1"}, "state": {"a": {"x": 1}, "b": {"x": 2}}}'
     answer = _raw(api, "POST", "/v1/triggers", text)
     assert answer.status == 201, answer.body
+
+
+def test_a_signed_webhook_body_with_1e400_runs_with_its_text_and_every_answer_stays_json(
+    aws, clock, root
+):
+    """A provider's signed body is not refused (it would be retried for ever), but a
+    number beyond a double must not reach a run as ``inf``: the body is read as text."""
+    from chalicelib import assembly
+    from chalicelib.services import events, triggers
+    from tests.scenarios import source_trigger, token_of
+    from tests.signing import signed_headers
+
+    created = source_trigger(root, clock, "webhook", workflow="echo")
+    body = b'{"type": "job", "n": 1e400}'
+    headers = signed_headers("webhook", created["webhook"]["secret"], body, ts=0, delivery="i-1")
+    status, answer = events.receive(token_of(created), body=body, headers=headers, now=clock())
+    assert status == 202, answer
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
+    run = triggers.get_run_view(root, answer["run_id"])
+    json.dumps(run, allow_nan=False)  # no Infinity anywhere in what the API answers
+    assert run["output"] == body.decode()
+    trigger = triggers.get_trigger_view(root, created["id"])
+    json.dumps(trigger, allow_nan=False)

@@ -28,7 +28,13 @@ WEBHOOK_SECRET = "whsec_table_test_secret"
 
 
 @pytest.fixture
-def api(aws):
+def api(aws, monkeypatch):
+    from chalicelib.settings import reset_settings
+    from chalicelib.store.aws import client as aws_client
+
+    alerts = aws_client("sqs").create_queue(QueueName="cronhook-alerts")["QueueUrl"]
+    monkeypatch.setenv("CRONHOOK_ALERTS_QUEUE_URL", alerts)
+    reset_settings()
     with Client(app_module.app, stage_name="test") as client:
         api = Api(client)
         for role in ("viewer", "operator", "admin"):
@@ -81,6 +87,16 @@ def _run(api: Api) -> dict:
 
 def _key(api: Api) -> dict:
     return {"key_id": api.make_key(f"k{secrets.token_hex(3)}", "viewer")["id"]}
+
+
+def _alert(api: Api) -> dict:
+    body = {"name": "ops", "on": ["failed"], "channels": [{"type": "email", "to": ["a@b.example"]}]}
+    answer = api.call("POST", "/v1/alerts", body)
+    assert answer.status == 201, answer.body
+    return {"alert_id": answer.body["id"]}
+
+
+ALERT = {"name": "ops", "on": ["failed", "recovered"], "failures_in_a_row": 2}
 
 
 def _nothing(api: Api) -> dict:
@@ -163,6 +179,13 @@ ROUTES = (
     Route("POST", "/v1/keys", "admin", 201, body={"role": "viewer"}, collection=True),
     Route("GET", "/v1/keys", "admin", 200, _key, collection=True),
     Route("DELETE", "/v1/keys/{key_id}", "admin", 204, _key),
+    Route("POST", "/v1/alerts", "admin", 201, body=ALERT, collection=True),
+    Route("GET", "/v1/alerts", "viewer", 200, _alert, collection=True),
+    Route("GET", "/v1/alerts/{alert_id}", "viewer", 200, _alert),
+    Route("PATCH", "/v1/alerts/{alert_id}", "admin", 200, _alert, {"quiet_s": 60}),
+    Route("DELETE", "/v1/alerts/{alert_id}", "admin", 204, _alert),
+    Route("POST", "/v1/alerts/{alert_id}/test", "admin", 202, _alert),
+    Route("GET", "/v1/alerts/{alert_id}/notifications", "viewer", 200, _alert),
 )
 
 

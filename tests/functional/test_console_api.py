@@ -284,3 +284,19 @@ def test_the_console_is_served_at_the_root_with_its_files_and_nothing_else(api):
         assert missing.error["code"] == "not_found"
     doc = json.dumps(api.call("GET", "/v1/openapi.json", key=None).body)
     assert '"/v1/health"' in doc and '"/v1/triggers/{trigger_id}/deliveries"' in doc
+
+
+def test_the_stack_wide_queue_depths_are_shown_to_the_root_key_only(api):
+    """The fire queue is shared by every tenant: its depth is the stack's, not a tenant's
+    (issue 26, item 10). Another tenant's admin, and a non-root admin of the root's own
+    tenant, get null there; the tenant's own figures stay."""
+    trigger = api.create_trigger()
+    assert api.call("POST", f"/v1/triggers/{trigger['id']}/fire").status == 202
+    api.make_key("other-admin", "admin", tenant="acme")
+    api.make_key("local-admin", "admin")
+    assert api.call("GET", "/v1/health").body["queue_depth"] == 1
+    for key in ("other-admin", "local-admin"):
+        answer = api.call("GET", "/v1/health", key=key)
+        assert answer.status == 200, answer.body
+        assert (answer.body["queue_depth"], answer.body["dlq_depth"]) == (None, None), key
+        assert answer.body["heartbeat_s"] == 60 and answer.body["fires_last_hour"] == 0

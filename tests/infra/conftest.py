@@ -177,6 +177,11 @@ def deployed(packaged: Packaged) -> Iterator[Deployed]:
             FunctionName=cfg.function_name("enqueuer")
         )["EventSourceMappings"]:
             lam.update_event_source_mapping(UUID=tick_mapping["UUID"], Enabled=False)
+        # And the alerts function's (each heartbeat tick asks it for a sweep).
+        for alerts_mapping in lam.list_event_source_mappings(
+            FunctionName=cfg.function_name("alerts")
+        )["EventSourceMappings"]:
+            lam.update_event_source_mapping(UUID=alerts_mapping["UUID"], Enabled=False)
         iam = client("iam")
         policies = {}
         for function, logical in FUNCTIONS.items():

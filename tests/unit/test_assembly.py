@@ -46,8 +46,10 @@ def test_after_lost_and_the_fire_fields_and_redaction_have_their_policies():
     assert _order("redact") == _order("redact_state") == ["workflow_access"]
 
 
-def test_the_heartbeat_sweeps_pending_events():
-    assert assembly.build_sweeps() == [events.sweep]
+def test_the_heartbeat_sweeps_pending_events_then_the_alert_policies():
+    from chalicelib.services.alerts.detect import request_sweep
+
+    assert assembly.build_sweeps() == [events.sweep, request_sweep]
 
 
 class Note(RunPolicy):

@@ -14,6 +14,7 @@ those JSON itself needs: an integer is accepted where a number (float) is expect
 - ``schedules``: ``ScheduleIn``, ``PreviewIn`` and their domain form;
 - ``events``: ``EventIn``, ``EventPatch``, ``RotateSecretIn``;
 - ``triggers``: the trigger, key, fire, switch and backfill bodies;
+- ``alerts``: the alert policy body and ``parse_alert``;
 - ``parse``: ``parse_model`` and cronhook's words for pydantic's errors.
 
 The stored-schedule codec (``domain.codec``), the limits and name checks
@@ -30,6 +31,12 @@ from chalicelib.domain.limits import (
     MAX_STATE_BYTES,
     secret_path_problem,
     too_deep_error,
+)
+from chalicelib.domain.spec.alerts import (
+    AlertIn,
+    AlertPatch,
+    parse_alert,
+    parse_alert_patch,
 )
 from chalicelib.domain.spec.events import (
     ROTATION_GRACE_S,
@@ -72,6 +79,10 @@ __all__ = [
     "BackfillIn",
     "parse_model",
     "problem_text",
+    "AlertIn",
+    "AlertPatch",
+    "parse_alert",
+    "parse_alert_patch",
     "schedule_spec_from",
     "encode_schedule",
     "decode_schedule",

@@ -14,6 +14,7 @@ __all__ = [
     "EventSource",
     "EventIn",
     "EventPatch",
+    "RateLimitIn",
     "RotateSecretIn",
     "ROTATION_GRACE_S",
     "validate_source_fields",
@@ -48,12 +49,21 @@ _BUS = r"^[A-Za-z0-9._\-/]{1,256}$"
 ROTATION_GRACE_S = 900
 
 
+class RateLimitIn(Strict):
+    """``event.rate_limit``: at most ``max`` events run per window of ``per_s`` seconds."""
+
+    max: int = Field(ge=1, le=100_000)
+    per_s: int = Field(ge=1, le=86_400)
+
+
 class EventIn(Strict):
     source: EventSource
     filter: dict[str, Any] | None = None
     secret: str | None = Field(default=None, min_length=8, max_length=512)
     max_attempts: int = Field(default=3, ge=1, le=10)
     dedupe_window_s: int = Field(default=7 * 86400, ge=60, le=30 * 86400)
+    # Events beyond it are stored and recorded "throttled", never run (replayable).
+    rate_limit: RateLimitIn | None = None
     # eventbridge: the bus (name or ARN) and an EventBridge event pattern.
     bus: str | None = Field(default=None, pattern=_BUS)
     pattern: dict[str, Any] | None = None
@@ -79,6 +89,7 @@ class EventPatch(Strict):
     secret: str | None = Field(default=None, min_length=8, max_length=512)
     max_attempts: int | None = Field(default=None, ge=1, le=10)
     dedupe_window_s: int | None = Field(default=None, ge=60, le=30 * 86400)
+    rate_limit: RateLimitIn | None = None
 
 
 class RotateSecretIn(Strict):

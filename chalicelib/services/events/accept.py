@@ -31,6 +31,7 @@ from chalicelib.domain.errors import CronhookError, QuotaExceeded
 from chalicelib.domain.event_rules import pending_key
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
+from chalicelib.services.events import rate
 from chalicelib.services.events.spec import ms, parse_json, pending_shard
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, event_reads, event_writes, s3
@@ -70,6 +71,8 @@ def duplicate(original: EventModel) -> dict:
     """The answer to a delivery seen before: the original ids (none for a mark)."""
     if original.status == "ignored":
         return {"event_id": None, "run_id": None, "duplicate": True}
+    if original.status == rate.THROTTLED:
+        return {"event_id": original.id, "run_id": None, "duplicate": True, "throttled": True}
     return {"event_id": original.id, "run_id": original.run_id, "duplicate": True}
 
 
@@ -180,6 +183,9 @@ def accept(
     record = _new_event(
         item, spec, source, key=key, body=body, body_json=body_json, headers=headers, now_ms=now_ms
     )
+    throttled = rate.over_rate(item.id, spec, now_ms=now_ms)
+    if throttled:
+        rate.throttle(record)  # stored, never run: beyond the trigger's rate limit
     run_id = record.run_id
     original = event_writes.put_event(record, now_ms=now_ms)
     if original is not None:
@@ -187,6 +193,8 @@ def accept(
             s3.delete_body(record.body_s3_key)
         record_metric("WebhooksDuplicate", source=source)
         return 200, duplicate(original)
+    if throttled:
+        return 202, rate.throttled_answer(record)
     if _full_after_store(item, capacity=TriggerSpec.from_dict(spec).concurrency):
         record_metric("EventsQueued")
     else:

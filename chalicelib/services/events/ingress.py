@@ -32,6 +32,7 @@ from chalicelib.domain.errors import (
 from chalicelib.domain.event_rules import expired, source_of
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import audit, deliveries, switch
+from chalicelib.services.alerts import detect as alerts
 from chalicelib.services.events.accept import accept, duplicate, put_mark, refused
 from chalicelib.services.events.rotation import secrets_of
 from chalicelib.services.events.spec import event_spec, ms, parse_json
@@ -170,7 +171,8 @@ def _check_open(item: TriggerModel, spec: dict, *, now: datetime, webhook: bool)
         gone = Gone(f"trigger is disabled ({item.disabled_reason or 'manual'})")
         raise refuse(gone, "gone", "disabled")
     if expired(spec.get("limits") or {}, now=now):
-        dynamo.disable_trigger(item.id, reason="expired", now_ms=ms(now))
+        if dynamo.disable_trigger(item.id, reason="expired", now_ms=ms(now)) is not None:
+            alerts.note_disabled(item, reason="expired", now=now)
         raise refuse(Gone("trigger has expired"), "gone", "expired")
 
 
@@ -266,6 +268,7 @@ def _source_gone(
         return 200, duplicate(original), "duplicate", item.id
     if dynamo.disable_trigger(item.id, reason="source_gone", now_ms=ms(now)) is not None:
         record_metric("Disables", reason="source_gone")
+        alerts.note_disabled(item, reason="source_gone", now=now, note=why)
         audit.record(
             None,
             "disable",

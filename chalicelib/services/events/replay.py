@@ -28,7 +28,7 @@ def replay_event(principal: Principal, event_id: str, *, now: datetime) -> dict:
         raise Conflict(f"trigger is disabled ({item.disabled_reason or 'manual'}); enable it first")
     if event.status == "ignored":
         raise NotFound(f"event {event_id!r} not found")  # a mark: nothing was stored to run
-    if event.status not in TERMINAL:
+    if event.status not in (*TERMINAL, "throttled"):  # throttled: kept beyond the rate limit
         raise Conflict(f"event is {event.status}; it runs already")
     now_ms = ms(now)
     _check_body_kept(event, now_ms=now_ms)

@@ -118,6 +118,7 @@ def _claim_and_flip(
         capacity=capacity,
         shard=dynamo.shard_of(item.id, get_settings().due_shards),
         event_id=event_id,
+        started_ms=now_ms,
     )
     if outcome != dynamo.ClaimResult.CLAIMED or claimed is None:
         if room:

@@ -6,6 +6,7 @@ Instants here are epoch milliseconds (``ms``), as the events table stores them.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from chalicelib.domain.epoch_ms import ms
@@ -25,13 +26,29 @@ def event_spec(item: TriggerModel) -> tuple[dict, dict]:
 
 
 def parse_json(body: bytes) -> Any:
-    """A body that is a JSON object or array, parsed; None for anything else."""
+    """A body that is a JSON object or array, parsed; None for anything else.
+
+    A number beyond a double (``1e400``) would be ``inf``, which no JSON can carry on
+    (a run's output or state holding it could not be read back): such a body is read
+    as text, as any body that is not JSON. It was signed as it is, so it is not refused.
+    """
     if body.lstrip()[:1] not in (b"{", b"["):
         return None
     try:
-        return json.loads(body)
+        return json.loads(body, parse_float=_finite, parse_constant=_not_json)
     except (ValueError, RecursionError):
         return None
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is beyond the range of a double")
+    return value
+
+
+def _not_json(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")
 
 
 def pending_shard(event_id: str) -> str:

@@ -13,9 +13,11 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.domain import budget
+from chalicelib.domain.alerts import Transition, budget_crossed
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
+from chalicelib.services.alerts import detect as alerts
 from chalicelib.services.pipeline import Refusal, RunContext, RunPolicy
 from chalicelib.store import dynamo, ledger
 from chalicelib.store.models import TriggerModel
@@ -75,16 +77,42 @@ def _budget_finish(ctx: RunContext) -> None:
         actual_usd=actual,
         record_cost=result is not None,
     )
+    finished = ctx.finished_at or ctx.now
+    if totals is not None:
+        _note_threshold(ctx, totals.spent_usd - actual, totals.spent_usd, max_usd, now=finished)
     if totals is None or not budget.budget_used_up(totals.spent_usd, max_usd):
         return
     # This run crossed the budget: it stands, and the trigger stops here.
-    finished = ctx.finished_at or ctx.now
     if dynamo.disable_trigger(ctx.item.id, reason="budget", now_ms=ms(finished)) is not None:
         record_metric("Disables", reason="budget")
+        alerts.note_disabled(ctx.item, reason="budget", now=finished, run_id=ctx.message.run_id)
         logger.warning(
             "trigger disabled: budget used up",
             extra={"trigger_id": ctx.item.id, "run_id": ctx.message.run_id, "period": period},
         )
+
+
+def _note_threshold(
+    ctx: RunContext, before: float, after: float, max_usd: float, *, now: datetime
+) -> None:
+    """Alerts: a run whose cost crossed a tenth of the budget queues a ``budget``
+    transition (the policies' ``budget_percent`` is matched by the worker)."""
+    if not budget_crossed(before, after, max_usd):
+        return
+    alerts.queue_transitions(
+        [
+            Transition(
+                kind="budget",
+                tenant=ctx.item.tenant,
+                trigger_id=ctx.item.id,
+                at_ms=ms(now),
+                run_id=ctx.message.run_id,
+                percent_before=round(100 * before / max_usd, 2),
+                percent_after=round(100 * after / max_usd, 2),
+                reason=f"spent ${after:g} of ${max_usd:g}",
+            )
+        ]
+    )
 
 
 def _budget_lost(*, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:

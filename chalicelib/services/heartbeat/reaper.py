@@ -18,6 +18,7 @@ from chalicelib.domain.rules import (
 from chalicelib.domain.settle import Limits, disable_reason_after_run
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
+from chalicelib.services.alerts import detect as alerts
 from chalicelib.services.pipeline import Pipeline
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
@@ -83,7 +84,12 @@ def _reap_one(
     # that no record shows. If the reap is then fenced out (the run started after
     # all), the run's own record replaces this one when it settles.
     _record_lost(
-        item, run_id, surface_of_entry(entry), int(slot) if slot is not None else None, now
+        item,
+        run_id,
+        surface_of_entry(entry),
+        int(slot) if slot is not None else None,
+        now,
+        started_ms=_started_ms(entry),
     )
     # A lost event attempt that will be retried is not (yet) a failure of the trigger,
     # as for a failed one (settle.will_retry): only an event's last attempt counts.
@@ -99,11 +105,12 @@ def _reap_one(
     )
     fresh = dynamo.get_trigger(item.id) if counts else None
     if fresh is not None and fresh.status == "active":
-        _disable_after_lost(fresh, now=now)
+        reason = _disable_after_lost(fresh, now=now)
+        alerts.note_lost(fresh, run_id=run_id, disabled_reason=reason, now=now)
     return True
 
 
-def _disable_after_lost(fresh: TriggerModel, *, now: datetime) -> None:
+def _disable_after_lost(fresh: TriggerModel, *, now: datetime) -> str | None:
     reason = disable_reason_after_run(
         kind=fresh.kind,
         succeeded=False,
@@ -115,9 +122,10 @@ def _disable_after_lost(fresh: TriggerModel, *, now: datetime) -> None:
     )
     # Every rule, not only failures: an ``at`` trigger whose only run was lost is
     # over (it has no next slot) and must not stay active, never to fire again.
-    if reason is not None:
-        dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now))
+    if reason is not None and dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now)):
         record_metric("Disables", reason=reason)
+        return reason
+    return None
 
 
 def _event_will_retry(item: TriggerModel, entry: object) -> bool:
@@ -134,13 +142,29 @@ def _event_will_retry(item: TriggerModel, entry: object) -> bool:
     )
 
 
+def _started_ms(entry: dict) -> int | None:
+    """When the runner started a run in flight (``a``), if it did start."""
+    started = entry.get("a") if int(entry.get("s", 0) or 0) == 1 else None
+    return int(started) if started is not None else None
+
+
 def _record_lost(
-    item: TriggerModel, run_id: str, surface: str, slot_ms: int | None, now: datetime
+    item: TriggerModel,
+    run_id: str,
+    surface: str,
+    slot_ms: int | None,
+    now: datetime,
+    *,
+    started_ms: int | None = None,
 ) -> None:
     existing = dynamo.get_run(item.id, run_id)
     run = existing or new_run_record(
         item, run_id=run_id, surface=surface, scheduled_ms=slot_ms, now=now
     )
+    # A run that started and then died: its record says when it started (the entry
+    # kept it), not null as if it had never run.
+    if run.started_at is None and started_ms is not None:
+        run.started_at = started_ms
     run.status = "lost"
     run.error = LOST_ERROR
     run.finished_at = ms(now)

@@ -105,6 +105,7 @@ def claim_scheduled(
             standing=standing,
             stands=get_settings().standing_rows and stands(sched),
             move_shard=standing and message.standing_shard != shard,
+            started_ms=ms(now),
         )
         if outcome == dynamo.ClaimResult.CLAIMED and item is not None:
             # A lease the due index left to this claim (``rules.due_at``) that ran out:
@@ -134,7 +135,9 @@ def _not_claimed(
     entry = dynamo.in_flight_of(item).get(message.run_id)
     if isinstance(entry, dict):
         if int(entry.get("s", 0)) == 0:  # claimed and waiting (deferred): start it
-            started = dynamo.start_run(item.id, run_id=message.run_id, lease_ms=slot.lease_ms)
+            started = dynamo.start_run(
+                item.id, run_id=message.run_id, lease_ms=slot.lease_ms, started_ms=ms(now)
+            )
             return started if started is not None else dropped(message, "raced")
         return dropped(message, "duplicate delivery")
     standing = dynamo.is_standing(item)

@@ -101,7 +101,9 @@ class Runner:
                 logger.thread_safe_append_keys(run_id=taken.run_id)
             message = taken
         else:
-            found = dynamo.start_run(message.trigger_id, run_id=message.run_id, lease_ms=lease_ms)
+            found = dynamo.start_run(
+                message.trigger_id, run_id=message.run_id, lease_ms=lease_ms, started_ms=ms(now)
+            )
             if found is None:
                 record_metric("RunsDropped", surface=message.surface)
                 logger.info(

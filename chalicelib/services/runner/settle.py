@@ -28,6 +28,7 @@ from chalicelib.domain.rules import (
 from chalicelib.domain.settle import Limits, clip_text, disable_reason_after_run, result_problem
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
+from chalicelib.services.alerts import detect as alerts
 from chalicelib.services.heartbeat.slots import enqueue_if_sent_window, fire_message
 from chalicelib.services.pipeline import Pipeline, RunContext
 from chalicelib.settings import get_settings
@@ -119,7 +120,11 @@ def settle(
         return outcome.status
     _record_run(ctx, run, outcome, finished_ms=ms(finished), pipeline=pipeline)
     counted_ok = bool(succeeded) if succeeded is not None and failure_counts else True
-    _apply_disable_rules(ctx, settled, outcome, succeeded=counted_ok, now=finished)
+    disabled = _apply_disable_rules(ctx, settled, outcome, succeeded=counted_ok, now=finished)
+    # Alerts: a run that made a transition queues it (no call at all for the others).
+    alerts.note_run(item, settled, run_id=message.run_id, succeeded=succeeded,
+                    failure_counts=failure_counts, disabled_reason=disabled,
+                    error=outcome.error, now=finished)  # fmt: skip
     if settled.kind != "event":
         pull_slot(settled, override_ms=override_ms, now=finished)
     pipeline.after_settle(ctx)
@@ -182,7 +187,8 @@ def _record_run(
 
 def _apply_disable_rules(
     ctx: RunContext, settled: TriggerModel, outcome: Outcome, *, succeeded: bool, now: datetime
-) -> None:
+) -> str | None:
+    """Disable the trigger if a rule says so after this run; the reason if it did."""
     limits = ctx.spec.get("limits") or {}
     reason = outcome.disable_reason or disable_reason_after_run(
         kind=settled.kind,
@@ -198,13 +204,15 @@ def _apply_disable_rules(
         now=now,
     )
     if reason is None or settled.status != "active":
-        return
-    if dynamo.disable_trigger(ctx.item.id, reason=reason, now_ms=ms(now)) is not None:
-        record_metric("Disables", reason=reason)
-        logger.warning(
-            "trigger disabled",
-            extra={"trigger_id": ctx.item.id, "run_id": ctx.message.run_id, "reason": reason},
-        )
+        return None
+    if dynamo.disable_trigger(ctx.item.id, reason=reason, now_ms=ms(now)) is None:
+        return None
+    record_metric("Disables", reason=reason)
+    logger.warning(
+        "trigger disabled",
+        extra={"trigger_id": ctx.item.id, "run_id": ctx.message.run_id, "reason": reason},
+    )
+    return reason
 
 
 def pull_slot(settled: TriggerModel, *, override_ms: int | None, now: datetime) -> None:

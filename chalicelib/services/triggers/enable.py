@@ -12,6 +12,7 @@ from chalicelib.domain.rules import due_with_slot
 from chalicelib.domain.spec import DisableIn, SwitchManyIn, decode_schedule, parse_model
 from chalicelib.observability import record_metric
 from chalicelib.services import audit
+from chalicelib.services.alerts import detect as alerts
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.triggers.shared import described_spec, enqueue_if_sent, leases
@@ -58,13 +59,12 @@ def switch_one(
         trigger_writes.enable_trigger(item, now_ms=to_ms(now), slot=_resume_slot(item, now=now))
         enqueue_if_sent(item, now=now)
     else:
+        was_active = item.status == "active"
         trigger_writes.pause_trigger(
-            item,
-            by=principal.key_id,
-            now_ms=to_ms(now),
-            note=note,
-            manual=item.status == "active",
+            item, by=principal.key_id, now_ms=to_ms(now), note=note, manual=was_active
         )
+        if was_active:  # a person's pause is a transition too (bus, and ``disabled``)
+            alerts.note_disabled(item, reason="manual", now=now, note=note)
     detail: dict = {}
     if note:
         detail["note"] = note

@@ -51,7 +51,7 @@ def in_flight_runs(item: TriggerModel) -> list[dict]:
             "status": entry.status,
             "workflow": display_target(item.workflow),
             "scheduled_for": iso_ms(entry.slot_ms),
-            "started_at": None,
+            "started_at": iso_ms(entry.started_ms),
             "finished_at": None,
             "lateness_ms": None,
             "error": None,

@@ -14,7 +14,7 @@ from chalicelib.workflows.model import Fire, WorkflowFailed
 from chalicelib.workflows.remote.addresses import TargetRefused, allow_private, resolve_target
 from chalicelib.workflows.remote.answers import MAX_ANSWER_BYTES, fire_body, read_answer
 
-__all__ = ["invoke_http", "HTTP_TIMEOUT_S", "USER_AGENT"]
+__all__ = ["invoke_http", "post_pinned", "HTTP_TIMEOUT_S", "USER_AGENT"]
 
 HTTP_TIMEOUT_S = 30.0
 USER_AGENT = "cronhook/1 (+https://github.com/cronhook)"
@@ -80,6 +80,10 @@ def _post(url: str, body: bytes, headers: dict) -> tuple[int, bytes]:
         finally:
             connection.close()
     raise last_error or OSError("no address answered")
+
+
+# For cronhook's other outbound POSTs (alert channels): the same policy, the same pinning.
+post_pinned = _post
 
 
 def _outbound_secret(trigger_id: str) -> str:

@@ -1,0 +1,150 @@
+"""The ``/v1/alerts`` routes through the app: roles, the tenant wall, validation naming the
+field, channel URLs through the address policy, secrets sealed and never returned."""
+
+from __future__ import annotations
+
+import pytest
+from chalice.test import Client
+
+import app as app_module
+from chalicelib.settings import reset_settings
+from chalicelib.store import alerts as alert_store
+from chalicelib.store import kms
+from chalicelib.store.aws import client
+from tests.functional.api_client import Api
+
+SLACK = "https://hooks.slack.com/services/T000/B000/secretpart"
+POLICY = {
+    "name": "ops",
+    "on": ["failed", "recovered"],
+    "failures_in_a_row": 3,
+    "channels": [
+        {"type": "email", "to": ["ops@example.com"]},
+        {"type": "slack", "webhook_url": SLACK},
+        {"type": "webhook", "url": "https://example.com/cronhook"},
+        {"type": "sns", "topic_arn": "arn:aws:sns:us-east-1:123456789012:ops"},
+    ],
+}
+
+
+@pytest.fixture
+def api(aws, monkeypatch, tmp_path):
+    url = client("sqs").create_queue(QueueName="cronhook-alerts")["QueueUrl"]
+    monkeypatch.setenv("CRONHOOK_ALERTS_QUEUE_URL", url)
+    monkeypatch.setenv("CRONHOOK_DATA_DIR", str(tmp_path))
+    reset_settings()
+    kms.clear_cache()
+    # Slack's and example.com's names resolve to public addresses: no network here.
+    from chalicelib.workflows.remote import addresses
+
+    real = addresses._resolve
+    monkeypatch.setattr(
+        addresses,
+        "_resolve",
+        lambda host, port: (
+            ["93.184.215.14"] if host.endswith(("slack.com", "example.com")) else real(host, port)
+        ),
+    )
+    with Client(app_module.app, stage_name="test") as chalice_client:
+        yield Api(chalice_client)
+
+
+def test_a_policy_round_trips_and_never_shows_a_slack_url_or_a_signing_secret_again(api):
+    created = api.call("POST", "/v1/alerts", POLICY)
+    assert created.status == 201, created.body
+    secret = created.body["signing_secret"]
+    assert secret.startswith("whsec_")
+    assert SLACK not in str(created.body)
+    assert created.body["channels"][1] == {
+        "type": "slack",
+        "host": "hooks.slack.com",
+        "webhook_url": None,
+    }
+    alert_id = created.body["id"]
+    for answer in (api.call("GET", f"/v1/alerts/{alert_id}"), api.call("GET", "/v1/alerts")):
+        assert answer.status == 200
+        assert SLACK not in str(answer.body) and secret not in str(answer.body)
+        assert "signing_secret" not in str(answer.body).replace("has_signing_secret", "")
+    # Stored sealed: neither the URL nor the secret is in the table.
+    stored = str([i.body for i in alert_store.AlertModel.scan()])
+    assert SLACK not in stored and secret not in stored
+    patched = api.call("PATCH", f"/v1/alerts/{alert_id}", {"quiet_s": 60, "name": "ops-2"})
+    assert patched.status == 200 and patched.body["quiet_s"] == 60
+    assert "signing_secret" not in patched.body  # kept, not issued again
+    assert api.call("DELETE", f"/v1/alerts/{alert_id}").status == 204
+    assert api.call("GET", f"/v1/alerts/{alert_id}").status == 404
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://169.254.169.254/latest/meta-data/",
+        "https://127.0.0.1/services/T/B/x",
+        "https://localhost/services/T/B/x",
+        "https://[::1]/services/T/B/x",
+        "https://[fd00:ec2::254]/latest/",
+    ],
+)
+def test_a_slack_url_pointing_at_metadata_or_loopback_is_refused_at_create(api, url):
+    body = {"name": "ops", "on": ["failed"], "channels": [{"type": "slack", "webhook_url": url}]}
+    answer = api.call("POST", "/v1/alerts", body)
+    assert answer.status == 422, answer.body
+    assert answer.error["field"] == "channels.0.webhook_url"
+    assert url not in answer.error["message"]
+    assert api.call("GET", "/v1/alerts").body["items"] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"on": ["failed"]}, "name"),
+        ({"name": "x", "on": ["exploded"]}, "on.0"),
+        ({"name": "x", "on": []}, "on"),
+        ({"name": "x", "on": ["failed"], "failures_in_a_row": 0}, "failures_in_a_row"),
+        ({"name": "x", "on": ["failed"], "quiet_s": "60"}, "quiet_s"),
+        ({"name": "x", "on": ["failed"], "channels": [{"type": "pager"}]}, "channels.0"),
+        (
+            {"name": "x", "on": ["failed"], "channels": [{"type": "email", "to": ["nope"]}]},
+            "channels.0.email.to",
+        ),
+        (
+            {
+                "name": "x",
+                "on": ["failed"],
+                "channels": [{"type": "sns", "topic_arn": "arn:aws:s3:::b"}],
+            },
+            "channels.0.sns.topic_arn",
+        ),
+        ({"name": "x", "on": ["failed"], "match": {"tags": "a"}}, "match.tags"),
+        ({"name": "x", "on": ["failed"], "colour": "red"}, "colour"),
+    ],
+)
+def test_a_bad_policy_is_a_422_naming_its_field(api, body, field):
+    answer = api.call("POST", "/v1/alerts", body)
+    assert answer.status == 422, answer.body
+    assert answer.error["field"] == field
+
+
+def test_roles_and_the_tenant_wall(api):
+    created = api.call("POST", "/v1/alerts", {"name": "ops", "on": ["failed"]}).body
+    api.make_key("op", "operator")
+    api.make_key("other", "admin", tenant="acme")
+    assert api.call("POST", "/v1/alerts", {"name": "x", "on": ["failed"]}, key="op").status == 403
+    assert api.call("GET", "/v1/alerts", key="op").status == 200
+    path = f"/v1/alerts/{created['id']}"
+    assert api.call("GET", path, key="other").status == 404
+    assert api.call("PATCH", path, {"name": "mine"}, key="other").status == 404
+    assert api.call("DELETE", path, key="other").status == 404
+    assert api.call("POST", path + "/test", key="other").status == 404
+    assert api.call("GET", path + "/notifications", key="other").status == 404
+    assert api.call("GET", "/v1/alerts", key="other").body["items"] == []
+    assert api.call("GET", path).body["name"] == "ops"
+
+
+def test_a_policy_without_channels_cannot_be_tested_and_one_with_channels_is_queued(api):
+    bare = api.call("POST", "/v1/alerts", {"name": "bus only", "on": ["late"]}).body
+    answer = api.call("POST", f"/v1/alerts/{bare['id']}/test")
+    assert answer.status == 422 and answer.error["field"] == "channels"
+    created = api.call("POST", "/v1/alerts", POLICY).body
+    queued = api.call("POST", f"/v1/alerts/{created['id']}/test")
+    assert queued.status == 202 and queued.body == {"queued": True, "channels": 4}
