@@ -69,6 +69,8 @@ EVENT_DEFAULTS: dict[str, Any] = {
     "max_attempts": 3,
     "dedupe_window_s": 7 * 86400,
     "rate_limit": None,
+    "debounce": None,
+    "batch": None,
     "bus": None,
     "pattern": None,
     "bucket": None,

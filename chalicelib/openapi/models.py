@@ -206,7 +206,7 @@ class EventOut(_Out):
     trigger_id: str
     status: str = Field(
         description="pending, running, succeeded, failed, skipped, refused, budget_exceeded, "
-        "throttled (stored beyond event.rate_limit, not run; replay runs it)"
+        "throttled (beyond event.rate_limit: kept, not run), batched (in a window's run)"
     )
     run_id: str | None
     attempt: int
@@ -334,6 +334,11 @@ class DeliveryOut(_Out):
     detail: str | None = Field(default=None, description="The finer cause of a rejection")
     status: int | None = Field(default=None, description="The HTTP status answered")
     event_id: str | None
+    run_id: str | None = Field(
+        default=None,
+        description="The run that took the event (a debounce or batch window's run for each "
+        "of its events); null for a delivery that stored no event to run",
+    )
     size: int = Field(description="Body size in bytes")
     headers: dict[str, str] = Field(description="Request headers, credentials left out")
 

@@ -28,6 +28,9 @@ class RunOut(_Out):
     output: Any = Field(default=None, description="What the workflow returned, clipped to 4 KB")
     duration_ms: int | None = Field(default=None, description="finished_at - started_at")
     rerun_of: str | None = Field(default=None, description="The run this one reruns")
+    state_written: bool | None = Field(
+        default=None, description="The run wrote the trigger's state (null while in flight)"
+    )
 
 
 class RunErrorDetail(_Out):

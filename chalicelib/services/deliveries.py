@@ -221,6 +221,7 @@ def delivery_view(row: DeliveryModel) -> dict:
         "detail": row.detail,
         "status": int(row.status) if row.status is not None else None,
         "event_id": row.event_id,
+        "run_id": None,
         "size": int(row.size or 0),
         "headers": headers,
     }
@@ -239,6 +240,7 @@ def accepted_view(event: EventModel) -> dict:
         "detail": None,
         "status": 202,
         "event_id": event.id,
+        "run_id": event.run_id,  # a window's run for each event it took
         "size": int(event.body_size or 0),
         "headers": headers,
     }
@@ -282,7 +284,12 @@ def _merged_page(
     events = event_reads.events_before(trigger_id, before=before, limit=limit)
     if len(events) == limit:
         floors.append(events[-1].received_sk)
-    rows += [(e.received_sk, accepted_view(e)) for e in events if e.source not in DELIVERED_SOURCES]
+    rows += [
+        (e.received_sk, accepted_view(e))
+        for e in events
+        # A throttled event's delivery is its recorded "throttled" row.
+        if e.source not in DELIVERED_SOURCES and e.status != "throttled"
+    ]
     if not accepted_only:
         recorded = store.deliveries_before(trigger_id, before=before, limit=limit)
         if len(recorded) == limit:

@@ -80,4 +80,5 @@ def run_view(run: RunModel) -> dict:
         "output": output,
         "duration_ms": duration_of(run.started_at, run.finished_at),
         "rerun_of": run.rerun_of,
+        "state_written": bool(run.state_written),
     }

@@ -45,6 +45,7 @@ class RunModel(TableBase):
     attempt = NumberAttribute(default=1)
     output = UnicodeAttribute(null=True)
     rerun_of = UnicodeAttribute(null=True)  # a rerun's origin (reruns only)
+    state_written = NumberAttribute(null=True, attr_name="sw")  # 1: the run wrote its state
     expires = NumberAttribute(null=True)
 
     by_tenant = RunsByTenant()

@@ -314,3 +314,19 @@ def test_run_logs_in_aws_answer_the_insights_query_and_its_console_link(api, mon
     )
     assert f'filter run_id = "{run_id}"' in logs.body["query"]
     assert "/aws/lambda/cronhook-prod-runner" in logs.body["console_url"].replace("*2F", "/")
+
+
+def test_a_run_says_whether_it_wrote_the_state(api, monkeypatch):
+    def keep(fire):
+        return Result(state={"seen": True})
+
+    monkeypatch.setitem(REGISTRY, "keep", Workflow(name="keep", func=keep))
+    writes = api.create_trigger({"workflow": "keep", "schedule": {"cron": "0 * * * *"}})
+    plain = api.create_trigger({"workflow": "report", "schedule": {"cron": "0 * * * *"}})
+    ran = {
+        t["id"]: api.call("POST", f"/v1/triggers/{t['id']}/fire").body["run_id"]
+        for t in (writes, plain)
+    }
+    _drain(api)
+    assert api.call("GET", f"/v1/runs/{ran[writes['id']]}").body["state_written"] is True
+    assert api.call("GET", f"/v1/runs/{ran[plain['id']]}").body["state_written"] is False
