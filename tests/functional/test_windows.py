@@ -241,3 +241,11 @@ def test_a_trigger_without_a_window_runs_each_event_with_no_events_field(aws, cl
     assert run_all(aws, assembly.build_runner(clock=clock)) == ["succeeded"]
     assert seen[0]["ns"] == [] and seen[0]["dropped"] == 0
     assert dynamo.get_trigger(created["id"]) is not None
+
+
+def test_remote_targets_get_the_windows_events_in_the_fire_json():
+    fire = Fire(trigger_id="trg_x", fire_id="trg_x.1e", scheduled_for=None, surface="event")
+    assert "events" not in fire.to_json()  # a run of one event: unchanged
+    fire.events, fire.events_dropped = [{"event_id": "evt_1", "payload": {"n": 1}}], 3
+    assert fire.to_json()["events"] == [{"event_id": "evt_1", "payload": {"n": 1}}]
+    assert fire.to_json()["events_dropped"] == 3
