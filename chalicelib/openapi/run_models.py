@@ -18,6 +18,7 @@ class RunOut(_Out):
     status: RunStatus
     workflow: str | None = None
     scheduled_for: Instant | None
+    fire_at: Instant | None = Field(default=None, description="A slot's start: slot + jitter")
     started_at: Instant | None
     finished_at: Instant | None
     lateness_ms: int | None

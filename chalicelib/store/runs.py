@@ -36,6 +36,8 @@ class RunModel(TableBase):
     status = UnicodeAttribute()
     workflow = UnicodeAttribute(null=True)
     scheduled_for = NumberAttribute(null=True)
+    # When the fire started to be due: the slot plus its jitter (``schedule.jitter_s``).
+    fire_at = NumberAttribute(null=True)
     started_at = NumberAttribute(null=True)
     finished_at = NumberAttribute(null=True)
     lateness_ms = NumberAttribute(null=True)
