@@ -15,6 +15,8 @@ from chalicelib.wiring import api, caller, json_body, now_utc
 # Imported on first use, not here: every function loads this file, and the authorizer and
 # the heartbeat never touch the trigger service (pydantic models; infra/coldstart.py).
 triggers = wiring.lazy_module("chalicelib.services.triggers")
+run_pages = wiring.lazy_module("chalicelib.services.run_pages")
+run_logs_service = wiring.lazy_module("chalicelib.services.run_logs")
 
 app = Chalice(app_name="cronhook")
 app.api.cors = False
@@ -171,11 +173,13 @@ def delete_trigger_by_key(key):
 @declare(
     "Run a trigger now (surface manual)",
     role="operator",
-    answers={202: "RunStarted"},
+    answers={202: "RunQueued"},
     body="FireIn",
     optional_body=True,
     errors=(*WRITE_ERRORS, 409, 503),
-    description="`{\"payload\": ...}` is this run's payload instead of the trigger's.",
+    description="`{\"payload\": ...}` is this run's payload instead of the trigger's. On a "
+    'busy trigger the run waits its turn (`queued: true`), unless `{"if_idle": true}` '
+    "(then 409).",
 )
 @api
 def fire_trigger(trigger_id):
@@ -253,6 +257,57 @@ def disable_triggers():
     return triggers.set_enabled_many(principal, json_body(request), enabled=False, now=now_utc())
 
 
+@app.route("/v1/triggers/{trigger_id}/skip", methods=["POST"], authorizer=api_key)
+@declare(
+    "Skip one future slot, with a reason",
+    role="operator",
+    answers={200: "TriggerOut"},
+    body="SkipIn",
+    errors=(*WRITE_ERRORS, 409),
+    description="The slot must be one the schedule has (see the preview), after now and after "
+    "the last slot that fired. When it comes it is recorded `skipped` with the reason and "
+    "not run. Previews list it under `calendar` (`change: skipped`).",
+)
+@api
+def skip_slot(trigger_id):
+    request = app.current_request
+    principal = caller(request, "operator")
+    return triggers.skip_slot(principal, trigger_id, json_body(request), now=now_utc())
+
+
+@app.route("/v1/triggers/{trigger_id}/skip/{slot}", methods=["DELETE"], authorizer=api_key)
+@declare(
+    "Undo a skip that has not passed",
+    role="operator",
+    answers={200: "TriggerOut"},
+    errors=(*WRITE_ERRORS, 409),
+    description="`slot` is the skipped instant (ISO-8601). 404 when there is no skip there; "
+    "409 when the slot has passed (its `skipped` record stands).",
+)
+@api
+def unskip_slot(trigger_id, slot):
+    principal = caller(app.current_request, "operator")
+    return triggers.unskip_slot(principal, trigger_id, unquote(slot), now=now_utc())
+
+
+@app.route("/v1/triggers/{trigger_id}/extra", methods=["POST"], authorizer=api_key)
+@declare(
+    "One extra run at an instant",
+    role="operator",
+    answers={200: "TriggerOut"},
+    body="ExtraIn",
+    errors=(*WRITE_ERRORS, 409),
+    description="A future instant (at most 366 days ahead) that fires once as a slot of the "
+    "schedule (run id and record as a slot's), with `payload` if given. Previews list it "
+    "under `calendar` (`change: extra`).",
+)
+@api
+def add_extra(trigger_id):
+    request = app.current_request
+    principal = caller(request, "operator")
+    return triggers.add_extra(principal, trigger_id, json_body(request), now=now_utc())
+
+
 @app.route("/v1/triggers/{trigger_id}/backfill", methods=["POST"], authorizer=api_key)
 @declare(
     "Run the slots of a past window (at most 1,000), oldest first",
@@ -288,6 +343,26 @@ def backfill_trigger(trigger_id):
 def preview_trigger(trigger_id):
     principal = caller(app.current_request)
     return triggers.preview_trigger(principal, trigger_id, _params(), now=now_utc())
+
+
+@app.route("/v1/schedules/simulate", methods=["POST"], authorizer=api_key)
+@declare(
+    "What-if: a trigger's slots over a window, through outages, and what each becomes",
+    role="viewer",
+    answers={200: "SimulationOut"},
+    body="SimulateIn",
+    errors=READ_ERRORS + (422,),
+    description="`trigger` (a create body) or `trigger_id`, `from`, `to` (at most 366 days "
+    "apart), `outages` (nothing runs from `from` to `to`) and `run_s` (how long a run holds "
+    "the trigger, 30). Each slot's `outcome` is `run`, `skipped`, `missed`, `moved`, "
+    "`holiday` or `extra`, decided by the engine's own schedule, catch-up and overlap "
+    "rules; `estimated_usd` prices the runs at the benchmark's cost per fire.",
+)
+@api
+def simulate_schedule():
+    request = app.current_request
+    principal = caller(request, "viewer")
+    return triggers.simulate_schedule(principal, json_body(request), now=now_utc())
 
 
 @app.route("/v1/schedules/preview", methods=["POST"], authorizer=api_key)
@@ -333,14 +408,42 @@ def list_runs():
 
 @app.route("/v1/runs/{run_id}", methods=["GET"], authorizer=api_key)
 @declare(
-    "One run (also a queued or running one)",
+    "One run (also a queued or running one), with its payload and its error's detail",
     role="viewer",
-    answers={200: "RunOut"},
+    answers={200: "RunDetailOut"},
     errors=READ_ERRORS,
 )
 @api
 def get_run(run_id):
-    return triggers.get_run_view(caller(app.current_request), run_id)
+    return run_pages.get_run_page(caller(app.current_request), run_id)
+
+
+@app.route("/v1/runs/{run_id}/rerun", methods=["POST"], authorizer=api_key)
+@declare(
+    "Run it again: a manual run of its trigger with the same payload",
+    role="operator",
+    answers={202: "RunQueued"},
+    errors=(*WRITE_ERRORS, 409, 503),
+    description="The new run's `rerun_of` is this run. A busy trigger queues it.",
+)
+@api
+def rerun_run(run_id):
+    principal = caller(app.current_request, "operator")
+    return Response(body=run_pages.rerun(principal, run_id, now=now_utc()), status_code=202)
+
+
+@app.route("/v1/runs/{run_id}/logs", methods=["GET"], authorizer=api_key)
+@declare(
+    "The run's log lines",
+    role="viewer",
+    answers={200: "RunLogsOut"},
+    errors=READ_ERRORS,
+    description="Local: the stack's own log. AWS: a CloudWatch Logs Insights query on the "
+    "run id (`query`, and `console_url` to open it in the AWS console).",
+)
+@api
+def run_logs(run_id):
+    return run_logs_service.run_logs(caller(app.current_request), run_id, now=now_utc())
 
 
 @app.route(
@@ -352,9 +455,17 @@ def get_run(run_id):
 @declare(
     "Edit a trigger in place",
     role="operator",
-    answers={200: "TriggerOut"},
+    answers={200: "TriggerEditOut"},
     body="TriggerPatch",
     errors=(*WRITE_ERRORS, 409),
+    query=(
+        Query(
+            "dry_run",
+            "true: answer the trigger as the edit would make it, with `slots_diff` (the slots "
+            "added and removed over the next 30 days); nothing is stored",
+            enum=("true", "false"),
+        ),
+    ),
     description="Send only the fields to change (objects such as `limits` and `event` merge). "
     "A cadence edit infers the kind from the field sent (`cron`, `interval_s` or `at`), "
     "clears the other kind's fields and recomputes `next_fire_at` strictly after now and "
@@ -366,6 +477,8 @@ def get_run(run_id):
 def patch_trigger(trigger_id):
     request = app.current_request
     principal = caller(request, "operator")
+    if _params().get("dry_run") == "true":
+        return triggers.dry_run_patch(principal, trigger_id, json_body(request), now=now_utc())
     return triggers.patch_trigger(principal, trigger_id, json_body(request), now=now_utc())
 
 
@@ -776,3 +889,10 @@ def ingest(event):
 def alerts_worker(event):
     """Lifecycle transitions, digest flushes and test sends (chalicelib/services/alerts)."""
     return wiring.handle_alerts_batch(event.to_dict())
+
+
+@app.lambda_function(name="trigger_provider")
+def trigger_provider(event, context):
+    """``Custom::CronhookTrigger`` in any stack of the account (service token
+    ``CronhookTriggerProvider``): create, update, delete a trigger; answer CloudFormation."""
+    return wiring.handle_trigger_resource(event)

@@ -241,8 +241,8 @@ MUTATIONS = [
         "a claim with room left does not reap the expired lease beside it",
         "chalicelib/services/runner/claim.py",
         "            reap_expired(item, now=now, pipeline=pipeline, sparing=message.run_id)\n"
-        "            return item, message\n",
-        "            return item, message\n",
+        "            _record_passed(item, plan, now=now)\n",
+        "            _record_passed(item, plan, now=now)\n",
         focus="room_left_reaps",
     ),
     Mutation(

@@ -40,6 +40,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -101,6 +102,13 @@ class EmbeddedAws:
                 break
             if self.process.poll() is not None:
                 break
+        if line.startswith(b"error "):
+            self.stop()
+            reason = line[6:].decode("utf-8", "replace").strip()
+            raise RuntimeError(
+                f"cannot listen on {self.host}:{self.port} ({reason});"
+                " set CRONHOOK_AWS_PORT to a free port"
+            )
         if not line.startswith(b"ready "):
             self.stop()
             raise RuntimeError(
@@ -238,13 +246,16 @@ def _make_server(host: str, port: int) -> Any:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     app = DomainDispatcherApplication(create_backend_app)
     try:
+        # werkzeug reports a port in use itself (three lines, then exit): look first, so
+        # the stack can say it once, naming CRONHOOK_AWS_PORT.
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
         return make_server(host, port, app, threaded=True, request_handler=MotoRequestHandler)
     except OSError as exc:
-        print(
-            f"embedded AWS: cannot listen on {host}:{port} ({exc.strerror});"
-            " set CRONHOOK_AWS_PORT to a free port",
-            file=sys.stderr,
-        )
+        # Told to the stack on the ready line's place: it says it once, naming the setting.
+        sys.stdout.write(f"error {exc.strerror or exc}\n")
+        sys.stdout.flush()
         return None
 
 

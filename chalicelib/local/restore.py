@@ -92,8 +92,20 @@ def forget_queue() -> None:
     _key_standing_rows()
 
 
-def recover_claims(*, now: datetime | None = None) -> None:
-    """After a restart the queue is empty: release unstarted claims, reap started ones."""
+# Why a run that was running when the local stack went down is recorded lost.
+STOPPED_ERROR = (
+    "lost: the local stack was stopped (Ctrl-C) while the run was in progress,"
+    " and it did not finish within the stop's grace period"
+)
+ENDED_ERROR = "lost: the local stack ended while the run was in progress (killed or crashed)"
+
+
+def recover_claims(*, now: datetime | None = None, clean_stop: bool = False) -> None:
+    """After a restart the queue is empty: release unstarted claims, reap started ones.
+
+    ``clean_stop``: the stack was stopped by Ctrl-C or SIGTERM (it left its mark in the
+    data dir), so a run it lost is said to be stopped, not crashed.
+    """
     from chalicelib.assembly import reap_expired
     from chalicelib.services.heartbeat import refresh_due
     from chalicelib.settings import get_settings
@@ -120,7 +132,8 @@ def recover_claims(*, now: datetime | None = None) -> None:
         fresh = dynamo.get_trigger(item.id)
         if fresh is not None:
             # Every run that had started died with the old process.
-            reap_expired(fresh, now=now, reap_all=True)
+            error = STOPPED_ERROR if clean_stop else ENDED_ERROR
+            reap_expired(fresh, now=now, reap_all=True, error=error)
             refresh_due(dynamo.get_trigger(item.id), now=now)
     finish_running_events(now=now)
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chalicelib.local import data_dir
 from chalicelib.local.lambda_events import InvocationContext, lambda_record, tenant_of
 from chalicelib.local.pool import IDLE_POLL_S, ingest_loop
 from chalicelib.local.resources import (
@@ -129,6 +130,8 @@ class LocalStack:
             )
         )
         os.environ.pop("AWS_PROFILE", None)
+        if persist:  # its lines and its runners', for GET /v1/runs/{id}/logs
+            data_dir.start_log(self.config.data_dir)
         from chalicelib.settings import reset_settings
         from chalicelib.store.aws import reset_clients
 
@@ -204,16 +207,14 @@ class LocalStack:
             return
         load_tables(self._state_file())
         load_objects(self._state_file())
-        recover_claims()
+        recover_claims(clean_stop=data_dir.take_stopped(self.config.data_dir))
         # The load and the recovery were journaled item by item: fold them into a snapshot.
         self.save()
 
     # -- the API ---------------------------------------------------------------------
 
     def _start_http(self) -> None:
-        from chalicelib.local.http import serve
-
-        self.http = serve(self.config.host, self.config.port)
+        self.http = data_dir.serve_api(self.config.host, self.config.port)
         self._spawn(self.http.serve_forever, "http")
 
     # -- heartbeat and runners ---------------------------------------------------------
@@ -262,6 +263,7 @@ class LocalStack:
         self._start_aws()
         self._start_mail()
         self._start_http()
+        data_dir.mark_in_use(self.config)  # ``cronhook watch`` refuses a dir no stack uses
         self._spawn(ingest_loop, "ingest", self.ingest_url, self.stop_event)
         from chalicelib.local.alerts import alerts_loop
 
@@ -321,6 +323,8 @@ class LocalStack:
                 self.runners.wait(timeout=max(0.1, deadline - time.monotonic()) + 2)
             except subprocess.TimeoutExpired:
                 self._kill_runners()
+        if self.aws is not None:
+            data_dir.mark_stopped(self.config)
         # The embedded AWS saves the tables as it stops (SIGTERM), after the runners settled.
         if self.aws is not None:
             self.aws.stop()
@@ -350,6 +354,11 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _stop)
     try:
         stack.start()
+    except RuntimeError as exc:
+        # A port in use, a data dir that cannot be written...: one line naming the setting.
+        stack.stop()
+        print(f"cronhook: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
     except BaseException:
         stack.stop()  # never leave the embedded AWS behind
         raise

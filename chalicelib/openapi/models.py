@@ -5,24 +5,24 @@ Request bodies are the pydantic models that validate requests (``domain/spec.py`
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from chalicelib.domain import spec
+from chalicelib.openapi.answer_base import Instant, _Out
+from chalicelib.openapi.run_models import (
+    RunDetailOut,
+    RunErrorDetail,
+    RunLogLine,
+    RunLogsOut,
+    RunOut,
+    RunQueued,
+)
 
 API_VERSION = "1.0.0"
-Instant = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
-RunStatus = Literal[
-    "queued", "running", "succeeded", "failed", "skipped", "refused", "budget_exceeded", "lost"
-]
-Surface = Literal["schedule", "event", "manual", "backfill"]
-
-
-class _Out(BaseModel):
-    """Responses may grow fields: clients must ignore the ones they do not know."""
-
-    model_config = ConfigDict(extra="allow")
+# The names the answer models are found by (``_answer_models`` reads this module's globals).
+_RUN_MODELS = (RunDetailOut, RunErrorDetail, RunLogLine, RunLogsOut, RunOut, RunQueued)
 
 
 class ErrorDetail(_Out):
@@ -58,7 +58,7 @@ class TriggerOut(_Out):
     title: str | None
     display_name: str
     tags: list[str]
-    kind: Literal["cron", "interval", "at", "event"]
+    kind: Literal["cron", "business_day", "interval", "at", "event"]
     cadence: str = Field(description='Human-readable, e.g. "Every 2 hours"')
     schedule: dict[str, Any] | None
     event: dict[str, Any] | None
@@ -67,12 +67,15 @@ class TriggerOut(_Out):
     serialize_key: str | None
     secret_scope: str | None
     limits: dict[str, Any] | None
-    overlap: Literal["skip", "buffer_one", "allow"]
+    overlap: Literal["skip", "buffer_one", "buffer_all", "allow"]
     concurrency: int
     allow_destructive: bool
     history: Literal["full", "failures"] = Field(
         description="Which runs get a run record: all (`full`), or all but the scheduled "
         "and event runs that succeeded (`failures`, two write units less per fire)",
+    )
+    after_fire: Literal["disable", "delete"] | None = Field(
+        default=None, description="An `at` trigger after its run: disabled, or deleted"
     )
     enabled: bool
     status: Literal["active", "disabled"]
@@ -151,23 +154,6 @@ class TriggerPage(_Out):
     next_cursor: str | None
 
 
-class RunOut(_Out):
-    id: str
-    trigger_id: str
-    surface: Surface
-    status: RunStatus
-    workflow: str | None = None
-    scheduled_for: Instant | None
-    started_at: Instant | None
-    finished_at: Instant | None
-    lateness_ms: int | None
-    error: str | None
-    cost_usd: float
-    event_id: str | None
-    attempt: int
-    output: Any = Field(default=None, description="What the workflow returned, clipped to 4 KB")
-
-
 class RunPage(_Out):
     items: list[RunOut]
     next_cursor: str | None
@@ -177,28 +163,9 @@ class RunStarted(_Out):
     run_id: str
 
 
-class DstMarkOut(_Out):
-    """A fire, or a missing fire, that a DST transition decided, and the policy that did."""
-
-    at: Instant = Field(description="The fire; for a skipped one, the instant the clock jumped")
-    change: Literal["shifted", "repeated", "skipped"]
-    policy: Literal["shift", "skip", "once", "both"] = Field(
-        description="dst.skipped or dst.repeated for a fixed-time cron; a wildcard cron "
-        "follows the wall clock (skip, both)"
-    )
-
-
 class ReplayStarted(_Out):
     event_id: str
     run_id: str
-
-
-class PreviewOut(_Out):
-    fires: list[Instant]
-    dst: list[DstMarkOut] = Field(
-        default_factory=list, description="One entry per fire (or missing fire) DST decided"
-    )
-    cadence: str | None = None
 
 
 class SecretOut(_Out):
@@ -219,7 +186,7 @@ class EventOut(_Out):
     trigger_id: str
     status: str = Field(
         description="pending, running, succeeded, failed, skipped, refused, budget_exceeded, "
-        "throttled (stored beyond event.rate_limit, not run; replay runs it)"
+        "throttled (beyond event.rate_limit: kept, not run), batched (in a window's run)"
     )
     run_id: str | None
     attempt: int
@@ -347,6 +314,11 @@ class DeliveryOut(_Out):
     detail: str | None = Field(default=None, description="The finer cause of a rejection")
     status: int | None = Field(default=None, description="The HTTP status answered")
     event_id: str | None
+    run_id: str | None = Field(
+        default=None,
+        description="The run that took the event (a debounce or batch window's run for each "
+        "of its events); null for a delivery that stored no event to run",
+    )
     size: int = Field(description="Body size in bytes")
     headers: dict[str, str] = Field(description="Request headers, credentials left out")
 

@@ -221,6 +221,7 @@ def delivery_view(row: DeliveryModel) -> dict:
         "detail": row.detail,
         "status": int(row.status) if row.status is not None else None,
         "event_id": row.event_id,
+        "run_id": None,
         "size": int(row.size or 0),
         "headers": headers,
     }
@@ -239,6 +240,7 @@ def accepted_view(event: EventModel) -> dict:
         "detail": None,
         "status": 202,
         "event_id": event.id,
+        "run_id": event.run_id,  # a window's run for each event it took
         "size": int(event.body_size or 0),
         "headers": headers,
     }

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.ids import run_sort_key
+from chalicelib.domain.run_detail import duration_of
 from chalicelib.settings import get_settings
 from chalicelib.store.models import RunModel, TriggerModel
 from chalicelib.workflows.remote import display_target
@@ -69,6 +70,7 @@ def run_view(run: RunModel) -> dict:
         "status": run.status,
         "workflow": display_target(run.workflow),  # query values masked
         "scheduled_for": iso_ms(run.scheduled_for),
+        "fire_at": iso_ms(run.fire_at),
         "started_at": iso_ms(run.started_at),
         "finished_at": iso_ms(run.finished_at),
         "lateness_ms": int(run.lateness_ms) if run.lateness_ms is not None else None,
@@ -77,4 +79,7 @@ def run_view(run: RunModel) -> dict:
         "event_id": run.event_id,
         "attempt": int(run.attempt or 1),
         "output": output,
+        "duration_ms": duration_of(run.started_at, run.finished_at),
+        "rerun_of": run.rerun_of,
+        "state_written": bool(run.state_written),
     }

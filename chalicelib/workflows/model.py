@@ -23,9 +23,12 @@ __all__ = [
 class WorkflowFailed(Exception):
     """Fails the run on purpose; ``state`` (partial progress) is still written back."""
 
-    def __init__(self, message: str, *, state: dict | None = None):
+    def __init__(self, message: str, *, state: dict | None = None, detail: dict | None = None):
         super().__init__(message)
         self.state = state
+        # A remote target's own account of the failure (``domain/run_detail``): a Lambda
+        # function's error and stack, an http target's status and answer.
+        self.detail = detail
 
 
 class DestructiveRefused(Exception):
@@ -75,6 +78,11 @@ class Fire:
     secrets: Any = field(default_factory=_NoSecrets)
     triggers: Any = field(default_factory=_NoTriggers)
     policy: Policy = field(default_factory=Policy)
+    # A debounced or batched event trigger's run: every event of its window, oldest first
+    # ({"event_id", "received_at", "payload", "headers"}, at most 100), and how many more
+    # the window held. None for any other run.
+    events: list | None = None
+    events_dropped: int = 0
     refused: str | None = field(default=None, init=False, repr=False)
 
     def payload_block(self) -> str:
@@ -120,6 +128,11 @@ class Fire:
             "event_id": self.event_id,
             "headers": self.headers,
             "allow_destructive": self.policy.allow_destructive,
+            **(
+                {"events": self.events, "events_dropped": self.events_dropped}
+                if self.events is not None
+                else {}
+            ),
         }
 
 

@@ -14,6 +14,7 @@ import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -83,6 +84,18 @@ def _run(api: Api) -> dict:
     assert fired.status == 202, fired.body
     api.aws.drain(assembly.build_runner())
     return {**ctx, "run_id": fired.body["run_id"]}
+
+
+SKIPPED = "2030-01-07T08:00:00Z"  # a Monday 08:00: a slot of CRON
+# The app reads the real clock here: an extra run two days from now.
+EXTRA_AT = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+
+
+def _skipped(api: Api) -> dict:
+    ctx = _trigger(api)
+    answer = api.call("POST", f"/v1/triggers/{ctx['trigger_id']}/skip", {"slot": SKIPPED})
+    assert answer.status == 200, answer.body
+    return {**ctx, "slot": SKIPPED.replace(":", "%3A")}
 
 
 def _key(api: Api) -> dict:
@@ -159,6 +172,24 @@ ROUTES = (
         {"from": "2026-01-05T00:00:00Z", "to": "2026-02-05T00:00:00Z", "dry_run": True},
     ),
     Route("POST", "/v1/triggers/{trigger_id}/rotate-secret", "operator", 200, _event_trigger),
+    Route("POST", "/v1/triggers/{trigger_id}/skip", "operator", 200, _trigger, {"slot": SKIPPED}),
+    Route("DELETE", "/v1/triggers/{trigger_id}/skip/{slot}", "operator", 200, _skipped),
+    Route(
+        "POST",
+        "/v1/triggers/{trigger_id}/extra",
+        "operator",
+        200,
+        _trigger,
+        {"at": EXTRA_AT},
+    ),
+    Route(
+        "POST",
+        "/v1/schedules/simulate",
+        "viewer",
+        200,
+        body={"trigger": CRON, "from": "2030-01-01T00:00:00Z", "to": "2030-02-01T00:00:00Z"},
+        collection=True,
+    ),
     Route("GET", "/v1/triggers/{trigger_id}/preview", "viewer", 200, _trigger),
     Route(
         "POST",
@@ -171,6 +202,8 @@ ROUTES = (
     Route("GET", "/v1/triggers/{trigger_id}/runs", "viewer", 200, _run),
     Route("GET", "/v1/runs", "viewer", 200, _run, collection=True),
     Route("GET", "/v1/runs/{run_id}", "viewer", 200, _run),
+    Route("GET", "/v1/runs/{run_id}/logs", "viewer", 200, _run),
+    Route("POST", "/v1/runs/{run_id}/rerun", "operator", 202, _run),
     Route("GET", "/v1/triggers/{trigger_id}/events", "viewer", 200, _event),
     Route("POST", "/v1/events/{event_id}/replay", "operator", 202, _event),
     Route("GET", "/v1/workflows", "viewer", 200, collection=True),

@@ -150,3 +150,14 @@ def test_a_patch_sets_and_removes_the_rate_limit(aws, clock, root, ran):
     )
     assert patched["event"].get("rate_limit") is None
     assert "throttled" not in deliver(created, clock, 3)[1]
+
+
+def test_the_delivery_log_shows_each_throttled_delivery_once(aws, clock, root, ran):
+    created = webhook_trigger(root, clock, event={"rate_limit": {"max": 1, "per_s": 60}})
+    first = deliver(created, clock, 1)[1]
+    clock.advance(0.01)
+    second = deliver(created, clock, 2)[1]
+    rows = deliveries.list_deliveries(root, created["id"], {})["items"]
+    assert sorted((r["outcome"], r["event_id"]) for r in rows) == sorted(
+        [("accepted", first["event_id"]), ("throttled", second["event_id"])]
+    )
