@@ -61,6 +61,11 @@ def test_events_beyond_the_rate_are_stored_throttled_recorded_and_never_run(aws,
     assert sorted(r["event_id"] for r in rows) == sorted(a["event_id"] for _, a in answers[3:])
     listed = events.list_events(root, created["id"], {"status": "throttled"})["items"]
     assert len(listed) == 2
+    # Every delivery is listed once: the accepted ones from their events, the throttled
+    # ones from their rows (never also as accepted from the event they stored).
+    every = deliveries.list_deliveries(root, created["id"], {})["items"]
+    outcomes = [r["outcome"] for r in every]
+    assert sorted(outcomes) == ["accepted"] * 3 + ["throttled"] * 2
 
 
 def test_a_throttled_event_runs_when_replayed(aws, clock, root, ran):
