@@ -20,6 +20,8 @@ from __future__ import annotations
 import functools
 import threading
 
+from devstack.moto_version import require_pinned_moto
+
 __all__ = ["make_dynamodb_atomic", "write_lock"]
 
 _lock = threading.RLock()
@@ -36,6 +38,7 @@ def write_lock() -> threading.RLock:
 
 def make_dynamodb_atomic() -> None:
     """Patch moto's DynamoDB backend (writes) and request handler (reads) once (idempotent)."""
+    require_pinned_moto("moto_atomic")
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.responses import DynamoHandler
 

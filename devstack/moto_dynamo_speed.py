@@ -41,6 +41,8 @@ import functools
 import re
 from typing import Any
 
+from devstack.moto_version import require_pinned_moto
+
 __all__ = ["make_dynamodb_fast", "patched_dynamodb_names"]
 
 # find_nested_key's reading of a path's first element: ``name`` or ``name[3]``.
@@ -324,6 +326,7 @@ def make_dynamodb_fast() -> None:
     last write (re-entrant: its writes take it again), whether or not, and in whichever
     order, ``make_dynamodb_atomic`` is applied.
     """
+    require_pinned_moto("moto_dynamo_speed")
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.models.dynamo_type import Item
 

@@ -26,6 +26,8 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from devstack.moto_version import require_pinned_moto
+
 __all__ = ["make_moto_faithful", "aws_event"]
 
 _PLACEHOLDER = "<aws.events.event.json>"
@@ -66,6 +68,7 @@ def _sequencer() -> str:
 
 def make_moto_faithful() -> None:
     """Patch moto's EventBridge templating and S3's EventBridge events (idempotent)."""
+    require_pinned_moto("moto_fidelity")
     _patch_event_templates()
     _patch_s3_events()
 

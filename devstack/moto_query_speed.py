@@ -50,6 +50,8 @@ from bisect import bisect_left, bisect_right
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+from devstack.moto_version import require_pinned_moto
+
 __all__ = ["make_query_fast", "patched_query_names"]
 
 _KEY_TYPES = ("S", "N")
@@ -351,6 +353,7 @@ def patched_query_names() -> list[tuple[Any, str]]:
 
 def make_query_fast() -> None:
     """Patch moto's ``Table.query`` (idempotent)."""
+    require_pinned_moto("moto_query_speed")
     from moto.dynamodb.models.table import Table
 
     if getattr(Table.query, "_cronhook_fast", False):

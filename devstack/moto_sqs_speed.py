@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from devstack.moto_version import require_pinned_moto
+
 __all__ = ["make_sqs_fast", "patched_sqs_names"]
 
 
@@ -166,6 +168,7 @@ def patched_sqs_names() -> list[tuple[Any, str]]:
 
 def make_sqs_fast() -> None:
     """Patch moto's SQS queue scans and retention check (idempotent)."""
+    require_pinned_moto("moto_sqs_speed")
     from moto.sqs.models import Queue, SQSBackend
 
     if getattr(Queue.__dict__["messages"].fget, "_cronhook_fast", False):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from devstack.moto_version import require_pinned_moto
+
 __all__ = ["make_long_polls_wake"]
 
 
@@ -30,6 +32,7 @@ def _seconds_until_one_turns_visible(queue: Any) -> float | None:
 
 def make_long_polls_wake() -> None:
     """Patch moto's ``Queue.wait_for_messages`` (idempotent)."""
+    require_pinned_moto("moto_wakeup")
     from moto.sqs.models import Queue
 
     if getattr(Queue.wait_for_messages, "_wakes", False):

@@ -42,6 +42,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from devstack.moto_version import require_pinned_moto
+
 __all__ = ["make_writes_fast", "patched_write_names"]
 
 _SLOW = object()  # "not one we answer directly": the generic serializer does it
@@ -296,6 +298,7 @@ def patched_write_names() -> list[tuple[Any, str]]:
 def make_writes_fast() -> None:
     """Patch moto's AttributeValue answers, expression parsing, SQS send and module
     listing (idempotent)."""
+    require_pinned_moto("moto_write_speed")
     from moto import backends
     from moto.core.serialize import BaseJSONSerializer
     from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
