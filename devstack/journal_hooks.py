@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from devstack.journal import Journal, wire_item
+from devstack.moto_version import require_pinned_moto
 
 __all__ = ["install", "dump_objects"]
 
@@ -28,6 +29,7 @@ _s3_lock = threading.Lock()
 
 def install(journal: Journal, *, bucket_prefix: str) -> None:
     """Journal every DynamoDB write, and S3 writes to buckets named ``bucket_prefix*``."""
+    require_pinned_moto("journal_hooks")
     from moto.dynamodb.models import DynamoDBBackend
     from moto.s3.models import S3Backend
 

@@ -44,9 +44,7 @@ def render(root: Path = ROOT) -> str:
         base = root / top
         if not base.is_dir():
             continue
-        folders = [base] + sorted(
-            d for d in base.rglob("*") if d.is_dir() and any(d.glob("*.py"))
-        )
+        folders = [base] + sorted(d for d in base.rglob("*") if d.is_dir() and any(d.glob("*.py")))
         out.extend(_folder_line(root, d) for d in folders if "__pycache__" not in d.parts)
     return "```\n" + "\n".join(out) + "\n```"
 

@@ -103,7 +103,7 @@ def test_python_dash_m_runs_the_same_command() -> None:
     assert set(cli.commands) <= set(listed)
 
 
-def test_the_console_script_is_chalicelib_cli_main() -> None:
+def test_the_console_script_is_cronhook_cli_main() -> None:
     (script,) = entry_points(group="console_scripts", name="cronhook")
 
     assert script.value == "cronhook_cli:main"

@@ -48,6 +48,14 @@ def test_every_patch_checks_the_version_before_patching(monkeypatch, module, mak
         getattr(patch, make)()
 
 
+def test_the_journal_checks_the_version_before_patching(monkeypatch, tmp_path):
+    from devstack import journal_hooks
+
+    monkeypatch.setattr(moto, "__version__", "0.0.1")
+    with pytest.raises(MotoVersionError, match="journal_hooks"):
+        journal_hooks.install(None, bucket_prefix="cronhook-local-")  # type: ignore[arg-type]
+
+
 def test_every_patch_module_is_listed():
     found = {p.stem for p in (ROOT / "devstack").glob("moto_*.py")} - {"moto_version"}
     assert found == set(PATCHES)
