@@ -58,14 +58,14 @@ MOTO_DROPPED = {"AWS::ApiGateway::Deployment", "AWS::ApiGateway::Stage"}
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# moto's server with DynamoDB's per-item atomicity (``chalicelib.local.moto_atomic``), as
+# moto's server with DynamoDB's per-item atomicity (``devstack.moto_atomic``), as
 # the tests' in-process server and the local stack's embedded AWS run it. Stock moto checks
 # a condition and then writes with no lock between: a runner batch's concurrent messages
 # could both claim one run, and one's give-back remove the other's claim (seen in CI: an
 # event run that succeeded recorded ``lost``). Real DynamoDB never does that.
 _ATOMIC_MOTO = (
     "import sys\n"
-    "from chalicelib.local.moto_atomic import make_dynamodb_atomic\n"
+    "from devstack.moto_atomic import make_dynamodb_atomic\n"
     "make_dynamodb_atomic()\n"
     "from tests.infra.harness import patch_moto_stack_updates\n"
     "patch_moto_stack_updates()\n"
