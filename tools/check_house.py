@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 NO_PYNAMODB = ("chalicelib/services/",)
+# The product (chalicelib/, shipped to Lambda) and the two dev packages beside it.
+PACKAGES = ("chalicelib", "devstack", "cronhook_cli")
 
 
 def _imports_pynamodb(tree: ast.AST) -> list[int]:
@@ -58,7 +60,8 @@ def breaches(path: Path, root: Path = ROOT) -> list[str]:
 
 def _module_names(root: Path) -> dict[str, Path]:
     mods = {"app": root / "app.py"} if (root / "app.py").exists() else {}
-    for path in (root / "chalicelib").rglob("*.py"):
+    paths = [p for d in PACKAGES if (root / d).is_dir() for p in (root / d).rglob("*.py")]
+    for path in paths:
         name = ".".join(path.relative_to(root).with_suffix("").parts)
         mods[name.removesuffix(".__init__")] = path
     return mods
@@ -124,7 +127,7 @@ def import_cycles(root: Path = ROOT) -> list[list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    targets = [Path(a) for a in argv] or [ROOT / "chalicelib"]
+    targets = [Path(a) for a in argv] or [ROOT / d for d in PACKAGES]
     files: list[Path] = []
     for target in targets:
         files.extend(sorted(target.rglob("*.py")) if target.is_dir() else [target])

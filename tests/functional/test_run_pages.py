@@ -6,9 +6,9 @@ import pytest
 
 import app as app_module
 from chalicelib import assembly
-from chalicelib.local.gateway import contract_client as Client
 from chalicelib.store.models import StateModel
 from chalicelib.workflows import REGISTRY, Result, Workflow, WorkflowFailed
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 
 HOURLY = {"workflow": "echo", "schedule": {"cron": "0 * * * *"}}
@@ -248,8 +248,8 @@ def test_run_logs_answer_the_local_lines_of_that_run(api, tmp_path, monkeypatch)
 @pytest.mark.parametrize("clean", [True, False])
 def test_a_run_lost_to_a_stop_of_the_local_stack_says_how_it_stopped(api, clean):
     from chalicelib.domain.ids import manual_run_id
-    from chalicelib.local.restore import ENDED_ERROR, STOPPED_ERROR, recover_claims
     from chalicelib.store import dynamo
+    from devstack.restore import ENDED_ERROR, STOPPED_ERROR, recover_claims
 
     created = api.create_trigger(HOURLY)
     run_id = manual_run_id(created["id"], 1_900_000_000_000)
