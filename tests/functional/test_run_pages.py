@@ -283,6 +283,26 @@ def test_a_run_between_its_settle_and_its_record_is_shown_from_last_run(api):
     assert api.call("GET", f"/v1/runs/{run_id}/logs").status == 200
 
 
+def test_a_run_read_between_its_settle_and_its_record_shows_its_output(api):
+    import threading
+
+    from chalicelib.store.models import RunModel
+
+    created = api.create_trigger({"workflow": "report", "schedule": {"cron": "0 * * * *"}})
+    fired = api.call("POST", f"/v1/triggers/{created['id']}/fire").body
+    _drain(api)
+    record = RunModel.get(created["id"], fired["run_id"])
+    record.delete()  # settled (last_run names it), its record not written yet
+    late = threading.Timer(0.3, record.save)  # the runner's next write
+    late.start()
+    try:
+        run = api.call("GET", f"/v1/runs/{fired['run_id']}")
+    finally:
+        late.join()
+    assert run.status == 200, run.body
+    assert (run.body["status"], run.body["output"]) == ("succeeded", {"got": None})
+
+
 def test_a_rerun_in_flight_already_names_the_run_it_reruns(api):
     created = api.create_trigger({"workflow": "report", "schedule": {"cron": "0 * * * *"}})
     fired = api.call("POST", f"/v1/triggers/{created['id']}/fire").body
