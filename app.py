@@ -88,3 +88,10 @@ def ingest(event):
 def alerts_worker(event):
     """Lifecycle transitions, digest flushes and test sends (chalicelib/services/alerts)."""
     return wiring.handle_alerts_batch(event.to_dict())
+
+
+@app.lambda_function(name="trigger_provider")
+def trigger_provider(event, context):
+    """``Custom::CronhookTrigger`` in any stack of the account (service token
+    ``CronhookTriggerProvider``): create, update, delete a trigger; answer CloudFormation."""
+    return wiring.handle_trigger_resource(event)

@@ -7,6 +7,8 @@ Environment:
 - ``BENCH_ONLY=heartbeat,cost,webhook,lateness,burst,coldstart,moto``: run only these sections
   (``coldstart``: each function's import time on its first call, ``infra/coldstart.py``;
   ``moto``: the embedded AWS's moto patches, stock against patched, ``bench/moto_speed.py``).
+- ``BENCH_ONLY=journal``: what the embedded AWS's write-ahead journal costs a write
+  (``bench/journal.py``).
 - ``BENCH_OUT=path``: where to write the results.
 
 Numbers are medians of repeated runs where a section repeats (see ``repeats`` in each
@@ -29,7 +31,7 @@ from typing import Any
 
 __all__ = ["main", "run", "SECTIONS"]
 
-SECTIONS = ("heartbeat", "cost", "webhook", "lateness", "burst", "coldstart", "moto")
+SECTIONS = ("heartbeat", "cost", "webhook", "lateness", "burst", "coldstart", "moto", "journal")
 # The fire cost, four ways: the event source mapping's batches of 10 (fires that come
 # due together), every fire alone (sparse schedules), a workflow that writes state, and
 # 15-minute crons; and three of them again with the cheaper run history.
@@ -186,6 +188,14 @@ def run(
     finally:
         if not endpoint:
             env.stop()
+    if "journal" in only:
+        from bench.journal import measure_journal_cost
+
+        _progress("the embedded AWS's journal: a write's cost without and with it")
+        started = time.time()
+        results["journal"] = measure_journal_cost(quick=quick)
+        results["journal_added_ms_per_write"] = results["journal"]["added_ms_per_write_p50"]
+        results["section_seconds"]["journal"] = round(time.time() - started)
     if "coldstart" in only:
         from infra.coldstart import measure as measure_coldstart
 
@@ -266,6 +276,7 @@ _ROWS = (
     ("webhook_http_p99_ms", "webhook accepted, local stack HTTP, p99 ms", ""),
     ("lateness_p50_ms", "fire start - scheduled, p50 ms", ""),
     ("lateness_p99_ms", "fire start - scheduled, p99 ms", "<= 1000"),
+    ("journal_added_ms_per_write", "embedded AWS journal: ms added a write, p50", ""),
     ("burst_accepted", "burst: webhooks accepted", ""),
     ("burst_lost", "burst: accepted but never ran", "0"),
     ("burst_duplicated", "burst: ran more than once", "0"),

@@ -103,6 +103,12 @@ def tick_messages(
     )
 
 
-def reap_expired(item: TriggerModel, *, now: datetime, reap_all: bool = False) -> int:
+def reap_expired(
+    item: TriggerModel, *, now: datetime, reap_all: bool = False, error: str | None = None
+) -> int:
     """Reap ``item``'s expired runs (every run, with ``reap_all``) through the run pipeline."""
-    return heartbeat.reap_expired(item, now=now, pipeline=build_pipeline(), reap_all=reap_all)
+    if error is None:
+        return heartbeat.reap_expired(item, now=now, pipeline=build_pipeline(), reap_all=reap_all)
+    return heartbeat.reap_expired(
+        item, now=now, pipeline=build_pipeline(), reap_all=reap_all, error=error
+    )

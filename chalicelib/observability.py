@@ -46,6 +46,7 @@ __all__ = [
     "FireMetrics",
     "fire_metrics_batch",
     "BATCH_FIRE_METRICS",
+    "log_to_file",
 ]
 
 # The metrics of one fire, gathered per invocation, and the fire line's message.
@@ -239,3 +240,18 @@ def traced(func: Callable[..., Any]) -> Callable[..., Any]:
         return wrapped(*args, **kwargs)
 
     return wrapper
+
+
+def log_to_file(path: str) -> None:
+    """Also write every log line to ``path`` (the local stack: its runs' lines are read
+    back by ``GET /v1/runs/{id}/logs``). One line per write, appended: the stack and its
+    runner process share the file."""
+    target = os.path.abspath(path)
+    std = logging.getLogger(logger.service)
+    for handler in std.handlers:
+        if isinstance(handler, logging.FileHandler) and handler.baseFilename == target:
+            return
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    handler = logging.FileHandler(target, encoding="utf-8")
+    handler.setFormatter(logger.registered_formatter)
+    std.addHandler(handler)

@@ -147,6 +147,8 @@ class Settings:
     alert_sender: str | None = None
     alert_topic_arns: tuple[str, ...] = ()
     outbox_dir: str = ".cronhook/outbox"
+    # The local stack's own log, as JSON lines (``GET /v1/runs/{id}/logs`` reads it there).
+    log_file: str | None = None
     extra: dict = field(default_factory=dict)
 
     @property
@@ -211,6 +213,7 @@ def get_settings() -> Settings:
         github_confirm_s=float(env("CRONHOOK_GITHUB_CONFIRM_S") or 60),
         github_poll_s=float(env("CRONHOOK_GITHUB_POLL_S") or 2),
         **_alert_settings(),
+        log_file=env("CRONHOOK_LOG_FILE") or None,
     )
 
 

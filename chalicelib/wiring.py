@@ -30,6 +30,7 @@ __all__ = [
     "heartbeat_once",
     "handle_sqs_batch",
     "handle_tick_batch",
+    "handle_trigger_resource",
     "handle_alerts_batch",
     "error_response",
     "contract_error_shape",
@@ -290,6 +291,15 @@ def handle_tick_batch(event: dict, context: Any = None) -> dict:
     bodies = [record.get("body") or "" for record in event.get("Records", [])]
     assembly.tick_messages(bodies, clock=now_utc, remaining_s=remaining_s)
     return {"batchItemFailures": []}
+
+
+def handle_trigger_resource(event: dict) -> dict:
+    """The TriggerProvider's Lambda: a ``Custom::CronhookTrigger`` request, answered to
+    CloudFormation (``services/trigger_resource.py``)."""
+    ready()
+    from chalicelib.services import trigger_resource
+
+    return trigger_resource.handle(event, now=now_utc())
 
 
 def handle_ingest_batch(event: dict) -> dict:

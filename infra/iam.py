@@ -83,6 +83,7 @@ FUNCTIONS = {
     "runner": "Runner",
     "enqueuer": "Enqueuer",
     "ingest": "Ingest",
+    "trigger_provider": "TriggerProvider",
     "alerts": "Alerts",
 }
 
@@ -144,6 +145,16 @@ ACCESS: dict[str, Access] = {
         params=("switch", "secrets"),
         secrets_manager=True,
         invoke_workflows=True,
+    ),
+    # Custom::CronhookTrigger (services/trigger_resource.py): create, update and delete a
+    # trigger through the API's code. The trigger and its key reservation, the first state,
+    # the quota (ledger), the audit; sealing and reading a webhook secret; a first slot
+    # inside a window the heartbeat already sent is enqueued. Not the delivered sources'
+    # rules nor large payloads (S3): those are declared through the API or apply.
+    "trigger_provider": Access(
+        write=("triggers", "states", "audit", "ledger"),
+        send=True,
+        kms=("kms:Encrypt", "kms:Decrypt"),
     ),
     # Delivered events (EventBridge rules, SES mail): store, dedupe, dispatch, like ingress.
     "ingest": Access(

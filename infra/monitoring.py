@@ -346,7 +346,16 @@ def _alarms(stage: str, api_stage: str) -> list[Alarm]:
                         },
                     }
                     for i, function in enumerate(
-                        ("APIHandler", "Authorizer", "Heartbeat", "Runner", "Ingest", "Enqueuer")
+                        (
+                            "APIHandler",
+                            "Authorizer",
+                            "Heartbeat",
+                            "Runner",
+                            "Ingest",
+                            "Enqueuer",
+                            "TriggerProvider",
+                            "Alerts",
+                        )
                     )
                 ),
                 {
@@ -354,7 +363,7 @@ def _alarms(stage: str, api_stage: str) -> list[Alarm]:
                     "Label": "throttles, all functions",
                     "Expression": "SUM([FILL(throttles0, 0), FILL(throttles1, 0), "
                     "FILL(throttles2, 0), FILL(throttles3, 0), FILL(throttles4, 0), "
-                    "FILL(throttles5, 0)])",
+                    "FILL(throttles5, 0), FILL(throttles6, 0), FILL(throttles7, 0)])",
                     "ReturnData": True,
                 },
             ],

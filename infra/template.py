@@ -63,6 +63,8 @@ __all__ = [
     "LAMBDA_ARCHITECTURE",
     "PROTECTED_STAGES",
     "FIRE_PATH_FUNCTIONS",
+    "TRIGGER_PROVIDER_OUTPUT",
+    "trigger_provider_export",
 ]
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -82,6 +84,7 @@ FUNCTION_SUFFIX = {
     "runner": "runner",
     "enqueuer": "enqueuer",
     "ingest": "ingest",
+    "trigger_provider": "trigger_provider",
     "alerts": "alerts",
 }
 # A tick message is worth nothing after a tick period (the enqueuer drops it): SQS keeps
@@ -130,6 +133,16 @@ class StageConfig:
 
     def function_name(self, function: str) -> str:
         return f"{self.app_name}-{self.stage}-{FUNCTION_SUFFIX[function]}"
+
+
+TRIGGER_PROVIDER_OUTPUT = "CronhookTriggerProvider"
+
+
+def trigger_provider_export(stage: str) -> str:
+    """The export name of the service token: ``CronhookTriggerProvider`` for prod, with the
+    stage appended for any other (an export name is unique in a region of an account, and
+    dev and prod often share one)."""
+    return TRIGGER_PROVIDER_OUTPUT if stage == "prod" else f"{TRIGGER_PROVIDER_OUTPUT}-{stage}"
 
 
 def _parameters(stage: str) -> dict:
@@ -723,6 +736,12 @@ def merge_template(stage: str, *, project_dir: Path = PROJECT_DIR) -> dict[str, 
         "RootKeyParameterName": {"Value": {"Ref": "RootKeyParameterName"}},
         "TablePrefix": {"Value": cfg.table_prefix},
         "WebhookBaseUrl": {"Value": public_url},
+        # The service token of Custom::CronhookTrigger in any stack of the account
+        # (docs/cloudformation.md): ``ServiceToken: !ImportValue CronhookTriggerProvider``.
+        TRIGGER_PROVIDER_OUTPUT: {
+            "Value": {"Fn::GetAtt": [FUNCTIONS["trigger_provider"], "Arn"]},
+            "Export": {"Name": trigger_provider_export(stage)},
+        },
         **source_outputs(stage),
     }
     return {

@@ -7,6 +7,7 @@ Every command hands ``emit`` the API's answer and a function that draws it as a 
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -125,8 +126,14 @@ def emit_secret(
 
 
 def say(text: str) -> None:
-    """One line for people on stdout, printed as typed (never read as rich markup)."""
-    stdout().print(Text(text))
+    """A line for people on stdout, printed as typed (never read as rich markup), wrapped
+    at word boundaries only: an id or URL longer than the terminal stays whole."""
+    console = stdout()
+    lines = textwrap.wrap(
+        text, width=max(20, console.width), break_long_words=False, break_on_hyphens=False
+    )
+    for line in lines or [""]:
+        console.print(Text(line), soft_wrap=True)
 
 
 def warn(message: str) -> None:
@@ -204,6 +211,36 @@ def at(name: str) -> Callable[[dict], Text]:
     return lambda row: instant(row.get(name))
 
 
+def _longest_word(cell_value: Any, *, whole: bool) -> int:
+    text = cell_value.plain if isinstance(cell_value, Text) else str(cell_value)
+    parts = text.splitlines() if whole else text.split()
+    return max((len(part) for part in parts), default=0)
+
+
+def _print_unbroken(console: Console, table: Table) -> None:
+    """Print a table wrapped at word boundaries only.
+
+    Each column is kept at least as wide as its longest word (a whole column: its longest
+    value), so rich never folds inside one; where the terminal (or a pipe's 80 columns) is
+    too narrow for that, the table is printed wider than the terminal rather than break an
+    id, a URL, an instant or a word.
+    """
+    needed = 0
+    for column in table.columns:
+        whole = bool(column.no_wrap)
+        longest = max((_longest_word(c, whole=whole) for c in column.cells), default=0)
+        longest = max(longest, len(str(column.header)) if table.show_header else 0)
+        column.min_width = max(column.min_width or 0, longest)
+        needed += column.min_width + 2  # the cell padding either side
+    needed -= 2  # no padding at the table's edges
+    if needed > console.width:
+        # Every column at exactly its narrowest unbroken width, the table that wide.
+        for column in table.columns:
+            column.width = column.min_width
+        console = Console(highlight=False, width=needed)
+    console.print(table)
+
+
 def print_list(rows: list[dict], empty: str, columns: Sequence[Column]) -> None:
     """A list as a table of the ``columns`` this terminal is wide enough for."""
     console = stdout()
@@ -216,14 +253,39 @@ def print_list(rows: list[dict], empty: str, columns: Sequence[Column]) -> None:
         column.add_to(table)
     for row in rows:
         table.add_row(*(column.value(row) for column in shown))
-    console.print(table)
+    _print_unbroken(console, table)
+
+
+def _pairs_table(name_width: int) -> Table:
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(style="bold", no_wrap=True, min_width=name_width)
+    table.add_column(overflow="fold")
+    return table
+
+
+def _one_token(text: str) -> bool:
+    return bool(text) and not any(ch.isspace() for ch in text)
 
 
 def pairs(rows: list[tuple[str, Text]]) -> None:
-    """One thing as two columns: name, value."""
-    table = Table(box=None, show_header=False, pad_edge=False)
-    table.add_column(style="bold", no_wrap=True)
-    table.add_column(overflow="fold")
+    """One thing as two columns: name, value, wrapped at word boundaries.
+
+    A value that is one token (a URL, a secret, a key, an id) too long for its column goes
+    on a line of its own, whole, even past the terminal's width: copied from the
+    terminal or a pipe, it is the value, never two halves of it.
+    """
+    console = stdout()
+    name_width = max((len(name) for name, _ in rows), default=0)
+    room = console.width - name_width - 2
+    table = _pairs_table(name_width)
     for name, value in rows:
+        if len(value.plain) > room and _one_token(value.plain):
+            if table.row_count:
+                _print_unbroken(console, table)
+                table = _pairs_table(name_width)
+            console.print(Text(name, style="bold"))
+            console.print(value, soft_wrap=True)
+            continue
         table.add_row(name, value)
-    stdout().print(table)
+    if table.row_count:
+        _print_unbroken(console, table)

@@ -23,6 +23,7 @@ from chalicelib.cli.output import (
     say,
     status,
     stderr,
+    stdout,
 )
 from chalicelib.domain.runs import RUN_STATUSES, RUN_SURFACES
 
@@ -113,15 +114,27 @@ def print_runs(runs: list[dict]) -> None:
 
 
 def print_run(run: dict) -> None:
-    """One run as name/value pairs."""
+    """One run as name/value pairs, then its error's traceback as it was written."""
     rows = [(name, value(run)) for name, value in _RUN_FIELDS]
+    if run.get("duration_ms") is not None:
+        rows.append(("duration ms", cell(run.get("duration_ms"))))
+    if run.get("rerun_of"):
+        rows.append(("rerun of", cell(run.get("rerun_of"))))
     if run.get("event_id"):
         rows.append(("event", cell(run.get("event_id"))))
     if run.get("error"):
         rows.append(("error", cell(run.get("error"))))
+    if run.get("payload") is not None:
+        rows.append(("payload", cell(json.dumps(run.get("payload"), ensure_ascii=False))))
     if run.get("output") is not None:
         rows.append(("output", cell(json.dumps(run.get("output"), ensure_ascii=False))))
     pairs(rows)
+    trace = (run.get("error_detail") or {}).get("traceback")
+    if trace:
+        # Line by line as written (never re-wrapped): a traceback is read and pasted whole.
+        stdout().print(Text("traceback", style="bold"))
+        for line in str(trace).rstrip("\n").splitlines():
+            stdout().print(Text(line), soft_wrap=True)
 
 
 def print_events(events: list[dict]) -> None:
@@ -146,9 +159,23 @@ def _show_run(ctx: click.Context, args: tuple[str, ...], as_json: bool) -> None:
     emit(ctx, run, as_json, lambda: print_run(run))
 
 
+def _rerun(ctx: click.Context, args: tuple[str, ...], as_json: bool) -> None:
+    if len(args) != 2:
+        usage("runs rerun takes one RUN_ID")
+    path = id_path("a run id", args[1], "/v1/runs", "/rerun")
+    answer = client_of(ctx).request("POST", path) or {}
+
+    def table() -> None:
+        waits = " (the trigger is busy: it waits its turn)" if answer.get("queued") else ""
+        say(f"Rerun of {args[1]} started{waits}; its run id:")
+        pairs([("run", cell(answer.get("run_id")))])
+
+    emit(ctx, answer, as_json, table)
+
+
 @command(
     "runs",
-    click.argument("args", metavar="[TRIGGER_ID | get RUN_ID]", nargs=-1),
+    click.argument("args", metavar="[TRIGGER_ID | get RUN_ID | rerun RUN_ID]", nargs=-1),
     click.option("--surface", type=click.Choice(RUN_SURFACES), help="Only runs from this surface."),
     click.option("--status", type=click.Choice(RUN_STATUSES), help="Only runs with this status."),
     _limit(DEFAULT_RUNS_LIMIT, "Show at most this many runs."),
@@ -162,9 +189,13 @@ def list_runs(
     limit: int,
     as_json: bool,
 ) -> None:
-    """List runs, newest first (of one trigger, or of all); `runs get RUN_ID` shows one."""
+    """List runs, newest first (of one trigger, or of all); `runs get RUN_ID` shows one
+    (with its traceback), `runs rerun RUN_ID` runs it again with the same payload."""
     if args and args[0] == "get":
         _show_run(ctx, args, as_json)
+        return
+    if args and args[0] == "rerun":
+        _rerun(ctx, args, as_json)
         return
     if len(args) > 1:
         usage("runs takes at most one TRIGGER_ID")

@@ -164,14 +164,22 @@ def get_trigger(ctx: click.Context, trigger_id: str, as_json: bool) -> None:
     "fire",
     _ID,
     click.option("--payload", type=JSON, help="This run's payload (any JSON)."),
+    click.option(
+        "--if-idle", is_flag=True, help="Refuse (409) instead of queueing when the trigger is busy."
+    ),
     group=triggers,
 )
-def fire_trigger(ctx: click.Context, trigger_id: str, payload: Any, as_json: bool) -> None:
-    """Run a trigger now (surface "manual")."""
-    body = {"payload": payload} if payload is not None else None
+def fire_trigger(
+    ctx: click.Context, trigger_id: str, payload: Any, if_idle: bool, as_json: bool
+) -> None:
+    """Run a trigger now (surface "manual"); on a busy trigger the run waits its turn."""
+    body: dict | None = {"payload": payload} if payload is not None else None
+    if if_idle:
+        body = {**(body or {}), "if_idle": True}
     answer = client_of(ctx).request("POST", trigger_path(trigger_id, "/fire"), body=body)
     run_id = (answer or {}).get("run_id")
-    emit(ctx, answer, as_json, lambda: say(f"Fired {trigger_id}: run {run_id}"))
+    waits = " (the trigger is busy: it waits its turn)" if (answer or {}).get("queued") else ""
+    emit(ctx, answer, as_json, lambda: say(f"Fired {trigger_id}: run {run_id}{waits}"))
 
 
 @command("enable", _ID, group=triggers)

@@ -2,7 +2,10 @@
  *
  * The key is kept in sessionStorage (this tab only) and sent as a bearer header. Every
  * element is built with h() (text nodes, never innerHTML with data), so nothing a trigger
- * holds can run as script. Views: #/triggers, #/triggers/<id>, #/activity, #/health. */
+ * holds can run as script. Views: #/triggers, #/triggers/<id>, #/activity, #/health, and
+ * the pages other files add through `window.cronhook.route(pattern, page)` (runs.js:
+ * #/runs/<id>). Those files get the helpers through `window.cronhook` (api, h, table,
+ * paged, runLink...) and the pictures through `window.cronhookPictures` (pictures.js). */
 (() => {
   'use strict';
 
@@ -15,7 +18,7 @@
   // Sources delivered by AWS (no signing secret): the fields each one takes.
   const SOURCE_FIELDS = { eventbridge: ['bus', 'pattern'], s3: ['bucket', 'prefix', 'suffix'], email: ['address'] };
   const DAYS = [['1', 'Mon'], ['2', 'Tue'], ['3', 'Wed'], ['4', 'Thu'], ['5', 'Fri'], ['6', 'Sat'], ['0', 'Sun']];
-  const MARK = { succeeded: '✓', failed: '✗', running: '▶', queued: '…', skipped: '↷', refused: '⊘', budget_exceeded: '$', lost: '?' };
+  const P = () => window.cronhookPictures;
 
   // -- helpers ------------------------------------------------------------------------
 
@@ -140,6 +143,8 @@
   }
 
   function duration(run) {
+    if (run.duration_ms !== null && run.duration_ms !== undefined) return ms(run.duration_ms);
+    if (run.started_at && !run.finished_at && run.status === 'running') return `${ms(Date.now() - new Date(run.started_at))} so far`;
     if (!run.started_at || !run.finished_at) return '—';
     return ms(new Date(run.finished_at) - new Date(run.started_at));
   }
@@ -188,7 +193,46 @@
   const view = () => document.getElementById('view');
 
   function render(...nodes) {
-    view().replaceChildren(...nodes);
+    // A part a role does not get (a viewer's toolbar) is null: left out, never "null".
+    view().replaceChildren(...nodes.filter((n) => n !== null && n !== undefined && n !== false));
+  }
+
+  // A table that pages back through `next_cursor`: "Older" adds the next page's rows.
+  // `fetchPage(cursor)` answers a page; `build(items)` draws the table of all rows so far.
+  async function paged(fetchPage, build, opts = {}) {
+    const box = h('div', { class: 'paged' });
+    const items = [];
+    let cursor = null;
+    const older = h('button', { type: 'button', class: 'older' }, opts.olderLabel || 'Older');
+    const count = h('span', { class: 'muted', 'aria-live': 'polite' });
+    async function load() {
+      older.disabled = true;
+      const page = await fetchPage(cursor);
+      const fresh = opts.keep ? page.items.filter(opts.keep) : page.items;
+      items.push(...fresh);
+      cursor = page.next_cursor;
+      const stop = opts.stopWhen && page.items.some(opts.stopWhen);
+      older.hidden = !cursor || stop;
+      older.disabled = false;
+      count.textContent = `${items.length} shown`;
+      box.replaceChildren(build(items), h('nav', { class: 'pager', 'aria-label': `${opts.what || 'Rows'}: older pages` }, older, count));
+    }
+    older.addEventListener('click', async () => {
+      try { await load(); older.focus(); } catch (e) { box.append(errorBox(e)); }
+    });
+    await load();
+    return box;
+  }
+
+  const PAGE = 25;
+
+  // When a run happened, for the tables: its slot, else when it started or ended (an event
+  // run has no slot).
+  function runWhen(r) { return r.scheduled_for || r.started_at || r.finished_at || null; }
+
+  // Every run row links to the run's own page (runs.js).
+  function runLink(r, text) {
+    return h('a', { href: `#/runs/${encodeURIComponent(r.id)}`, 'aria-label': `Run ${r.id} (${r.status})`, class: 'run-link' }, text || statusBadge(r.status));
   }
 
   // -- sign in, health banner ---------------------------------------------------------
@@ -247,19 +291,28 @@
 
   // -- triggers list ------------------------------------------------------------------
 
-  const L = { filters: { tag: '', workflow: '', status: '' }, cursors: [null], page: 0, items: [], selected: new Set() };
+  const L = { filters: { tag: '', workflow: '', status: '' }, q: '', cursors: [null], page: 0, items: [], selected: new Set() };
+  // A search reads this many pages of 200 at most (a tenant's quota is 500 triggers).
+  const SEARCH_PAGES = 10;
+
+  function matches(t, q) {
+    const hay = [t.id, t.title, t.display_name, t.workflow, ...(t.tags || [])].filter(Boolean).join('\n').toLowerCase();
+    return q.toLowerCase().split(/\s+/).filter(Boolean).every((word) => hay.includes(word));
+  }
 
   async function triggersView() {
     const wfs = await workflows().catch(() => []);
     const tag = h('input', { name: 'tag', value: L.filters.tag, autocomplete: 'off' });
     const wf = h('select', { name: 'workflow' }, h('option', { value: '' }, 'Any'), wfs.map((w) => h('option', { value: w.name, selected: w.name === L.filters.workflow }, w.name)));
     const st = h('select', { name: 'status' }, [['', 'Any'], ['active', 'Active'], ['disabled', 'Disabled']].map(([v, t]) => h('option', { value: v, selected: v === L.filters.status }, t)));
+    const q = h('input', { name: 'q', type: 'search', value: L.q, autocomplete: 'off', spellcheck: 'false' });
     const filters = h('form', { role: 'search', class: 'filters', 'aria-label': 'Filter triggers', onsubmit: (e) => {
       e.preventDefault();
       L.filters = { tag: tag.value.trim(), workflow: wf.value, status: st.value };
+      L.q = q.value.trim();
       L.cursors = [null]; L.page = 0; L.selected.clear();
       loadPage();
-    } }, field('Tag', tag), field('Workflow', wf), field('Status', st), h('button', { type: 'submit' }, 'Apply filters'));
+    } }, field('Search', q, 'Title, tag, workflow or id.'), field('Tag', tag), field('Workflow', wf), field('Status', st), h('button', { type: 'submit' }, 'Apply filters'));
     const count = h('span', { id: 'selected-count', 'aria-live': 'polite' });
     const bulk = (label, fn, cls) => h('button', { type: 'button', class: cls || '', 'data-bulk': '1', disabled: true, onclick: fn }, label);
     const toolbar = can('operator') ? h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Trigger actions' },
@@ -282,7 +335,7 @@
     if (!box) return;
     let page;
     try {
-      page = await api('GET', 'v1/triggers' + qs({ ...L.filters, limit: 25, cursor: L.cursors[L.page] }));
+      page = L.q ? await searchTriggers(L.q) : await api('GET', 'v1/triggers' + qs({ ...L.filters, limit: 25, cursor: L.cursors[L.page] }));
     } catch (e) { box.replaceChildren(errorBox(e)); return; }
     L.items = page.items;
     const write = can('operator');
@@ -297,12 +350,37 @@
       h('button', { type: 'button', disabled: L.page === 0, onclick: () => { L.page -= 1; loadPage(); } }, 'Previous page'),
       h('span', {}, `Page ${L.page + 1}`),
       h('button', { type: 'button', disabled: !page.next_cursor, onclick: () => { L.cursors[L.page + 1] = page.next_cursor; L.page += 1; loadPage(); } }, 'Next page'));
-    box.replaceChildren(table('Triggers', headers, rows, 'No triggers match.'), pager);
+    box.replaceChildren(table(L.q ? `Triggers matching “${L.q}”` : 'Triggers', headers, rows, 'No triggers match.'), L.q ? null : pager);
     updateSelection();
     fillRecentRuns(page.items);
   }
 
+  // A one-time trigger that ran (and a trigger that reached its max_runs or expiry after
+  // succeeding) is done, not failed: it is shown so, not in red.
+  function isDone(t) {
+    return t.status !== 'active' && ['max_runs', 'expired'].includes(t.disabled_reason)
+      && (!t.last_run || t.last_run.status === 'succeeded');
+  }
+
+  // Search: the filtered list read whole (pages of 200), matched on title, tags, workflow
+  // and id here; every match is shown on one page.
+  async function searchTriggers(q) {
+    const found = [];
+    let cursor = null;
+    for (let n = 0; n < SEARCH_PAGES; n += 1) {
+      const page = await api('GET', 'v1/triggers' + qs({ ...L.filters, limit: 200, cursor }));
+      found.push(...page.items.filter((t) => matches(t, q)));
+      cursor = page.next_cursor;
+      if (!cursor) break;
+    }
+    return { items: found, next_cursor: null };
+  }
+
   function statusCell(t) {
+    if (isDone(t)) {
+      const why = t.kind === 'at' ? 'ran once' : (t.disabled_reason === 'expired' ? 'expired' : 'ran its max runs');
+      return [h('span', { class: 'badge s-done' }, 'done'), h('span', { class: 'muted' }, ` ${why}`)];
+    }
     const bits = [statusBadge(t.status)];
     if (t.status !== 'active') {
       bits.push(h('span', { class: 'reason' }, ` ${t.disabled_reason || 'manual'}`));
@@ -338,16 +416,6 @@
       h('td', {}, budgetText(t)));
   }
 
-  function runMarks(runs) {
-    const list = runs.slice(0, 5).reverse();
-    if (!list.length) return h('span', { class: 'muted' }, 'no runs');
-    return h('span', { role: 'list', 'aria-label': 'Last five runs, oldest first' }, list.map((r) => {
-      const when = r.finished_at || r.started_at || r.scheduled_for;
-      const label = `${r.status}${when ? ', ' + fmtRel(when) : ''}${r.error ? ': ' + r.error : ''}`;
-      return h('span', { role: 'listitem', class: `mark s-${r.status}`, title: label, 'aria-label': label }, MARK[r.status] || '•');
-    }));
-  }
-
   async function fillRecentRuns(items) {
     const queue = items.slice();
     const worker = async () => {
@@ -355,7 +423,7 @@
         const t = queue.shift();
         const cell = document.querySelector(`[data-runs="${CSS.escape(t.id)}"]`);
         if (!cell) continue;
-        try { cell.replaceChildren(runMarks((await api('GET', `v1/triggers/${t.id}/runs?limit=5`)).items)); } catch (e) { cell.replaceChildren('—'); }
+        try { cell.replaceChildren(P().miniStrip((await api('GET', `v1/triggers/${t.id}/runs?limit=10`)).items)); } catch (e) { cell.replaceChildren('—'); }
       }
     };
     await Promise.all([worker(), worker(), worker(), worker()]);
@@ -641,7 +709,9 @@
       } catch (ex) { placeError(ex); return; }
       if (created.webhook && created.webhook.secret) { showSecret(dlg, form, created); return; }
       dlg.close();
-      toast(editing ? 'Saved' : `Created ${created.display_name}`);
+      // A managed trigger's edit is kept, with a warning: its tool will put it back.
+      const warned = editing && created.drift ? ` ${(created.warnings || []).join(' ')}` : '';
+      toast(editing ? (warned ? `Saved.${warned}` : 'Saved') : `Created ${created.display_name}`);
       refresh();
     });
 
@@ -739,9 +809,12 @@
     const overview = h('dl', { class: 'facts' },
       dt('Status', statusCell(t)), dt('Cadence', t.cadence), dt('Workflow', t.workflow), dt('Kind', t.kind),
       dt('Next fire', timeCell(t.next_fire_at, tz)), dt('Last error', t.last_run && t.last_run.error ? t.last_run.error : '—'),
-      t.webhook_url ? dt('Webhook URL', h('code', {}, t.webhook_url)) : null, dt('Created', `${fmtAt(t.created_at, tz)} by ${t.created_by || '—'}`));
+      t.webhook_url ? dt('Webhook URL', h('code', {}, t.webhook_url)) : null, dt('Created', `${fmtAt(t.created_at, tz)} by ${t.created_by || '—'}`),
+      t.key ? dt('Key', h('code', {}, t.key), t.managed_by ? ` · managed by ${t.managed_by}` : '') : null,
+      t.drift ? dt('Drift', `edited outside ${t.managed_by || 'its tool'} at ${fmtAt(t.drift.at, tz)} by ${t.drift.by || '—'} (${(t.drift.fields || []).join(', ')}); its next apply puts the file's values back`) : null);
     section('Overview', overview);
-    if (t.kind !== 'event') section('Upcoming fires', asyncBox(async () => previewTable(await api('GET', `v1/triggers/${t.id}/preview?count=5`), tz, 'Next 5 fires')));
+    if (t.kind !== 'event') section('Upcoming fires', upcoming(t));
+    if (t.kind !== 'event' || t.run_count) section('Last 7 days', asyncBox(() => lastDays(t)));
     const runsBox = section('Runs', asyncBox(() => runsTable(t)));
     if (t.kind === 'event') {
       section('Events', asyncBox(() => eventsTable(t)));
@@ -755,6 +828,51 @@
     triggerPage.runsBox = runsBox;
   }
 
+  // A paused or disabled trigger fires nothing: it lists no upcoming fires.
+  function upcoming(t) {
+    if (t.status !== 'active') {
+      return h('p', { class: 'paused-note' }, isDone(t) ? 'Done: it fires no more.' : 'Paused: nothing fires until it is resumed.');
+    }
+    const tz = zoneOf(t);
+    return asyncBox(async () => {
+      const [next, month] = await Promise.all([
+        api('GET', `v1/triggers/${t.id}/preview?count=5`),
+        api('GET', `v1/triggers/${t.id}/preview?count=100`),
+      ]);
+      const marks = await calendarMarks(t, month);
+      return h('div', {}, previewTable(next, tz, 'Next 5 fires'), P().monthCalendar(month.fires, marks, { tz }));
+    });
+  }
+
+  // The marks a month calendar shows: DST changes from the preview, the preview's
+  // `calendar` entries if it has them (holidays, exclusions, moves), and whatever the
+  // providers other files register (`cronhook.calendarMarks.push(async (t, preview) => [...])`)
+  // give, each `{at, kind, label}`.
+  const CALENDAR_MARKS = [];
+  async function calendarMarks(t, preview) {
+    const marks = (preview.dst || []).map((d) => ({ at: d.at, kind: 'dst', label: `${d.change} (${d.policy})` }));
+    for (const c of preview.calendar || []) marks.push({ at: c.at, kind: c.change || 'calendar', label: c.name || c.change || '' });
+    for (const provider of CALENDAR_MARKS) {
+      try { marks.push(...(await provider(t, preview))); } catch (e) { /* a provider's failure hides only its marks */ }
+    }
+    return marks;
+  }
+
+  // The trigger's runs of the last 7 days (at most 1,000), as a strip and a sparkline.
+  async function lastDays(t) {
+    const since = Date.now() - 7 * 86400 * 1000;
+    const runs = [];
+    let cursor = null;
+    for (let n = 0; n < 5; n += 1) {
+      const page = await api('GET', `v1/triggers/${t.id}/runs` + qs({ limit: 200, cursor }));
+      runs.push(...page.items);
+      cursor = page.next_cursor;
+      const oldest = page.items.length ? runWhen(page.items[page.items.length - 1]) : null;
+      if (!cursor || (oldest && new Date(oldest).getTime() < since)) break;
+    }
+    return h('div', { class: 'pictures' }, P().slotStrip(runs, { days: 7 }), P().sparkline(runs));
+  }
+
   function dt(term, ...value) { return h('div', {}, h('dt', {}, term), h('dd', {}, ...value)); }
 
   function asyncBox(load) {
@@ -764,13 +882,14 @@
   }
 
   async function runsTable(t) {
-    const page = await api('GET', `v1/triggers/${t.id}/runs?limit=25`);
     const tz = zoneOf(t);
-    const rows = page.items.map((r) => h('tr', {},
-      h('td', {}, statusBadge(r.status)), h('td', {}, r.surface), h('td', {}, fmtAt(r.scheduled_for, tz)),
-      h('td', {}, ms(r.lateness_ms)), h('td', {}, duration(r)), h('td', { class: 'err' }, r.error || ''),
-      h('td', {}, r.output === null || r.output === undefined ? '' : h('code', { class: 'out' }, JSON.stringify(r.output)))));
-    return table('Runs, newest first', ['Status', 'Surface', 'Scheduled', 'Lateness', 'Duration', 'Error or reason', 'Output'], rows, 'No runs yet.');
+    return paged((cursor) => api('GET', `v1/triggers/${t.id}/runs` + qs({ limit: PAGE, cursor })), (items) => {
+      const rows = items.map((r) => h('tr', { 'data-run': r.id },
+        h('td', {}, runLink(r)), h('td', {}, r.surface), h('td', {}, fmtAt(runWhen(r), tz)),
+        h('td', {}, ms(r.lateness_ms)), h('td', {}, duration(r)), h('td', { class: 'err' }, r.error || ''),
+        h('td', {}, r.output === null || r.output === undefined ? '' : h('code', { class: 'out' }, JSON.stringify(r.output)))));
+      return table('Runs, newest first', ['Status', 'Surface', 'When', 'Lateness', 'Duration', 'Error or reason', 'Output'], rows, 'No runs yet.');
+    }, { what: 'Runs' });
   }
 
   async function fireNow(t) {
@@ -787,30 +906,34 @@
   }
 
   async function eventsTable(t) {
-    const page = await api('GET', `v1/triggers/${t.id}/events?limit=25`);
-    const rows = page.items.map((e) => h('tr', {},
-      h('td', {}, fmtAt(e.received_at, 'UTC')), h('td', {}, statusBadge(e.status)), h('td', {}, String(e.attempt ?? '')),
-      h('td', {}, e.run_id || ''), h('td', {}, can('operator') ? h('button', { type: 'button', 'aria-label': `Replay event ${e.id}`, onclick: async () => {
-        try { const a = await api('POST', `v1/events/${e.id}/replay`); toast(`Replayed: ${a.run_id}`); refresh(); } catch (ex) { toast(ex.message); }
-      } }, 'Replay') : '')));
-    return table('Events, newest first', ['Received (UTC)', 'Status', 'Attempt', 'Run', ''], rows, 'No events yet.');
+    return paged((cursor) => api('GET', `v1/triggers/${t.id}/events` + qs({ limit: PAGE, cursor })), (items) => {
+      const rows = items.map((e) => h('tr', {},
+        h('td', {}, fmtAt(e.received_at, 'UTC')), h('td', {}, statusBadge(e.status)), h('td', {}, String(e.attempt ?? '')),
+        h('td', {}, e.run_id ? h('a', { href: `#/runs/${encodeURIComponent(e.run_id)}`, 'aria-label': `Run ${e.run_id}` }, e.run_id) : ''),
+        h('td', {}, can('operator') ? h('button', { type: 'button', 'aria-label': `Replay event ${e.id}`, onclick: async () => {
+          try { const a = await api('POST', `v1/events/${e.id}/replay`); toast(`Replayed: ${a.run_id}`); refresh(); } catch (ex) { toast(ex.message); }
+        } }, 'Replay') : '')));
+      return table('Events, newest first', ['Received (UTC)', 'Status', 'Attempt', 'Run', ''], rows, 'No events yet.');
+    }, { what: 'Events' });
   }
 
   const OUTCOME_TEXT = { accepted: 'accepted', duplicate: 'duplicate (already received)', filtered: 'filtered out', invalid_signature: 'bad signature', stale: 'stale timestamp', too_large: 'too large', throttled: 'throttled' };
 
   async function deliveriesTable(t) {
-    const page = await api('GET', `v1/triggers/${t.id}/deliveries?limit=25`);
-    const rows = page.items.map((d) => h('tr', { class: d.outcome === 'accepted' ? '' : 'rejected' },
-      h('td', {}, fmtAt(d.received_at, 'UTC')), h('td', {}, h('span', { class: `badge o-${d.outcome}` }, OUTCOME_TEXT[d.outcome] || d.outcome)),
-      h('td', {}, d.detail || ''), h('td', {}, d.status ? String(d.status) : ''), h('td', {}, `${d.size} B`),
-      h('td', {}, h('details', {}, h('summary', {}, 'Headers'), h('pre', {}, JSON.stringify(d.headers, null, 2))))));
-    return table('Deliveries, accepted and rejected, newest first', ['Received (UTC)', 'Outcome', 'Cause', 'HTTP', 'Size', 'Headers'], rows, 'No deliveries yet.');
+    return paged((cursor) => api('GET', `v1/triggers/${t.id}/deliveries` + qs({ limit: PAGE, cursor })), (items) => {
+      const rows = items.map((d) => h('tr', { class: d.outcome === 'accepted' ? '' : 'rejected' },
+        h('td', {}, fmtAt(d.received_at, 'UTC')), h('td', {}, h('span', { class: `badge o-${d.outcome}` }, OUTCOME_TEXT[d.outcome] || d.outcome)),
+        h('td', {}, d.detail || ''), h('td', {}, d.status ? String(d.status) : ''), h('td', {}, `${d.size} B`),
+        h('td', {}, h('details', {}, h('summary', {}, 'Headers'), h('pre', {}, JSON.stringify(d.headers, null, 2))))));
+      return table('Deliveries, accepted and rejected, newest first', ['Received (UTC)', 'Outcome', 'Cause', 'HTTP', 'Size', 'Headers'], rows, 'No deliveries yet.');
+    }, { what: 'Deliveries' });
   }
 
   async function auditTable(t) {
-    const page = await api('GET', `v1/audit?trigger_id=${encodeURIComponent(t.id)}&limit=25`);
-    const rows = page.items.map((a) => h('tr', {}, h('td', {}, fmtAt(a.at, 'UTC')), h('td', {}, a.actor), h('td', {}, a.action), h('td', {}, h('code', {}, JSON.stringify(a.detail || {})))));
-    return table('Audit entries, newest first', ['At (UTC)', 'Actor', 'Action', 'Detail'], rows, 'No entries.');
+    return paged((cursor) => api('GET', 'v1/audit' + qs({ trigger_id: t.id, limit: PAGE, cursor })), (items) => {
+      const rows = items.map((a) => h('tr', {}, h('td', {}, fmtAt(a.at, 'UTC')), h('td', {}, a.actor), h('td', {}, a.action), h('td', {}, h('code', {}, JSON.stringify(a.detail || {})))));
+      return table('Audit entries, newest first', ['At (UTC)', 'Actor', 'Action', 'Detail'], rows, 'No entries.');
+    }, { what: 'Audit entries' });
   }
 
   function limitsList(t) {
@@ -849,7 +972,8 @@
 
   // -- activity and health ------------------------------------------------------------
 
-  const A = { surface: '', status: '' };
+  const A = { surface: '', status: '', window: '' };
+  const WINDOWS = [['', 'Any time'], ['3600', 'Last hour'], ['86400', 'Last 24 hours'], ['604800', 'Last 7 days']];
 
   const NAMES = new Map();
 
@@ -861,26 +985,51 @@
     }
   }
 
-  function runsList(items, caption, empty) {
-    const rows = items.map((r) => h('tr', {},
-      h('td', {}, h('a', { href: `#/triggers/${encodeURIComponent(r.trigger_id)}`, 'data-trigger-id': r.trigger_id }, r.trigger_id)), h('td', {}, statusBadge(r.status)), h('td', {}, r.surface),
-      h('td', {}, fmtAt(r.scheduled_for || r.started_at, 'UTC')), h('td', {}, ms(r.lateness_ms)), h('td', {}, duration(r)), h('td', { class: 'err' }, r.error || '')));
-    const out = table(caption, ['Trigger', 'Status', 'Surface', 'Scheduled (UTC)', 'Lateness', 'Duration', 'Error or reason'], rows, empty);
+  function runsList(items, caption, empty, opts = {}) {
+    const live = opts.live;
+    const rows = items.map((r) => h('tr', { 'data-run': r.id },
+      h('td', {}, h('a', { href: `#/triggers/${encodeURIComponent(r.trigger_id)}`, 'data-trigger-id': r.trigger_id }, r.trigger_id)), h('td', {}, runLink(r)), h('td', {}, r.surface),
+      h('td', {}, live ? timeCell(r.started_at, 'UTC') : fmtAt(runWhen(r), 'UTC')), h('td', {}, ms(r.lateness_ms)), h('td', {}, duration(r)), h('td', { class: 'err' }, r.error || '')));
+    const out = table(caption, ['Trigger', 'Status', 'Surface', live ? 'Started' : 'When (UTC)', 'Lateness', 'Duration', 'Error or reason'], rows, empty);
     nameTriggers(out.querySelectorAll('a[data-trigger-id]'));
     return out;
+  }
+
+  // The runs since `since` (ms; 0: any time), paged back with "Older".
+  function pagedRuns(params, caption, empty, since, opts = {}) {
+    const inWindow = (r) => !since || (runWhen(r) && new Date(runWhen(r)).getTime() >= since);
+    return paged((cursor) => api('GET', 'v1/runs' + qs({ limit: PAGE, ...params, cursor })), (items) => runsList(items, caption, empty, opts),
+      { what: caption, keep: inWindow, stopWhen: (r) => !inWindow(r) });
+  }
+
+  // The last 24 hours of the tenant's runs (at most 1,000) for the runs-per-hour chart.
+  async function hourPicture(surface) {
+    const since = Date.now() - 24 * 3600 * 1000;
+    const runs = [];
+    let cursor = null;
+    for (let n = 0; n < 5; n += 1) {
+      const page = await api('GET', 'v1/runs' + qs({ limit: 200, surface, cursor }));
+      runs.push(...page.items);
+      cursor = page.next_cursor;
+      const oldest = page.items.length ? runWhen(page.items[page.items.length - 1]) : null;
+      if (!cursor || (oldest && new Date(oldest).getTime() < since)) break;
+    }
+    return P().hourChart(runs);
   }
 
   async function activityView() {
     NAMES.clear();
     const surface = h('select', { name: 'surface' }, ['', 'schedule', 'event', 'manual', 'backfill'].map((s) => h('option', { value: s, selected: s === A.surface }, s || 'Any')));
     const status = h('select', { name: 'status' }, ['', 'queued', 'running', 'succeeded', 'failed', 'skipped', 'refused', 'budget_exceeded', 'lost'].map((s) => h('option', { value: s, selected: s === A.status }, s || 'Any')));
-    const filters = h('form', { role: 'search', class: 'filters', 'aria-label': 'Filter runs', onsubmit: (e) => { e.preventDefault(); A.surface = surface.value; A.status = status.value; activityView(); } },
-      field('Surface', surface), field('Status', status), h('button', { type: 'submit' }, 'Apply filters'));
-    const load = async (params, caption, empty) => runsList((await api('GET', 'v1/runs' + qs({ limit: 25, ...params }))).items, caption, empty);
-    render(h('h1', {}, 'Activity'),
-      h('section', { 'aria-label': 'Failures' }, h('h2', {}, 'Failures'), asyncBox(() => load({ status: 'failed', surface: A.surface }, 'Failed runs, newest first', 'No failures.'))),
-      h('section', { 'aria-label': 'Running now' }, h('h2', {}, 'Running now'), asyncBox(() => load({ status: 'running', surface: A.surface }, 'Running now', 'Nothing running.'))),
-      h('section', { 'aria-label': 'All runs' }, h('h2', {}, 'All runs'), filters, asyncBox(() => load({ surface: A.surface, status: A.status }, 'Runs, newest first', 'No runs.'))));
+    const win = h('select', { name: 'window' }, WINDOWS.map(([v, t]) => h('option', { value: v, selected: v === A.window }, t)));
+    const filters = h('form', { role: 'search', class: 'filters', 'aria-label': 'Filter runs', onsubmit: (e) => { e.preventDefault(); A.surface = surface.value; A.status = status.value; A.window = win.value; activityView(); } },
+      field('Status', status), field('Surface', surface), field('Time window', win), h('button', { type: 'submit' }, 'Apply filters'));
+    const since = A.window ? Date.now() - Number(A.window) * 1000 : 0;
+    render(h('h1', {}, 'Activity'), filters,
+      h('section', { 'aria-label': 'Runs per hour' }, h('h2', {}, 'Runs per hour'), asyncBox(() => hourPicture(A.surface))),
+      h('section', { 'aria-label': 'Failures' }, h('h2', {}, 'Failures'), asyncBox(() => pagedRuns({ status: 'failed', surface: A.surface }, 'Failed runs, newest first', 'No failures.', since))),
+      h('section', { 'aria-label': 'Running now' }, h('h2', {}, 'Running now'), asyncBox(() => pagedRuns({ status: 'running', surface: A.surface }, 'Running now', 'Nothing running.', 0, { live: true }))),
+      h('section', { 'aria-label': 'All runs' }, h('h2', {}, 'All runs'), asyncBox(() => pagedRuns({ surface: A.surface, status: A.status }, 'Runs, newest first', 'No runs.', since))));
   }
 
   async function healthView() {
@@ -900,6 +1049,22 @@
 
   // -- routing ------------------------------------------------------------------------
 
+  // Pages other files add: `cronhook.route(/^#\/alerts$/, page, { nav: 'Alerts' })`; the
+  // pattern's groups are the page's arguments (decoded), `nav` adds a link to the menu.
+  const ROUTES = [];
+  function route(pattern, page, opts = {}) {
+    ROUTES.push([pattern, page]);
+    if (opts.nav && opts.href) {
+      document.getElementById('nav').append(h('a', { href: opts.href }, opts.nav));
+    }
+  }
+
+  window.cronhook = {
+    api, h, qs, table, field, dt, asyncBox, paged, render, errorBox, toast, dialog, confirmDialog,
+    statusBadge, runLink, runWhen, timeCell, fmtAt, fmtRel, ms, duration, can, zoneOf, refresh,
+    route, calendarMarks: CALENDAR_MARKS, PAGE,
+  };
+
   async function refresh() {
     if (!S.key) { showSignin(); return; }
     if (!S.me) {
@@ -908,7 +1073,9 @@
     const hash = location.hash || '#/triggers';
     const m = hash.match(/^#\/triggers\/(.+)$/);
     document.querySelectorAll('#nav a').forEach((a) => a.setAttribute('aria-current', hash.startsWith(a.getAttribute('href')) ? 'page' : 'false'));
-    if (m) await triggerPage(decodeURIComponent(m[1]));
+    const added = ROUTES.find(([pattern]) => pattern.test(hash));
+    if (added) await added[1](...hash.match(added[0]).slice(1).map(decodeURIComponent));
+    else if (m) await triggerPage(decodeURIComponent(m[1]));
     else if (hash.startsWith('#/activity')) await activityView();
     else if (hash.startsWith('#/health')) await healthView();
     else if (hash.startsWith('#/alerts') && window.cronhookAlerts) await window.cronhookAlerts.view(kit());

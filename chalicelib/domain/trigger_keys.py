@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chalicelib.domain.errors import ValidationError
-from chalicelib.domain.trigger_spec import expand
+from chalicelib.domain.trigger_spec import DST_DEFAULTS, expand
 
 __all__ = [
     "KEY_PATTERN",
@@ -26,6 +26,7 @@ __all__ = [
     "check_key",
     "check_managed_by",
     "comparable",
+    "normalized",
     "field_changes",
     "changed_top_fields",
     "update_body",
@@ -74,6 +75,17 @@ def comparable(spec: Mapping[str, Any], *, workflow: str, enabled: bool) -> dict
     return out
 
 
+def normalized(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``spec`` with what reads the same written the same: a cron schedule's missing DST
+    policy is the default policy (an edit that spells it out changes nothing)."""
+    out = dict(spec)
+    schedule = out.get("schedule")
+    if isinstance(schedule, Mapping) and schedule.get("cron") is not None:
+        if schedule.get("dst") is None:
+            out["schedule"] = {**schedule, "dst": dict(DST_DEFAULTS)}
+    return out
+
+
 def field_changes(old: Any, new: Any, path: str = "") -> dict[str, dict[str, Any]]:
     """Every leaf that differs, by dotted path: ``{"schedule.cron": {"from", "to"}}``."""
     if isinstance(old, Mapping) and isinstance(new, Mapping):
@@ -95,9 +107,10 @@ def _same(old: Any, new: Any) -> bool:
 
 
 def changed_top_fields(current: Mapping[str, Any], desired: Mapping[str, Any]) -> list[str]:
-    """The top-level fields whose value differs, in the desired document's order."""
-    names = [*desired.keys(), *(k for k in current.keys() if k not in desired)]
-    return [n for n in names if field_changes(current.get(n), desired.get(n))]
+    """The top-level fields whose value differs (``normalized``), in the desired order."""
+    old, new = normalized(current), normalized(desired)
+    names = [*new.keys(), *(k for k in old.keys() if k not in new)]
+    return [n for n in names if field_changes(old.get(n), new.get(n))]
 
 
 def _event_patch(current: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,14 +16,20 @@ The child:
 2. writes one line, ``ready <port>``, to stdout (the parent waits for it: a port that
    answers may be somebody else's server);
 3. waits for signals in its main thread: SIGUSR1 saves the tables (signals that arrive
-   during a save coalesce into one more save), SIGTERM saves and exits 0;
+   during a save coalesce into one more save), SIGTERM saves (if a save was ever asked:
+   the stack asks once it has loaded the saved tables) and exits 0;
 4. exits the same way if its parent is gone (``PR_SET_PDEATHSIG`` where Linux offers
    it, and a parent-pid check once a second everywhere), so no moto outlives its stack.
+
+With a data dir, every write is journaled and fsync'd before it is answered, and the
+journal a crash left is folded into ``tables.json`` before the port is served
+(``journal``, ``journal_hooks``): a SIGKILL loses nothing that was acknowledged.
 
 The save reads moto's DynamoDB backend directly, under the same lock the writes take,
 so a snapshot never catches an item half-updated and costs the stack's process
 nothing (it only sends a signal). The file keeps the shape the stack has always
-written: ``{"saved_at", "tables": {name: [item in DynamoDB JSON]}}``.
+written, plus the stack's buckets: ``{"saved_at", "tables": {name: [item in DynamoDB
+JSON]}, "objects": {bucket: {key: base64}}}``.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -95,6 +102,13 @@ class EmbeddedAws:
                 break
             if self.process.poll() is not None:
                 break
+        if line.startswith(b"error "):
+            self.stop()
+            reason = line[6:].decode("utf-8", "replace").strip()
+            raise RuntimeError(
+                f"cannot listen on {self.host}:{self.port} ({reason});"
+                " set CRONHOOK_AWS_PORT to a free port"
+            )
         if not line.startswith(b"ready "):
             self.stop()
             raise RuntimeError(
@@ -131,6 +145,7 @@ def dump_tables(prefix: str) -> dict[str, list[dict]]:
     """Every item of every table named ``prefix*`` in this process's moto, as DynamoDB JSON."""
     from moto.dynamodb.models import dynamodb_backends
 
+    from chalicelib.local.journal import wire_item
     from chalicelib.local.moto_atomic import write_lock
 
     dump: dict[str, list[dict]] = {}
@@ -143,30 +158,8 @@ def dump_tables(prefix: str) -> dict[str, list[dict]]:
                 # Under the write lock: moto updates items in place, and a dict that
                 # changes size while it is iterated raises.
                 with write_lock():
-                    dump[name] = [
-                        {key: _wire(value) for key, value in item.attrs.items()}
-                        for item in table.all_items()
-                    ]
+                    dump[name] = [wire_item(item) for item in table.all_items()]
     return dump
-
-
-def _wire(value: Any) -> dict:
-    """One of moto's ``DynamoType`` values as DynamoDB JSON (binary as base64 text)."""
-    kind, inner = value.type, value.value
-    if kind == "M":
-        return {"M": {k: _wire(v) for k, v in inner.items()}}
-    if kind == "L":
-        return {"L": [_wire(v) for v in inner]}
-    if kind == "B":
-        return {"B": _base64(inner)}
-    if kind == "BS":
-        return {"BS": [_base64(v) for v in inner]}
-    return {kind: inner}
-
-
-def _base64(raw: bytes | str) -> str:
-    # moto keeps what the request carried: bytes once decoded, else the base64 text itself.
-    return base64.b64encode(raw).decode() if isinstance(raw, bytes) else raw
 
 
 def item_for_boto3(item: dict) -> dict:
@@ -187,13 +180,24 @@ def _value_for_boto3(value: dict) -> dict:
     return value
 
 
-def _save(path: Path, prefix: str) -> None:
+def _save(path: Path, prefix: str, journal: Any = None) -> None:
+    """Snapshot the tables (and the stack's buckets) to ``path``: a new journal file first,
+    then the dump, written durably; only then the journal files it covers are removed
+    (replaying them again over it would change nothing: ``journal``)."""
     started = time.monotonic()
-    from chalicelib.local.keyring import write_private
+    from chalicelib.local.journal import write_durable
+    from chalicelib.local.journal_hooks import dump_objects
 
-    tables = dump_tables(prefix)
+    covered = journal.rotate() if journal is not None else None
+    snapshot = {
+        "saved_at": datetime.now(UTC).isoformat(),
+        "tables": dump_tables(prefix),
+        "objects": dump_objects(prefix),
+    }
     # 0600 in a 0700 directory: the tables hold sealed secrets and every tenant's state.
-    write_private(path, json.dumps({"saved_at": datetime.now(UTC).isoformat(), "tables": tables}))
+    write_durable(path, json.dumps(snapshot))
+    if covered is not None:
+        journal.drop_through(covered)
     took_ms = (time.monotonic() - started) * 1000
     if took_ms > 1000:
         print(f"embedded AWS: saving tables took {took_ms:.0f} ms", file=sys.stderr)
@@ -242,13 +246,16 @@ def _make_server(host: str, port: int) -> Any:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     app = DomainDispatcherApplication(create_backend_app)
     try:
+        # werkzeug reports a port in use itself (three lines, then exit): look first, so
+        # the stack can say it once, naming CRONHOOK_AWS_PORT.
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
         return make_server(host, port, app, threaded=True, request_handler=MotoRequestHandler)
     except OSError as exc:
-        print(
-            f"embedded AWS: cannot listen on {host}:{port} ({exc.strerror});"
-            " set CRONHOOK_AWS_PORT to a free port",
-            file=sys.stderr,
-        )
+        # Told to the stack on the ready line's place: it says it once, naming the setting.
+        sys.stdout.write(f"error {exc.strerror or exc}\n")
+        sys.stdout.flush()
         return None
 
 
@@ -266,6 +273,16 @@ def _wait_for_signals(args: argparse.Namespace, save: Any) -> None:
         return
 
 
+def _start_journal(save_to: Path, prefix: str) -> Any:
+    """Fold the journal a crash left into the saved tables, then journal every write."""
+    from chalicelib.local.journal import Journal, compact
+    from chalicelib.local.journal_hooks import install
+
+    journal = Journal(save_to, compact(save_to))
+    install(journal, bucket_prefix=prefix)
+    return journal
+
+
 def _serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_BLOCK, _CONTROL_SIGNALS)
@@ -275,6 +292,8 @@ def _serve(args: argparse.Namespace) -> int:
     server = _make_server(args.host, args.port)
     if server is None:
         return 1
+    save_to = Path(args.save_to) if args.save_to else None
+    journal = _start_journal(save_to, args.table_prefix) if save_to else None
     if args.keyring:  # the local KMS key, with the material kept across restarts
         from chalicelib.local.keyring import ensure_key
 
@@ -283,19 +302,27 @@ def _serve(args: argparse.Namespace) -> int:
     thread.start()
     sys.stdout.write(f"ready {args.port}\n")
     sys.stdout.flush()
-    save_to = Path(args.save_to) if args.save_to else None
+
+    # Snapshots only once the stack has asked for one (it does right after loading the
+    # saved tables): a stack that died before loading them must not have its tables.json
+    # replaced by the empty tables of this process. Every write is journaled anyway.
+    asked: list[bool] = []
 
     def save() -> None:
+        asked.append(True)
         if save_to is None:
             return
         try:
-            _save(save_to, args.table_prefix)
+            _save(save_to, args.table_prefix, journal)
         except Exception as exc:  # keep serving; the next save retries
             print(f"embedded AWS: saving tables failed: {exc!r}", file=sys.stderr)
 
     _wait_for_signals(args, save)
     server.shutdown()
-    save()
+    if asked:
+        save()
+    if journal is not None:
+        journal.close()
     return 0
 
 

@@ -1,238 +1,169 @@
-"""Serves the Chalice app over HTTP through Chalice's local gateway, bodies read whole."""
+"""Serves the Chalice app over HTTP: waitress does the HTTP, this module adapts it to Chalice.
+
+Until issue 26 this module framed requests itself on ``http.server``, and got it wrong in
+the ways hand-written framing does: of two disagreeing ``Content-Length`` headers the
+first won, ``Transfer-Encoding: gzip, chunked`` and ``xchunked`` were read as chunked,
+and nothing closed an idle connection (300 stalled ones were still held after 90 s).
+waitress (a maintained WSGI server) now reads every request: it refuses ambiguous
+framing (400; a transfer coding other than ``chunked``: 501, as RFC 9112 says), de-chunks
+bodies, answers 413 past ``MAX_BODY_BYTES`` without keeping the body, closes a
+connection idle for ``IDLE_TIMEOUT_S`` and holds at most ``CONNECTION_LIMIT`` at once.
+
+What is left here is the adapter: a WSGI application that hands each request to
+Chalice's local gateway (``ContractGateway``: the deployed API's gateway responses),
+and waitress's own error answers rewritten in the contract's JSON error shape.
+"""
 
 from __future__ import annotations
 
+import base64
 import json
-import re
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import threading
+from http import HTTPStatus
 from typing import Any
+from wsgiref.util import is_hop_by_hop
 
 from chalice.config import Config
-from chalice.local import ChaliceRequestHandler
+from waitress.channel import HTTPChannel
+from waitress.server import create_server
+from waitress.task import ErrorTask
 
 from chalicelib.local.gateway import ContractGateway, GatewayAnswered
 
-__all__ = ["serve", "MAX_BODY_BYTES"]
+__all__ = ["serve", "MAX_BODY_BYTES", "IDLE_TIMEOUT_S", "CONNECTION_LIMIT"]
 
 # Read at most this much; anything larger is answered 413 without keeping it.
 MAX_BODY_BYTES = 8 * 1024 * 1024
-# After a 413 the rest of the body is read and dropped, up to this much, so the client
-# gets to read the answer (closing on unread data makes the kernel reset the connection,
-# and the client sees a broken pipe instead of the 413). Past it, the connection is shut.
+# A body over MAX_BODY_BYTES is still read (and dropped) up to this size before its 413,
+# so the client gets to read the answer: closing on unread data makes the kernel reset
+# the connection, and the client sees a broken pipe instead. Past it (or a
+# Content-Length past it) waitress answers 413 at once and closes.
 DRAIN_MAX_BYTES = 64 * 1024 * 1024
-DRAIN_TIMEOUT_S = 10
-_LINE_MAX = 8 * 1024
-_TRAILERS_MAX = 64
-_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,15}")
-_LENGTH = re.compile(r"[0-9]{1,15}")
-
-
-class _Handler(ChaliceRequestHandler):
-    """Chalice's handler, plus chunked bodies and the deployed API's gateway responses."""
-
-    def __init__(self, request: Any, client_address: Any, server: Any, gateway: ContractGateway):
-        # One gateway for the server (it keeps no per-request state); the base class would
-        # build a plain LocalGateway per connection.
-        self.local_gateway = gateway
-        BaseHTTPRequestHandler.__init__(self, request, client_address, server)
-
-    def _parse_payload(self) -> tuple[dict, bytes | None]:
-        headers = dict(self.headers)
-        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-            body = self._read_chunked()
-            headers.pop("Transfer-Encoding", None)
-            headers["Content-Length"] = str(len(body))
-            return headers, body
-        length = self._content_length()
-        if length > MAX_BODY_BYTES:
-            raise _TooLarge(remaining=length)
-        return headers, (self.rfile.read(length) if length > 0 else None)
-
-    def _content_length(self) -> int:
-        text = (self.headers.get("content-length") or "0").strip()
-        if not _LENGTH.fullmatch(text):
-            raise _BadBody("Content-Length must be a non-negative integer")
-        return int(text)
-
-    def _read_chunked(self) -> bytes:
-        """The body of a chunked request (RFC 9112 7.1), strictly: a bad size line is 400."""
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            size = self._chunk_size()
-            if size == 0:
-                self._skip_trailers()
-                return b"".join(chunks)
-            total += size
-            if total > MAX_BODY_BYTES:
-                raise _TooLarge(chunk_left=size)
-            data = self.rfile.read(size)
-            if len(data) != size:
-                raise _BadBody("the chunked body ended inside a chunk")
-            chunks.append(data)
-            if self.rfile.readline(_LINE_MAX) not in (b"\r\n", b"\n"):
-                raise _BadBody("a chunk is not followed by CRLF")
-
-    def _chunk_size(self) -> int:
-        line = self.rfile.readline(_LINE_MAX)
-        if not line.endswith(b"\n"):
-            raise _BadBody("a chunk size line is missing or too long")
-        digits = line.split(b";", 1)[0].strip()
-        # Hex digits only: no sign, no 0x, no blank (int() would take "-5" and "0x5").
-        if not _CHUNK_SIZE.fullmatch(digits):
-            shown = digits[:20].decode("ascii", "replace")
-            raise _BadBody(f"bad chunk size {shown!r}: hex digits only")
-        return int(digits, 16)
-
-    def _skip_trailers(self) -> None:
-        for _ in range(_TRAILERS_MAX):
-            line = self.rfile.readline(_LINE_MAX)
-            if line in (b"\r\n", b"\n", b""):
-                return
-        raise _BadBody("too many trailer lines")
-
-    def _drain(self, too_large: _TooLarge) -> None:
-        """Read and drop what is left of a refused body (bounded), so the 413 is read."""
-        self.connection.settimeout(DRAIN_TIMEOUT_S)
-        budget = DRAIN_MAX_BYTES
-        try:
-            if too_large.remaining is not None:
-                left = too_large.remaining
-                while 0 < left <= budget:
-                    got = self.rfile.read(min(left, 65536))
-                    if not got:
-                        return
-                    left -= len(got)
-                    budget -= len(got)
-                return
-            left = too_large.chunk_left or 0
-            while budget > 0:
-                while left > 0:
-                    got = self.rfile.read(min(left, 65536))
-                    if not got:
-                        return
-                    left -= len(got)
-                    budget -= len(got)
-                self.rfile.readline(_LINE_MAX)  # the CRLF after the chunk
-                left = self._chunk_size()
-                if left == 0:
-                    self._skip_trailers()
-                    return
-                if left > budget:
-                    return
-        except (OSError, _BadBody):
-            return
-
-    def handle_expect_100(self) -> bool:
-        # A client that asks first (curl does, for large bodies) is told 413 before it sends.
-        try:
-            too_big = self._content_length() > MAX_BODY_BYTES
-        except _BadBody:
-            too_big = False  # the 400 comes when the request is handled
-        if too_big:
-            self.close_connection = True
-            self._send_json(413, _TOO_LARGE, close=True)
-            return False
-        return super().handle_expect_100()
-
-    def _generic_handle(self) -> None:
-        try:
-            headers, body = self._parse_payload()
-        except _TooLarge as too_large:
-            self.close_connection = True
-            self._send_json(413, _TOO_LARGE, close=True)
-            self._drain(too_large)
-            return
-        except (_BadBody, ValueError) as exc:
-            # What follows a body that cannot be framed cannot be read as a request.
-            self.close_connection = True
-            message = str(exc) if isinstance(exc, _BadBody) else "malformed request body"
-            self._send_json(400, {"error": {"code": "bad_request", "message": message}}, close=True)
-            return
-        try:
-            response = self.local_gateway.handle_request(
-                method=self.command, path=self.path, headers=headers, body=body
-            )
-        except GatewayAnswered as answered:
-            self._send_http_response(answered.CODE, answered.headers, answered.body)
-            return
-        status = response["statusCode"]
-        out_headers = response["headers"].copy()
-        out_headers.update(response.get("multiValueHeaders") or {})
-        response = self._handle_binary(response)
-        payload = response["body"]
-        if status in (404, 405, 415) and _is_chalice_error(payload):
-            code = {404: "not_found", 405: "method_not_allowed", 415: "unsupported_media_type"}[
-                status
-            ]
-            self._send_json(status, {"error": {"code": code, "message": _chalice_message(payload)}})
-            return
-        self._send_http_response(status, out_headers, payload)
-
-    def _method_not_allowed(self) -> None:
-        # http.server answers unknown verbs with an HTML 501; API Gateway with a 4xx. The
-        # body is not read, so the connection cannot carry another request after this one.
-        self.close_connection = True
-        self._send_json(
-            405,
-            {
-                "error": {
-                    "code": "method_not_allowed",
-                    "message": f"method {self.command} not allowed",
-                }
-            },
-        )
-
-    def __getattr__(self, name: str) -> Any:
-        # Every verb without a do_ method of its own (TRACE, CONNECT, QUERY...).
-        if name.startswith("do_"):
-            return self._method_not_allowed
-        raise AttributeError(name)
-
-    def _send_http_response(self, code: int, headers: Any, body: Any) -> None:
-        # A HEAD answer has no body (RFC 9110), whatever the route or the error says: a
-        # client does not read one, so bytes written here would be parsed as the next
-        # response on the connection.
-        if self.command == "HEAD":
-            self.send_response(code)
-            self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
-            self._send_headers(headers)
-            return
-        super()._send_http_response(code, headers, body)
-
-    def _send_json(self, status: int, body: dict, *, close: bool = False) -> None:
-        headers = {"Content-Type": "application/json"}
-        if close:
-            headers["Connection"] = "close"
-        self._send_http_response(status, headers, json.dumps(body))
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet by default
-        pass
-
-    # Chalice binds its own _generic_handle to these verbs in its class body: bind ours,
-    # or none of the above (413, 400, the contract's error shapes) would ever run.
-    do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle
-
-
-_TOO_LARGE = {
-    "error": {
-        "code": "too_large",
-        "message": f"the body is larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB",
-    }
+# A connection that sends nothing (a request, or the rest of one) for this long is closed.
+IDLE_TIMEOUT_S = 30
+CONNECTION_LIMIT = 100
+# Requests handled at once (the old server started a thread per connection, unbounded).
+THREADS = 16
+_METHODS = frozenset({"GET", "PUT", "POST", "HEAD", "DELETE", "PATCH", "OPTIONS"})
+_TOO_LARGE = f"the body is larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB"
+_ERROR_CODES = {
+    400: "bad_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+    415: "unsupported_media_type",
+    431: "headers_too_large",
+    501: "not_implemented",
 }
 
 
-class _TooLarge(Exception):
-    """The body is over MAX_BODY_BYTES; what is left of it, to drain."""
+class _JsonErrorTask(ErrorTask):
+    """waitress's answer to a request it cannot read, in the contract's error shape."""
 
-    def __init__(self, *, remaining: int | None = None, chunk_left: int | None = None):
-        super().__init__("too large")
-        self.remaining = remaining
-        self.chunk_left = chunk_left
+    def execute(self) -> None:
+        error = self.request.error
+        code = int(error.code)
+        message = str(error.body)
+        if code == 413:
+            message = _TOO_LARGE
+        body = json.dumps(
+            {"error": {"code": _ERROR_CODES.get(code, "bad_request"), "message": message}}
+        ).encode()
+        self.status = f"{code} {error.reason}"
+        self.response_headers.append(("Content-Type", "application/json"))
+        self.set_close_on_finish()  # what follows an unreadable request is not a request
+        self.content_length = len(body)
+        self.write(body)
 
 
-class _BadBody(Exception):
-    """The body cannot be framed (bad Content-Length, bad chunk): 400."""
+class _Channel(HTTPChannel):
+    error_task_class = _JsonErrorTask
+
+    def send_continue(self) -> None:
+        # waitress would say "100 Continue" to a request it has already refused (a
+        # Content-Length over its limit): the client would start sending a body that is
+        # never read. Refused, it gets its 413 (or 400) and no invitation.
+        if self.request is not None and self.request.error is not None:
+            self.request.expect_continue = False
+            return
+        super().send_continue()
+
+
+def _headers_of(environ: dict) -> dict[str, str]:
+    """The request's headers as the client named them (WSGI keeps them as CGI variables)."""
+    headers = {}
+    for key, value in environ.items():
+        if key.startswith("HTTP_"):
+            headers[key[5:].replace("_", "-").title()] = value
+    for key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+        if environ.get(key):
+            headers[key.replace("_", "-").title()] = environ[key]
+    return headers
+
+
+def _error(status: int, message: str) -> tuple[int, dict, bytes]:
+    body = {"error": {"code": _ERROR_CODES[status], "message": message}}
+    return status, {"Content-Type": "application/json"}, json.dumps(body).encode()
+
+
+def _answer(gateway: ContractGateway, environ: dict) -> tuple[int, dict, bytes]:
+    """The gateway's answer to one request: (status, headers, body)."""
+    method = environ["REQUEST_METHOD"]
+    if method not in _METHODS:
+        return _error(405, f"method {method} not allowed")
+    length = int(environ.get("CONTENT_LENGTH") or 0)  # waitress checked it (and de-chunked)
+    if length > MAX_BODY_BYTES:
+        return _error(413, _TOO_LARGE)  # read in full and dropped: the connection goes on
+    body = environ["wsgi.input"].read(length) if length > 0 else None
+    try:
+        response = gateway.handle_request(
+            method=method,
+            path=environ["REQUEST_URI"],
+            headers=_headers_of(environ),
+            body=body,
+            source_ip=environ.get("REMOTE_ADDR") or "127.0.0.1",
+        )
+    except GatewayAnswered as answered:
+        return answered.CODE, dict(answered.headers), _bytes(answered.body)
+    status = response["statusCode"]
+    headers = response["headers"].copy()
+    headers.update(response.get("multiValueHeaders") or {})
+    payload = response["body"]
+    if response.get("isBase64Encoded"):
+        payload = base64.b64decode(payload)
+    if status in (404, 405, 415) and _is_chalice_error(payload):
+        return _error(status, _chalice_message(payload))
+    return status, headers, _bytes(payload)
+
+
+def _bytes(body: Any) -> bytes:
+    if body is None:
+        return b""
+    return body if isinstance(body, bytes) else str(body).encode("utf-8")
+
+
+def _wsgi_app(gateway: ContractGateway) -> Any:
+    def application(environ: dict, start_response: Any) -> list[bytes]:
+        status, headers, body = _answer(gateway, environ)
+        out = [("Content-Type", headers.pop("Content-Type", "application/json"))]
+        for name, value in headers.items():
+            if name.lower() == "content-length" or is_hop_by_hop(name):
+                continue  # waitress writes these (the length: the one the body has)
+            for one in value if isinstance(value, list) else [value]:
+                out.append((name, str(one)))
+        out.append(("Content-Length", str(len(body))))
+        start_response(f"{status} {_reason(status)}", out)
+        # A HEAD answer has no body (RFC 9110): waitress sends none.
+        return [body]
+
+    return application
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Status"
 
 
 def _is_chalice_error(payload: Any) -> bool:
@@ -247,20 +178,55 @@ def _chalice_message(payload: Any) -> str:
     return str(json.loads(payload).get("Message", ""))
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class Served:
+    """A running waitress server with the interface the stack uses (``serve_forever``...)."""
+
+    def __init__(self, server: Any, host: str):
+        self._server = server
+        self._closed = threading.Event()
+        self.server_address = (host, server.effective_port)
+
+    def serve_forever(self) -> None:
+        try:
+            self._server.run()
+        except (OSError, ValueError):
+            if not self._closed.is_set():
+                raise  # closed under the loop by shutdown: expected; anything else is not
+
+    def shutdown(self) -> None:
+        """Stop accepting, close every connection, stop the worker threads. Idempotent."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        self._server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
+        for channel in list(self._server._map.values()):
+            channel.close()
+
+    def server_close(self) -> None:
+        self.shutdown()
 
 
-def serve(host: str, port: int) -> _Server:
+def serve(host: str, port: int, *, idle_timeout_s: int = IDLE_TIMEOUT_S) -> Served:
     """An HTTP server for ``app.py`` on ``host:port`` (call ``serve_forever``)."""
     import app as app_module
 
     config = Config.create(lambda_timeout=900, app_name="cronhook")
-
     gateway = ContractGateway(app_module.app, config)
-
-    def handler(request: Any, client_address: Any, server: Any) -> _Handler:
-        return _Handler(request, client_address, server, gateway=gateway)
-
-    return _Server((host, port), handler)
+    server = create_server(
+        _wsgi_app(gateway),
+        host=host,
+        port=port,
+        threads=THREADS,
+        connection_limit=CONNECTION_LIMIT,
+        channel_timeout=idle_timeout_s,
+        # How often idle connections are looked for: a fraction of the timeout.
+        cleanup_interval=max(1, idle_timeout_s // 4),
+        # waitress refuses a body of this size or more (413, at once); up to it, the
+        # adapter answers 413 for a body over MAX_BODY_BYTES, once it is read.
+        max_request_body_size=DRAIN_MAX_BYTES,
+        ident="cronhook",
+        # No proxy in front: every header reaches the app as the client sent it.
+        clear_untrusted_proxy_headers=False,
+    )
+    server.channel_class = _Channel
+    return Served(server, host)

@@ -68,6 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
     _die_with_parent()
+    from chalicelib.settings import get_settings
+
+    log_file = get_settings().log_file
+    if log_file:  # the stack's log file, for GET /v1/runs/{id}/logs
+        from chalicelib.observability import log_to_file
+
+        log_to_file(log_file)
     parent = os.getppid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the stack, which stops us
     # The handler only records the signal: setting an Event there could deadlock with the

@@ -16,10 +16,12 @@
   time, the oldest of the tenant with the fewest runs in progress.
 - With ``CRONHOOK_FANOUT_SHARDS`` set, the heartbeat fans out per shard to a local tick
   queue, and enqueuer threads of their own take its messages (``local/enqueuers.py``).
-- Triggers survive a restart: the embedded AWS saves the tables to
-  ``$CRONHOOK_DATA_DIR/tables.json`` after every tick (asked by a signal, off the tick's
-  path) and as it stops, and the stack loads them on start. Queued messages do not survive;
-  claims that were in flight are released (not started) or recorded ``lost`` (started).
+- Triggers survive a restart, and a kill -9: the embedded AWS journals every write before
+  answering it (``journal``), snapshots the tables to ``$CRONHOOK_DATA_DIR/tables.json``
+  after every tick (asked by a signal, off the tick's path) and as it stops, and folds the
+  journal into the snapshot when it starts; the stack loads them on start. Queued messages
+  do not survive; claims that were in flight are released (not started) or recorded
+  ``lost`` (started), and the bookkeeping a kill cut short is finished (``restore``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chalicelib.local import data_dir
 from chalicelib.local.lambda_events import InvocationContext, lambda_record, tenant_of
 from chalicelib.local.pool import IDLE_POLL_S, ingest_loop
 from chalicelib.local.resources import (
@@ -46,7 +49,7 @@ from chalicelib.local.resources import (
     resolve_api_key,
     rewire_sources,
 )
-from chalicelib.local.restore import load_tables, recover_claims
+from chalicelib.local.restore import load_objects, load_tables, recover_claims
 
 __all__ = ["LocalStack", "StackConfig", "InvocationContext", "main"]
 
@@ -127,6 +130,8 @@ class LocalStack:
             )
         )
         os.environ.pop("AWS_PROFILE", None)
+        if persist:  # its lines and its runners', for GET /v1/runs/{id}/logs
+            data_dir.start_log(self.config.data_dir)
         from chalicelib.settings import reset_settings
         from chalicelib.store.aws import reset_clients
 
@@ -201,14 +206,15 @@ class LocalStack:
         if not self.config.persist or not self._state_file().exists():
             return
         load_tables(self._state_file())
-        recover_claims()
+        load_objects(self._state_file())
+        recover_claims(clean_stop=data_dir.take_stopped(self.config.data_dir))
+        # The load and the recovery were journaled item by item: fold them into a snapshot.
+        self.save()
 
     # -- the API ---------------------------------------------------------------------
 
     def _start_http(self) -> None:
-        from chalicelib.local.http import serve
-
-        self.http = serve(self.config.host, self.config.port)
+        self.http = data_dir.serve_api(self.config.host, self.config.port)
         self._spawn(self.http.serve_forever, "http")
 
     # -- heartbeat and runners ---------------------------------------------------------
@@ -257,6 +263,7 @@ class LocalStack:
         self._start_aws()
         self._start_mail()
         self._start_http()
+        data_dir.mark_in_use(self.config)  # ``cronhook watch`` refuses a dir no stack uses
         self._spawn(ingest_loop, "ingest", self.ingest_url, self.stop_event)
         from chalicelib.local.alerts import alerts_loop
 
@@ -316,6 +323,8 @@ class LocalStack:
                 self.runners.wait(timeout=max(0.1, deadline - time.monotonic()) + 2)
             except subprocess.TimeoutExpired:
                 self._kill_runners()
+        if self.aws is not None:
+            data_dir.mark_stopped(self.config)
         # The embedded AWS saves the tables as it stops (SIGTERM), after the runners settled.
         if self.aws is not None:
             self.aws.stop()
@@ -345,6 +354,11 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _stop)
     try:
         stack.start()
+    except RuntimeError as exc:
+        # A port in use, a data dir that cannot be written...: one line naming the setting.
+        stack.stop()
+        print(f"cronhook: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
     except BaseException:
         stack.stop()  # never leave the embedded AWS behind
         raise

@@ -5,24 +5,24 @@ Request bodies are the pydantic models that validate requests (``domain/spec.py`
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from chalicelib.domain import spec
+from chalicelib.openapi.answer_base import Instant, _Out
+from chalicelib.openapi.run_models import (
+    RunDetailOut,
+    RunErrorDetail,
+    RunLogLine,
+    RunLogsOut,
+    RunOut,
+    RunQueued,
+)
 
 API_VERSION = "1.0.0"
-Instant = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
-RunStatus = Literal[
-    "queued", "running", "succeeded", "failed", "skipped", "refused", "budget_exceeded", "lost"
-]
-Surface = Literal["schedule", "event", "manual", "backfill"]
-
-
-class _Out(BaseModel):
-    """Responses may grow fields: clients must ignore the ones they do not know."""
-
-    model_config = ConfigDict(extra="allow")
+# The names the answer models are found by (``_answer_models`` reads this module's globals).
+_RUN_MODELS = (RunDetailOut, RunErrorDetail, RunLogLine, RunLogsOut, RunOut, RunQueued)
 
 
 class ErrorDetail(_Out):
@@ -151,23 +151,6 @@ class TriggerPage(_Out):
     next_cursor: str | None
 
 
-class RunOut(_Out):
-    id: str
-    trigger_id: str
-    surface: Surface
-    status: RunStatus
-    workflow: str | None = None
-    scheduled_for: Instant | None
-    started_at: Instant | None
-    finished_at: Instant | None
-    lateness_ms: int | None
-    error: str | None
-    cost_usd: float
-    event_id: str | None
-    attempt: int
-    output: Any = Field(default=None, description="What the workflow returned, clipped to 4 KB")
-
-
 class RunPage(_Out):
     items: list[RunOut]
     next_cursor: str | None
@@ -199,6 +182,10 @@ class PreviewOut(_Out):
         default_factory=list, description="One entry per fire (or missing fire) DST decided"
     )
     cadence: str | None = None
+    status: str | None = Field(
+        default=None, description="`disabled`: the trigger is paused and fires nothing"
+    )
+    reason: str | None = Field(default=None, description="Why it is disabled")
 
 
 class SecretOut(_Out):

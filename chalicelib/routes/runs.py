@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from chalice import Response
+
 from chalicelib import wiring
-from chalicelib.declare import LIST_QUERY, READ_ERRORS, Query
+from chalicelib.declare import LIST_QUERY, READ_ERRORS, WRITE_ERRORS, Query
 from chalicelib.domain.runs import RUN_STATUSES, RUN_SURFACES
 from chalicelib.routes.resource import Resource, route
 
 triggers = wiring.lazy_module("chalicelib.services.triggers")
+run_pages = wiring.lazy_module("chalicelib.services.run_pages")
+run_logs_service = wiring.lazy_module("chalicelib.services.run_logs")
 
 bp = Resource(__name__)
 
@@ -48,9 +52,38 @@ def list_runs(who):
     "/v1/runs/{run_id}",
     "GET",
     role="viewer",
-    summary="One run (also a queued or running one)",
-    answers={200: "RunOut"},
+    summary="One run (also a queued or running one), with its payload and its error's detail",
+    answers={200: "RunDetailOut"},
     errors=READ_ERRORS,
 )
 def get_run(who, run_id):
-    return triggers.get_run_view(who, run_id)
+    return run_pages.get_run_page(who, run_id)
+
+
+@route(
+    bp,
+    "/v1/runs/{run_id}/rerun",
+    "POST",
+    role="operator",
+    summary="Run it again: a manual run of its trigger with the same payload",
+    answers={202: "RunQueued"},
+    errors=(*WRITE_ERRORS, 409, 503),
+    description="The new run's `rerun_of` is this run. A busy trigger queues it.",
+)
+def rerun_run(who, run_id):
+    return Response(body=run_pages.rerun(who, run_id, now=bp.now()), status_code=202)
+
+
+@route(
+    bp,
+    "/v1/runs/{run_id}/logs",
+    "GET",
+    role="viewer",
+    summary="The run's log lines",
+    answers={200: "RunLogsOut"},
+    errors=READ_ERRORS,
+    description="Local: the stack's own log. AWS: a CloudWatch Logs Insights query on the "
+    "run id (`query`, and `console_url` to open it in the AWS console).",
+)
+def run_logs(who, run_id):
+    return run_logs_service.run_logs(who, run_id, now=bp.now())

@@ -105,11 +105,13 @@ def patch_trigger(who, trigger_id):
     "POST",
     role="operator",
     summary="Run a trigger now (surface manual)",
-    answers={202: "RunStarted"},
+    answers={202: "RunQueued"},
     body="FireIn",
     optional_body=True,
     errors=(*WRITE_ERRORS, 409, 503),
-    description="`{\"payload\": ...}` is this run's payload instead of the trigger's.",
+    description="`{\"payload\": ...}` is this run's payload instead of the trigger's. On a "
+    'busy trigger the run waits its turn (`queued: true`), unless `{"if_idle": true}` '
+    "(then 409).",
 )
 def fire_trigger(who, trigger_id):
     body = bp.json(required=False)

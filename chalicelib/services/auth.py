@@ -13,10 +13,22 @@ from chalicelib.observability import logger
 from chalicelib.settings import get_settings
 from chalicelib.store import keys as key_store
 
-__all__ = ["Principal", "ROLES", "authenticate", "require", "hash_key", "new_api_key", "root_key"]
+__all__ = [
+    "Principal",
+    "ROLES",
+    "CLOUDFORMATION_KEY_ID",
+    "authenticate",
+    "require",
+    "hash_key",
+    "new_api_key",
+    "root_key",
+]
 
 ROLES = ("viewer", "operator", "admin")
 ROOT_KEY_ID = "root"
+# The creator of a trigger declared in a CloudFormation stack (services/trigger_resource.py):
+# the account itself, through the stack's TriggerProvider function, never a key.
+CLOUDFORMATION_KEY_ID = "cloudformation"
 
 
 @dataclass(frozen=True)
@@ -116,7 +128,7 @@ def require(principal: Principal, role: str) -> None:
 
 def principal_still_allowed(key_id: str | None, tenant: str, role: str = "operator") -> bool:
     """Whether the key that created a trigger still exists with at least ``role`` in ``tenant``."""
-    if not key_id or key_id == ROOT_KEY_ID:
+    if not key_id or key_id in (ROOT_KEY_ID, CLOUDFORMATION_KEY_ID):
         return True
     stored = key_store.get_key(key_id)
     if stored is None:

@@ -76,8 +76,10 @@ POP_ATTEMPTS = 8
 def _fire_extras(ctx: RunContext) -> dict:
     if ctx.message.surface != "manual":
         return {}
-    found, payload = store.read_fire_payload(ctx.message.run_id)
-    return {"payload": payload} if found else {}  # fired without a body: the trigger's own
+    data = store.read_fire_request(ctx.message.run_id) or {}
+    # For the run's detail item (``runner/details.py``): its own payload, and its origin.
+    ctx.notes["fire_request"] = {"given": "p" in data, "rerun_of": data.get("r")}
+    return {"payload": data["p"]} if "p" in data else {}  # without a body: the trigger's own
 
 
 # -- backfill -----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.ids import run_sort_key
+from chalicelib.domain.run_detail import duration_of
 from chalicelib.settings import get_settings
 from chalicelib.store.models import RunModel, TriggerModel
 from chalicelib.workflows.remote import display_target
@@ -77,4 +78,6 @@ def run_view(run: RunModel) -> dict:
         "event_id": run.event_id,
         "attempt": int(run.attempt or 1),
         "output": output,
+        "duration_ms": duration_of(run.started_at, run.finished_at),
+        "rerun_of": run.rerun_of,
     }

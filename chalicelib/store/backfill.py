@@ -17,6 +17,9 @@ from chalicelib.store.models import RunModel, StateModel, TriggerModel
 __all__ = [
     "save_fire_payload",
     "read_fire_payload",
+    "read_fire_request",
+    "take_fire_request",
+    "NO_PAYLOAD",
     "delete_fire_payload",
     "read_pending",
     "write_pending",
@@ -36,19 +39,57 @@ def _pending_key(trigger_id: str) -> str:
     return f"{trigger_id}#backfill"
 
 
-def save_fire_payload(run_id: str, payload: Any) -> None:
-    """Keep a manual run's payload until the run settles."""
-    text = json.dumps({"p": payload}, separators=(",", ":"))
+def save_fire_payload(run_id: str, payload: Any, *, rerun_of: str | None = None) -> None:
+    """Keep a manual run's payload until the run settles (and the run it reruns, if any).
+
+    A rerun of a run that had the trigger's own payload is saved without one (``p``).
+    """
+    data: dict = {} if payload is _NO_PAYLOAD else {"p": payload}
+    if rerun_of is not None:
+        data["r"] = rerun_of
+    text = json.dumps(data, separators=(",", ":"))
     StateModel(_payload_key(run_id), state=text, version=0).save()
+
+
+# ``save_fire_payload(run_id, NO_PAYLOAD, rerun_of=...)``: a rerun on the trigger's payload.
+_NO_PAYLOAD: Any = object()
+NO_PAYLOAD = _NO_PAYLOAD
+
+
+def read_fire_request(run_id: str) -> dict | None:
+    """What a manual run was fired with: ``{"p"?: payload, "r"?: rerun_of}``, or None."""
+    try:
+        stored = StateModel.get(_payload_key(run_id), consistent_read=True)
+    except DoesNotExist:
+        return None
+    data = json.loads(stored.state or "{}")
+    return data if isinstance(data, dict) else None
+
+
+def take_fire_request(run_id: str, *, take: bool) -> bool:
+    """Take (or give back) a queued manual run's request: one holder at a time.
+
+    A queued run's message may be delivered twice; only the delivery that took the
+    request runs it or sends it on, and the request is deleted once the run settled.
+    """
+    item = StateModel(_payload_key(run_id))
+    field = StateModel.version
+    try:
+        item.update(
+            actions=[field.set(1 if take else 0)],
+            condition=(field == (0 if take else 1)),
+        )
+    except UpdateError as exc:
+        if condition_failed(exc):
+            return False
+        raise
+    return True
 
 
 def read_fire_payload(run_id: str) -> tuple[bool, Any]:
     """``(True, payload)`` for a run fired with a body, ``(False, None)`` without one."""
-    try:
-        stored = StateModel.get(_payload_key(run_id), consistent_read=True)
-    except DoesNotExist:
-        return False, None
-    return True, json.loads(stored.state).get("p")
+    data = read_fire_request(run_id) or {}
+    return ("p" in data), data.get("p")
 
 
 def delete_fire_payload(run_id: str) -> None:

@@ -44,6 +44,7 @@ class RunModel(TableBase):
     event_id = UnicodeAttribute(null=True)
     attempt = NumberAttribute(default=1)
     output = UnicodeAttribute(null=True)
+    rerun_of = UnicodeAttribute(null=True)  # a rerun's origin (reruns only)
     expires = NumberAttribute(null=True)
 
     by_tenant = RunsByTenant()

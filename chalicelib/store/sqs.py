@@ -40,6 +40,9 @@ class FireMessage:
     # A slot the tick computed for a standing row (``store/triggers.STANDING_DUE``): the
     # shard that row was read from. The claim is then fenced on ``next_slot``.
     standing_shard: str | None = None
+    # A manual fire that found its trigger busy, claimed by the runner when its turn
+    # comes (``runner/queued.py``): how many times it has waited so far (0: not queued).
+    queued: int = 0
 
     def body(self) -> str:
         data: dict = {"r": self.run_id, "t": self.trigger_id, "k": self.surface}
@@ -53,6 +56,8 @@ class FireMessage:
             data["s"] = self.sched
         if self.standing_shard is not None:
             data["st"] = self.standing_shard
+        if self.queued:
+            data["q"] = self.queued
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
@@ -67,6 +72,7 @@ class FireMessage:
             tenant=data.get("n"),
             sched=data.get("s"),
             standing_shard=data.get("st"),
+            queued=int(data.get("q") or 0),
         )
 
 

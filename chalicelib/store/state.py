@@ -47,6 +47,8 @@ class StateModel(TableBase):
     trigger_id = UnicodeAttribute(hash_key=True)
     state = UnicodeAttribute(default="{}")
     version = NumberAttribute(default=0)
+    # Only items that expire carry it (a run's detail item: ``store/run_details.py``).
+    expires = NumberAttribute(null=True)
 
 
 def get_state(trigger_id: str) -> tuple[dict, int]:

@@ -55,6 +55,7 @@ TTL_ATTRIBUTES: dict[str, str] = {
     "ledger": "expires",
     "audit": "expires",
     "deliveries": "expires",
+    "states": "expires",  # a run's detail item; a trigger's own items never expire
     "alerts": "expires",
 }
 

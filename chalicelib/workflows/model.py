@@ -23,9 +23,12 @@ __all__ = [
 class WorkflowFailed(Exception):
     """Fails the run on purpose; ``state`` (partial progress) is still written back."""
 
-    def __init__(self, message: str, *, state: dict | None = None):
+    def __init__(self, message: str, *, state: dict | None = None, detail: dict | None = None):
         super().__init__(message)
         self.state = state
+        # A remote target's own account of the failure (``domain/run_detail``): a Lambda
+        # function's error and stack, an http target's status and answer.
+        self.detail = detail
 
 
 class DestructiveRefused(Exception):

@@ -254,3 +254,46 @@ def test_a_channel_that_answers_500_does_not_fail_or_delay_the_run_and_its_notif
         ("recovered", "failed"),
     }
     assert all("answered 500" in (i["error"] or "") for i in items)
+
+
+def test_a_budget_crossing_its_threshold_and_the_disable_that_follows_are_each_told_once(
+    aws, clock, root, alerting, monkeypatch, tmp_path
+):
+    monkeypatch.setitem(
+        REGISTRY, "spender", Workflow(name="spender", func=lambda fire: Result(cost_usd=0.45))
+    )
+    policy = _policy(root, clock, on=["budget", "disabled"], budget_percent=80)
+    triggers.create_trigger(
+        root,
+        {"workflow": "spender", "schedule": {"interval_s": 60},
+         "limits": {"max_usd": 1.0, "budget_period": "total"}},
+        now=clock(),
+    )  # fmt: skip
+    assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]  # 45 %: below 80
+    alerting.deliver(clock())
+    assert outbox(tmp_path) == []
+    assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]  # 90 %: crosses 80
+    # The next run's estimate does not fit: refused, and the trigger disabled (budget).
+    assert fire_next(aws, clock, _runner(clock)) == ["budget_exceeded"]
+    alerting.deliver(clock())
+    items = policies.list_notifications(root, policy["id"], {})["items"]
+    assert sorted(i["kind"] for i in items) == ["budget", "disabled"]
+    assert {i["outcome"] for i in items} == {"sent"}
+
+
+def test_a_persons_pause_is_a_disabled_transition_with_its_note(
+    aws, clock, root, alerting, tmp_path
+):
+    policy = _policy(root, clock, on=["disabled"])
+    trigger_id = triggers.create_trigger(
+        root, {"workflow": "echo", "schedule": {"interval_s": 60}, "title": "nightly"}, now=clock()
+    )["id"]
+    triggers.set_enabled(
+        root, trigger_id, enabled=False, body={"note": "db migration"}, now=clock()
+    )
+    alerting.deliver(clock())
+    [item] = policies.list_notifications(root, policy["id"], {})["items"]
+    assert (item["kind"], item["trigger_id"], item["outcome"]) == ("disabled", trigger_id, "sent")
+    assert (
+        "was disabled" in subjects(tmp_path)[0] and "manual: db migration" in subjects(tmp_path)[0]
+    )

@@ -185,6 +185,8 @@ ROUTES = (
     Route("GET", "/v1/triggers/{trigger_id}/runs", 200, _run),
     Route("GET", "/v1/runs", 200, _run, collection=True),
     Route("GET", "/v1/runs/{run_id}", 200, _run),
+    Route("GET", "/v1/runs/{run_id}/logs", 200, _run),
+    Route("POST", "/v1/runs/{run_id}/rerun", 202, _run),
     Route("GET", "/v1/triggers/{trigger_id}/events", 200, _event),
     Route("POST", "/v1/events/{event_id}/replay", 202, _event),
     Route("GET", "/v1/workflows", 200, collection=True),

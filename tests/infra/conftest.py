@@ -257,6 +257,7 @@ class Scenario:
     batch_answers: list[dict] = field(default_factory=list)
     log_lines: list[tuple[str, str]] = field(default_factory=list)  # (function, JSON line)
     stdout: list[tuple[str, str]] = field(default_factory=list)  # (function, EMF line)
+    cfn_answers: list[dict] = field(default_factory=list)  # TriggerProvider's responses
 
 
 # A deployed stage has no built-in workflows (CRONHOOK_BUILTIN_WORKFLOWS is off there): the
@@ -293,6 +294,10 @@ def scenario(deployed: Deployed) -> Scenario:
        receipt rule) gets a message SES stored and announced on the mail topic; the
        ingest function drains the ingest queue and the runner runs them. Deleting the
        eventbridge trigger removes its rule.
+    8. CloudFormation: a stack's ``Custom::CronhookTrigger`` requests (Create of an
+       interval trigger and of a webhook trigger, an Update of one, a Delete of both) go
+       through the deployed TriggerProvider function, which answers each to a pre-signed
+       URL stand-in.
     7. (Run right after step 3.) Fan-out on (``FanOutShards`` 1, over the deployed variables): the heartbeat
        sends one tick message per due shard; the enqueuer function reads each shard and
        sends the interval trigger's slot due then, which the runner runs.
@@ -509,6 +514,63 @@ def scenario(deployed: Deployed) -> Scenario:
     call("disable", "POST", f"/v1/triggers/{interval_id}/disable")
     status, _ = call("delete", "DELETE", f"/v1/triggers/{interval_id}")
     assert status == 204
+    # 8.
+    result.cfn_answers = _custom_resource_steps(fn)
     result.log_lines = [(f, line) for f, line in fn.logs.lines[first_line:] if f]
     result.stdout = list(fn.stdout[first_print:])
     return result
+
+
+def _custom_resource_steps(fn: Functions) -> list[dict]:
+    """Scenario step 8: CloudFormation's requests to the TriggerProvider; its answers."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    answers: list[dict] = []
+
+    class ResponseUrl(BaseHTTPRequestHandler):
+        def do_PUT(self) -> None:  # noqa: N802 (http.server's name)
+            answers.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ResponseUrl)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    stack = "arn:aws:cloudformation:us-east-1:123456789012:stack/workflows/1f2e3d4c"
+
+    def send(kind: str, properties: dict, **extra: Any) -> dict:
+        request_id = f"cfn-{len(answers) + 1}"
+        event = {
+            "RequestType": kind,
+            "ResponseURL": f"http://127.0.0.1:{server.server_address[1]}/{request_id}",
+            "StackId": stack,
+            "RequestId": request_id,
+            "ResourceType": "Custom::CronhookTrigger",
+            "LogicalResourceId": "Trigger",
+            "ResourceProperties": {"ServiceToken": "token", **properties},
+            **extra,
+        }
+        fn.invoke("trigger_provider", event)
+        assert answers and answers[-1]["RequestId"] == request_id, answers
+        return answers[-1]
+
+    try:
+        every = {"Key": "cfn-every-minute", "workflow": WORKFLOW, "schedule": {"interval_s": "60"}}
+        hook = {"Key": "cfn-hook", "workflow": WORKFLOW, "event": {"source": "webhook"}}
+        for properties in (every, hook):
+            assert send("Create", properties)["Status"] == "SUCCESS", answers
+        changed = {**every, "title": "changed by the stack"}
+        updated = send(
+            "Update", changed, PhysicalResourceId=every["Key"], OldResourceProperties=every
+        )
+        assert updated["Status"] == "SUCCESS", updated
+        for properties in (changed, hook):
+            deleted = send("Delete", properties, PhysicalResourceId=properties["Key"])
+            assert deleted["Status"] == "SUCCESS", deleted
+    finally:
+        server.shutdown()
+        server.server_close()
+    return answers

@@ -37,6 +37,7 @@ def test_every_line_is_json_and_lines_about_a_run_carry_its_ids(scenario):
         "runner",
         "ingest",
         "enqueuer",
+        "trigger_provider",
     }
     for name, line in lines:
         assert line["service"] == "cronhook"

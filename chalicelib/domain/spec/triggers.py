@@ -122,9 +122,11 @@ class KeyIn(Strict):
 
 
 class FireIn(Strict):
-    """The optional body of ``POST /v1/triggers/{id}/fire``: this run's payload."""
+    """The optional body of ``POST /v1/triggers/{id}/fire``: this run's payload; with
+    ``if_idle`` a busy trigger refuses the run (409) instead of queueing it."""
 
     payload: Any = None
+    if_idle: bool = False
 
 
 class DisableIn(Strict):

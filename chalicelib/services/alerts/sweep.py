@@ -18,8 +18,8 @@ Both need a threshold, and the threshold is a policy's (``late_after_s``,
 4. A finding is queued once (``store.first_sighting``, keyed by the slot or by the last
    event: the same lateness seen by the next tick is not news) for the worker.
 
-The instant of a finding is the instant the threshold passed, not the tick's, so the
-same finding always makes the same notification ids.
+A finding's identity is its slot (``late``) or its last event (``no_event``), never the
+tick that saw it: the same lateness seen again is the same transition.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def _late(item: Any, policy: dict, *, now: datetime) -> list[Transition]:
             kind="late",
             tenant=item.tenant,
             trigger_id=item.id,
-            at_ms=slot + threshold_ms,
+            at_ms=ms(now),
             slot_ms=slot,
             policy_id=policy["id"],
             reason=f"its slot at {iso_ms(slot)} has not started ({late_s} s after its second)",
@@ -132,7 +132,7 @@ def _quiet(item: Any, policy: dict, *, now: datetime) -> list[Transition]:
             kind="no_event",
             tenant=item.tenant,
             trigger_id=item.id,
-            at_ms=last + threshold_ms,
+            at_ms=ms(now),
             last_event_ms=last,
             policy_id=policy["id"],
             reason=f"no event for {(ms(now) - last) // 1000} s "

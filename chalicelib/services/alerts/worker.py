@@ -57,8 +57,9 @@ from chalicelib.store.aws import client
 __all__ = ["Retry", "handle_batch", "handle_message", "SEND_ATTEMPTS", "LOOK_BACK_MINUTES"]
 
 SEND_ATTEMPTS = 3
-# A flush also sends what an earlier minute's flush missed (a transition handled late).
-LOOK_BACK_MINUTES = 60
+# A flush also sends what an earlier minute's flush missed: a notification is keyed on
+# its transition's instant, which a backlog on the alerts queue leaves hours behind.
+LOOK_BACK_MINUTES = 6 * 60
 
 Sleep = Callable[[float], None]
 

@@ -56,12 +56,14 @@ def reap_expired(
     pipeline: Pipeline,
     reap_all: bool = False,
     sparing: str | None = None,
+    error: str = LOST_ERROR,
 ) -> int:
     """Reap every run of ``item`` whose lease has expired; each is recorded ``lost``.
 
     ``reap_all`` also reaps live leases: only for a restart of the local stack, where
     every run of the old process is known to be dead. ``sparing``: a run id never
-    reaped here (the run whose claim is reaping).
+    reaped here (the run whose claim is reaping). ``error``: why the runs were lost, as
+    their records say (a restart of the local stack knows better than a lease).
     """
     now_ms = ms(now)
     reaped = 0
@@ -69,16 +71,23 @@ def reap_expired(
         lease = dynamo.entry_lease(entry)
         if (lease > now_ms and not reap_all) or run_id == sparing:
             continue
-        if _reap_one(item, run_id, entry, lease=lease, now=now, pipeline=pipeline):
+        if _reap_one(item, run_id, entry, lease=lease, now=now, pipeline=pipeline, error=error):
             reaped += 1
     return reaped
 
 
 def _reap_one(
-    item: TriggerModel, run_id: str, entry: dict, *, lease: int, now: datetime, pipeline: Pipeline
+    item: TriggerModel,
+    run_id: str,
+    entry: dict,
+    *,
+    lease: int,
+    now: datetime,
+    pipeline: Pipeline,
+    error: str = LOST_ERROR,
 ) -> bool:
     now_ms = ms(now)
-    last_run = {"id": run_id, "status": "lost", "finished_at": now_ms, "error": LOST_ERROR}
+    last_run = {"id": run_id, "status": "lost", "finished_at": now_ms, "error": error}
     slot = entry.get("t")
     # Record first, then reap: a reap whose record failed to write would be a lost run
     # that no record shows. If the reap is then fenced out (the run started after
@@ -89,6 +98,7 @@ def _reap_one(
         surface_of_entry(entry),
         int(slot) if slot is not None else None,
         now,
+        error=error,
         started_ms=_started_ms(entry),
     )
     # A lost event attempt that will be retried is not (yet) a failure of the trigger,
@@ -155,6 +165,7 @@ def _record_lost(
     slot_ms: int | None,
     now: datetime,
     *,
+    error: str = LOST_ERROR,
     started_ms: int | None = None,
 ) -> None:
     existing = dynamo.get_run(item.id, run_id)
@@ -166,7 +177,7 @@ def _record_lost(
     if run.started_at is None and started_ms is not None:
         run.started_at = started_ms
     run.status = "lost"
-    run.error = LOST_ERROR
+    run.error = error
     run.finished_at = ms(now)
     dynamo.put_run(run)
     record_metric("Runs", status="lost")

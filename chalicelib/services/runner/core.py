@@ -19,16 +19,20 @@ serialize_key is held): nothing is recorded or counted (``defer.defer``).
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
+from types import TracebackType
 
 from chalicelib.domain.epoch_ms import ms, opt_dt
+from chalicelib.domain.run_detail import error_detail
 from chalicelib.domain.settle import lateness_ms
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import events
 from chalicelib.services.pipeline import Pipeline, Refusal, RunContext
 from chalicelib.services.runner.claim import claim_scheduled
 from chalicelib.services.runner.defer import defer
+from chalicelib.services.runner.queued import start_queued
 from chalicelib.services.runner.settle import Outcome, check_result, settle
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
@@ -100,6 +104,11 @@ class Runner:
                 # This message ran the pointer's slot: the lines that follow are about it.
                 logger.thread_safe_append_keys(run_id=taken.run_id)
             message = taken
+        elif message.queued:
+            queued = start_queued(message, lease_ms=lease_ms, now=now)
+            if isinstance(queued, str):
+                return queued
+            item = queued
         else:
             found = dynamo.start_run(
                 message.trigger_id, run_id=message.run_id, lease_ms=lease_ms, started_ms=ms(now)
@@ -148,10 +157,12 @@ class Runner:
                 self._execute(ctx, run, outcome)
         except WorkflowFailed as exc:
             outcome.error, outcome.state_out = str(exc) or "WorkflowFailed", exc.state
+            outcome.error_detail = exc.detail or _detail_of(exc)
         except DestructiveRefused as exc:
             outcome.status, outcome.error, outcome.disable_reason = "refused", str(exc), "refused"
         except Exception as exc:  # the workflow's own failure: recorded, never propagated
             outcome.error = f"{type(exc).__name__}: {exc}"
+            outcome.error_detail = _detail_of(exc)
         finally:
             ctx.status = outcome.status
             ctx.deferred = outcome.deferred
@@ -198,6 +209,24 @@ class Runner:
         ctx.result = answered
         outcome.state_out = answered.state
         outcome.status = "succeeded"
+
+
+# The runner's own frames, left out of a workflow's traceback: it starts at the workflow.
+_ENGINE_FRAMES = ("/services/runner/", "/workflows/targets.py")
+
+
+def _engine_frame(tb: TracebackType) -> bool:
+    name = tb.tb_frame.f_code.co_filename.replace("\\", "/")
+    return any(part in name for part in _ENGINE_FRAMES)
+
+
+def _detail_of(exc: BaseException) -> dict:
+    """The failure's type, message and traceback, from the workflow's first frame on."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None and _engine_frame(tb):
+        tb = tb.tb_next
+    text = "".join(traceback.format_exception(type(exc), exc, tb))
+    return error_detail(type(exc).__name__, str(exc), text)
 
 
 def _fire_of(

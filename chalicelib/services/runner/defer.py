@@ -39,7 +39,8 @@ def defer(ctx: RunContext, *, delay_s: int, now: datetime, pipeline: Pipeline) -
         )
         record_metric("SettleFencedOut")
         return "dropped"
-    if keep and send_fires([replace(message, delay_s=delay_s)]):
+    # A queued manual run (``runner/queued.py``) comes back through the start fence now.
+    if keep and send_fires([replace(message, delay_s=delay_s, queued=0)]):
         # Not queued again: give the claim back; a scheduled slot is retried by the
         # next tick (as when the heartbeat's own send fails).
         slot = message.scheduled_ms if message.surface == "schedule" else None

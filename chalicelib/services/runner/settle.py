@@ -31,6 +31,7 @@ from chalicelib.observability import logger, record_metric
 from chalicelib.services.alerts import detect as alerts
 from chalicelib.services.heartbeat.slots import enqueue_if_sent_window, fire_message
 from chalicelib.services.pipeline import Pipeline, RunContext
+from chalicelib.services.runner.details import keep_detail
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.models import RunModel, TriggerModel
@@ -48,6 +49,8 @@ class Outcome:
 
     status: str = "failed"
     error: str | None = None
+    # ``{type, message, traceback}`` of a raised failure (``domain/run_detail``).
+    error_detail: dict | None = None
     result: Result | None = None
     state_out: dict | None = None
     state_version: int = 0
@@ -179,6 +182,15 @@ def _record_run(
     # last_run, counters, metrics and log line are written all the same.
     history = TriggerSpec.from_dict(ctx.spec).history
     if records_run(history, status=outcome.status, surface=ctx.message.surface):
+        # Before the record it completes (a failure's traceback, a payload of its own).
+        keep_detail(
+            ctx,
+            run,
+            status=outcome.status,
+            error=outcome.error,
+            detail=outcome.error_detail,
+            pipeline=pipeline,
+        )
         dynamo.put_run(run)
     record_metric("Runs", status=outcome.status, surface=ctx.message.surface)
     if run.lateness_ms is not None:

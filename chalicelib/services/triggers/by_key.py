@@ -34,6 +34,7 @@ from chalicelib.domain.trigger_keys import (
     check_managed_by,
     comparable,
     field_changes,
+    normalized,
     update_body,
 )
 from chalicelib.services import state as state_contract
@@ -143,7 +144,7 @@ def _plan(item: TriggerModel, create: dict, managed_by: str | None, *, now: date
         # The view's form of the target (query values masked), from an export: unchanged.
         desired["workflow"] = item.workflow
     current = _current(item)
-    changes = field_changes(current, desired)
+    changes = field_changes(normalized(current), normalized(desired))
     body = update_body(current, desired)  # a change that cannot be made in place: 422
     _check(data, now=now, schedule_too="schedule" in body, event_too="event" in body)
     rotate = _secret_changes(item, data, now=now)

@@ -11,12 +11,13 @@ import json
 from datetime import datetime
 
 from chalicelib.domain.due import to_ms
+from chalicelib.domain.trigger_keys import normalized
 from chalicelib.services.auth import Principal
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import trigger_keys
 from chalicelib.store.models import TriggerModel
 
-__all__ = ["drift_view", "note_edit"]
+__all__ = ["drift_view", "edited_fields", "note_edit"]
 
 
 def drift_view(item: TriggerModel) -> dict | None:
@@ -31,11 +32,18 @@ def drift_view(item: TriggerModel) -> dict | None:
     return {"at": iso_ms(drift.get("at")), "by": drift.get("by"), "fields": drift.get("fields")}
 
 
+def edited_fields(before: dict, after: dict, sent: set[str]) -> list[str]:
+    """The fields a PATCH sent that it changed (views before and after; a state sent is
+    counted: the view before the edit does not carry it)."""
+    old, new = normalized(before), normalized(after)
+    return sorted(name for name in sent if name == "state" or old.get(name) != new.get(name))
+
+
 def note_edit(
     principal: Principal, item: TriggerModel, view: dict, fields: list[str], *, now: datetime
 ) -> dict:
     """``view`` (a PATCH's answer) with the drift noted, when ``item`` is managed."""
-    if not item.managed_by:
+    if not item.managed_by or not fields:
         return view
     earlier = drift_view(item) or {}
     names = sorted({*(earlier.get("fields") or []), *fields})

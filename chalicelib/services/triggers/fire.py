@@ -15,10 +15,14 @@ from chalicelib.services.lookup import load_owned
 from chalicelib.services.triggers.shared import stored_spec
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
+from chalicelib.store.backfill import NO_PAYLOAD
 from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
-__all__ = ["fire_now"]
+__all__ = ["fire_now", "start_manual", "QUEUED_FIRST_WAIT_S"]
+
+# A queued manual run's first look at its trigger (then ``runner/queued.py`` waits longer).
+QUEUED_FIRST_WAIT_S = 2
 
 
 def _fireable(principal: Principal, trigger_id: str, *, now: datetime) -> TriggerModel:
@@ -33,8 +37,8 @@ def _fireable(principal: Principal, trigger_id: str, *, now: datetime) -> Trigge
     return item
 
 
-def _claim(item: TriggerModel, run_id: str, *, now: datetime) -> str:
-    """Claim ``run_id`` (409 when the trigger's concurrency is full); its due shard."""
+def _claim(item: TriggerModel, run_id: str, *, now: datetime) -> str | None:
+    """Claim ``run_id``: its due shard, or None when the trigger's concurrency is full."""
     settings = get_settings()
     capacity = stored_spec(item).concurrency
     shard = dynamo.shard_of(item.id, settings.due_shards)
@@ -48,7 +52,7 @@ def _claim(item: TriggerModel, run_id: str, *, now: datetime) -> str:
         started=False,
     )
     if outcome != dynamo.ClaimResult.CLAIMED:
-        raise Conflict(f"trigger is busy: {capacity} run(s) already in flight")
+        return None
     return shard
 
 
@@ -56,35 +60,67 @@ def fire_now(principal: Principal, trigger_id: str, *, now: datetime, body: Any 
     """Claim a manual run and enqueue it at once; 202 ``{run_id}``.
 
     A body ``{"payload": ...}`` is this run's payload instead of the trigger's (kept in
-    an item of its own until the run settles: the queue message carries ids only).
+    an item of its own until the run settles: the queue message carries ids only). A
+    busy trigger queues the run (``{run_id, queued: true}``: the runner claims it when
+    its turn comes), unless the body says ``if_idle`` (then 409).
     """
     data = parse_model(FireIn, body if body is not None else {})
+    given = "payload" in data.model_fields_set
+    return start_manual(
+        principal,
+        trigger_id,
+        now=now,
+        payload=data.payload if given else NO_PAYLOAD,
+        if_idle=data.if_idle,
+    )
+
+
+def start_manual(
+    principal: Principal,
+    trigger_id: str,
+    *,
+    now: datetime,
+    payload: Any,
+    if_idle: bool,
+    rerun_of: str | None = None,
+) -> dict:
+    """A manual run of the trigger (``payload``: its own, or ``NO_PAYLOAD``); ``{run_id}``."""
     item = _fireable(principal, trigger_id, now=now)
     run_id = manual_run_id(item.id, to_ms(now))
     shard = _claim(item, run_id, now=now)
+    if shard is None and if_idle:
+        capacity = stored_spec(item).concurrency
+        raise Conflict(f"trigger is busy: {capacity} run(s) already in flight")
     from chalicelib.services import ondemand  # the on-demand path, loaded when used
 
-    with_payload = "payload" in data.model_fields_set
-    if with_payload:
-        # Written before the message is sent: the runner never starts without it.
-        ondemand.save_fire_payload(run_id, data.payload)
+    with_payload = payload is not NO_PAYLOAD
+    if with_payload or rerun_of is not None or shard is None:
+        # Written before the message is sent: the runner never starts without it (and a
+        # queued run's request is what its deliveries take turns on).
+        ondemand.save_fire_payload(run_id, payload, rerun_of=rerun_of)
     message = FireMessage(
         run_id=run_id,
         trigger_id=item.id,
         surface="manual",
         scheduled_ms=to_ms(now),
         tenant=item.tenant,
+        queued=1 if shard is None else 0,
+        delay_s=QUEUED_FIRST_WAIT_S if shard is None else 0,
     )
     if send_fires([message]):
-        dynamo.release_claim(item.id, run_id=run_id, slot_ms=None, shard=shard)
+        if shard is not None:
+            dynamo.release_claim(item.id, run_id=run_id, slot_ms=None, shard=shard)
         ondemand.delete_fire_payload(run_id)
         raise ServiceUnavailable("the run could not be queued; try again")
+    detail = {"run_id": run_id, "with_payload": with_payload, "queued": shard is None}
+    if rerun_of is not None:
+        detail["rerun_of"] = rerun_of
     audit.record(
         principal,
-        "fire",
+        "rerun" if rerun_of else "fire",
         tenant=item.tenant,
         trigger_id=trigger_id,
         now=now,
-        detail={"run_id": run_id, "with_payload": with_payload},
+        detail=detail,
     )
-    return {"run_id": run_id}
+    return {"run_id": run_id, "queued": shard is None}

@@ -25,7 +25,7 @@ from chalicelib.observability import record_metric
 from chalicelib.services import audit, quotas
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
-from chalicelib.services.triggers.drift import note_edit
+from chalicelib.services.triggers.drift import edited_fields, note_edit
 from chalicelib.services.triggers.patch_write import Raced, write_patch
 from chalicelib.services.triggers.shared import enqueue_if_sent, stored_spec
 from chalicelib.services.triggers.views import trigger_view
@@ -117,7 +117,11 @@ def patch_trigger(
         conflict = version_conflict(data.version, int(item.version or 1))
         if conflict is not None:
             raise conflict
+        # A managed trigger's view before the edit: what the edit changed is its drift.
+        before = trigger_view(item) if item.managed_by and not as_code else None
         after = _attempt(principal, item, data, sent, now=now)
         if after is not None:
-            return after if as_code else note_edit(principal, item, after, sorted(sent), now=now)
+            if before is None:
+                return after
+            return note_edit(principal, item, after, edited_fields(before, after, sent), now=now)
     raise Conflict("the trigger kept changing while it was edited; try again", field="version")

@@ -60,6 +60,9 @@ def preview_trigger(principal: Principal, trigger_id: str, params: dict, *, now:
     count = parse_limit(params.get("count"), default=10, maximum=100, name="count")
     if not item.sched:
         return {"fires": [], "dst": []}
+    if item.status != "active":
+        # A paused or disabled trigger fires nothing: listing its slots would say it will.
+        return {"fires": [], "dst": [], "status": item.status, "reason": item.disabled_reason}
     spec = decode_schedule(item.sched)
     fires, marks = schedule.preview_marked(spec, start=now, count=count)
     return preview_view(fires, marks)

@@ -59,6 +59,8 @@ def in_flight_runs(item: TriggerModel) -> list[dict]:
             "event_id": None,
             "attempt": 1,
             "output": None,
+            "duration_ms": None,
+            "rerun_of": None,
         }
         for entry in in_flight(item)
     ]
@@ -92,6 +94,8 @@ def unrecorded_last_run(item: TriggerModel) -> list[dict]:
             "event_id": None,
             "attempt": 1,
             "output": None,
+            "duration_ms": None,
+            "rerun_of": None,
         }
     ]
 

@@ -8,6 +8,7 @@ import ssl
 import time
 from urllib.parse import urlsplit
 
+from chalicelib.domain.run_detail import http_error_detail
 from chalicelib.domain.signatures import sign_outbound
 from chalicelib.store import dynamo, kms
 from chalicelib.workflows.model import Fire, WorkflowFailed
@@ -130,5 +131,8 @@ def invoke_http(url: str, fire: Fire) -> dict | None:
     if not 200 <= status < 300:
         snippet = raw[:300].decode("utf-8", "replace").strip()
         detail = f": {snippet}" if snippet else ""
-        raise WorkflowFailed(f"http target answered {status}{detail}"[:1000])
+        raise WorkflowFailed(
+            f"http target answered {status}{detail}"[:1000],
+            detail=http_error_detail(status, raw),
+        )
     return read_answer(raw, what="http target", strict=False)

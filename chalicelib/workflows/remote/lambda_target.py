@@ -38,6 +38,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from chalicelib.domain.run_detail import lambda_error_detail
 from chalicelib.settings import get_settings
 from chalicelib.store import aws, dynamo
 from chalicelib.workflows.model import Fire, WorkflowFailed
@@ -212,7 +213,10 @@ def _function_error(what: str, answer: dict, raw: bytes) -> WorkflowFailed:
         text = f"{kind}: {detail.get('errorMessage', '')}"
     else:
         text = f"{answer['FunctionError']}: {detail or ''}"
-    return WorkflowFailed(f"{what} failed: {text}"[:1000])
+    return WorkflowFailed(
+        f"{what} failed: {text}"[:1000],
+        detail=lambda_error_detail(str(answer["FunctionError"]), detail),
+    )
 
 
 def invoke_lambda(name_or_arn: str, fire: Fire, *, tenant: str | None = None) -> dict | None:

@@ -1,0 +1,150 @@
+"""One run as its page shows it, a rerun of it, and its log lines.
+
+- ``GET /v1/runs/{id}``: the run (``run_lists.get_run_view``) with what its detail item
+  keeps (``store/run_details``): the payload it was given and its error's detail. A run
+  without a detail item ran on its trigger's own payload (shown from the trigger as it is
+  now) or on its event's body (shown from the event while it is kept).
+- ``POST /v1/runs/{id}/rerun``: a manual run with the same payload, marked ``rerun_of``.
+- ``GET /v1/runs/{id}/logs``: the run's log lines (``run_logs``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from chalicelib.domain.errors import Conflict, NotFound
+from chalicelib.domain.ids import trigger_id_of_run
+from chalicelib.domain.run_detail import clip_payload, error_detail
+from chalicelib.domain.runs import SURFACE_CODES
+from chalicelib.services.auth import Principal
+from chalicelib.services.runs import iso_ms
+from chalicelib.services.triggers.fire import start_manual
+from chalicelib.services.triggers.run_lists import get_run_view
+from chalicelib.services.triggers.shared import last_run_of
+from chalicelib.store import backfill, dynamo, event_reads, run_details
+from chalicelib.store.backfill import NO_PAYLOAD
+from chalicelib.store.models import TriggerModel
+from chalicelib.workflows.remote import display_target
+
+__all__ = ["get_run_page", "rerun", "owned_trigger_of_run"]
+
+
+def owned_trigger_of_run(principal: Principal, run_id: str) -> TriggerModel | None:
+    """The trigger of ``run_id`` if the caller's tenant owns it (None if gone)."""
+    trigger_id = trigger_id_of_run(run_id) if len(run_id) <= 200 else None
+    if trigger_id is None:
+        raise NotFound(f"run {run_id[:80]!r} not found")
+    item = dynamo.get_trigger(trigger_id)
+    if item is not None and item.tenant != principal.tenant:
+        raise NotFound(f"run {run_id!r} not found")
+    return item
+
+
+def _waiting_view(principal: Principal, run_id: str) -> dict:
+    """A run known only to its trigger or its request: a queued manual run not claimed
+    yet, or a run between its settle (``last_run``) and its record (the next write)."""
+    item = owned_trigger_of_run(principal, run_id)
+    request = backfill.read_fire_request(run_id) if item is not None else None
+    last = (last_run_of(item) or {}) if item is not None else {}
+    settled = last.get("id") == run_id
+    if item is None or (request is None and not settled):
+        raise NotFound(f"run {run_id!r} not found")
+    return {
+        "id": run_id,
+        "trigger_id": item.id,
+        "surface": SURFACE_CODES.get(run_id.partition(".")[2][13:14], "schedule"),
+        "status": str(last.get("status")) if settled else "queued",
+        "workflow": display_target(item.workflow),
+        "scheduled_for": None,
+        "started_at": None,
+        "finished_at": iso_ms(last.get("finished_at")) if settled else None,
+        "lateness_ms": None,
+        "error": last.get("error") if settled else None,
+        "cost_usd": 0.0,
+        "event_id": None,
+        "attempt": 1,
+        "output": None,
+        "duration_ms": None,
+        "rerun_of": (request or {}).get("r"),
+    }
+
+
+def _view(principal: Principal, run_id: str) -> dict:
+    try:
+        return get_run_view(principal, run_id)
+    except NotFound:
+        return _waiting_view(principal, run_id)
+
+
+def _event_payload(event_id: str | None) -> tuple[bool, Any]:
+    """The body an event run was given, while its event is kept."""
+    event = event_reads.get_event(event_id) if event_id else None
+    if event is None:
+        return False, None
+    from chalicelib.services.events.policy import payload_of
+    from chalicelib.store import s3
+
+    if event.body is not None:
+        raw = event.body.encode("utf-8")
+    elif event.body_s3_key:
+        raw = s3.get_body(event.body_s3_key)
+    else:
+        raw = b""
+    return True, payload_of(raw)
+
+
+def _payload(view: dict, detail: dict, item: TriggerModel | None) -> tuple[bool, Any, str]:
+    """``(known, payload, source)``: the run's own, the event's, or the trigger's."""
+    if "payload" in detail:
+        return True, detail["payload"], "run"
+    if view["surface"] == "event":
+        found, payload = _event_payload(view.get("event_id"))
+        return found, payload, "event"
+    request = backfill.read_fire_request(view["id"]) if view["surface"] == "manual" else None
+    if request and "p" in request:
+        return True, request["p"], "run"
+    if item is None:
+        return False, None, "trigger"
+    return True, dynamo.load_spec(item).get("payload"), "trigger"
+
+
+def get_run_page(principal: Principal, run_id: str) -> dict:
+    """One run with its payload and its error's detail (also a queued or running one)."""
+    view = _view(principal, run_id)
+    item = dynamo.get_trigger(view["trigger_id"])
+    detail = run_details.get_detail(run_id) or {}
+    known, payload, source = _payload(view, detail, item)
+    shown, clipped = clip_payload(payload) if known else (None, False)
+    found = detail.get("error_detail")
+    if found is None and view.get("error") and view["status"] not in ("succeeded", "running"):
+        found = error_detail(view["status"], view["error"], None)
+    request = backfill.read_fire_request(run_id) if view["surface"] == "manual" else None
+    return {
+        **view,
+        "rerun_of": view.get("rerun_of") or detail.get("rerun_of") or (request or {}).get("r"),
+        "payload": shown,
+        "payload_clipped": bool(detail.get("payload_clipped")) or clipped,
+        "payload_source": source if known else None,
+        "error_detail": found,
+    }
+
+
+def rerun(principal: Principal, run_id: str, *, now: datetime) -> dict:
+    """A manual run of the run's trigger with the same payload; 202 ``{run_id}``.
+
+    A payload the run's page keeps clipped (over 4 KB) cannot be given again: 409, and
+    the caller fires with the payload in hand instead.
+    """
+    page = get_run_page(principal, run_id)
+    if page["payload_clipped"]:
+        raise Conflict(
+            "this run's payload was over 4 KB and is kept clipped: fire the trigger with "
+            "the payload instead (POST /v1/triggers/{id}/fire)"
+        )
+    own = page["payload_source"] in ("run", "event")
+    payload = page["payload"] if own else NO_PAYLOAD
+    started = start_manual(
+        principal, page["trigger_id"], now=now, payload=payload, if_idle=False, rerun_of=run_id
+    )
+    return {**started, "rerun_of": run_id}
