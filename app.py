@@ -11,6 +11,7 @@ from chalicelib.routes import (
     alerts,
     audit,
     by_key,
+    calendar,
     console,
     events,
     hooks,
@@ -36,6 +37,7 @@ def api_key(auth_request):
 BLUEPRINTS = (
     service,
     triggers,
+    calendar,
     by_key,
     runs,
     workflows,

@@ -32,6 +32,8 @@ SUITE = [
     "tests/functional/test_api_patch.py",
     "tests/functional/test_linkedin_oracle.py",
     "tests/functional/test_concurrent_deletes.py",
+    "tests/functional/test_events_pull.py",
+    "tests/functional/test_ingress.py",
 ]
 
 # pytest's exit codes: 0 all passed, 1 some test failed. Anything else (5: ``-k`` chose
@@ -136,10 +138,31 @@ MUTATIONS = [
     ),
     Mutation(
         "ingress sends every event a message (the flood)",
-        "chalicelib/services/events/pull.py",
-        "    return bool(head) and head[0].id != event_id",
+        "chalicelib/services/events/accept.py",
+        "    return fresh is not None and len(dynamo.in_flight_of(fresh)) >= capacity",
         "    return False",
         focus="one_message_per_run",
+    ),
+    Mutation(
+        "a newer event's message runs its own event ahead of an older waiting one",
+        "chalicelib/services/events/run_start.py",
+        "    if queue and queue[0].id != message.event_id:",
+        "    if False:",
+        focus="oldest_waiting_event or arrival_order or runs_the_queue_head",
+    ),
+    Mutation(
+        "a body too large for the hot event item stays inline",
+        "chalicelib/services/events/accept.py",
+        "    if record.body is None or item_bytes(record) > HOT_ITEM_BYTES:",
+        "    if record.body is None:",
+        focus="under_1_kb",
+    ),
+    Mutation(
+        "a body that goes to S3 is never written (a stored event without its body)",
+        "chalicelib/services/events/accept.py",
+        "        s3.put_body(record.body_s3_key, body)\n",
+        "        pass\n",
+        focus="under_1_kb or 700_kb",
     ),
     Mutation(
         "a pull that still fails is swallowed",
@@ -218,8 +241,8 @@ MUTATIONS = [
         "a claim with room left does not reap the expired lease beside it",
         "chalicelib/services/runner/claim.py",
         "            reap_expired(item, now=now, pipeline=pipeline, sparing=message.run_id)\n"
-        "            return item, message\n",
-        "            return item, message\n",
+        "            _record_passed(item, plan, now=now)\n",
+        "            _record_passed(item, plan, now=now)\n",
         focus="room_left_reaps",
     ),
     Mutation(

@@ -4,8 +4,10 @@ Environment:
 
 - ``BENCH_QUICK=1``: small numbers and a 2 s heartbeat, for a smoke run (about a
   minute); its results go to ``bench/results.quick.json`` unless ``BENCH_OUT`` is set.
-- ``BENCH_ONLY=heartbeat,cost,webhook,lateness,burst,coldstart,moto``: run only these sections
-  (``coldstart``: each function's import time on its first call, ``infra/coldstart.py``;
+- ``BENCH_ONLY=heartbeat,cost,webhook,standin,lateness,burst,coldstart,moto``: run only these
+  sections (``standin``: the fire path's lateness on a stand-in for AWS with a fixed latency
+  per call, fed by the fire path's measured CPU and calls, ``bench/standin.py``;
+  ``coldstart``: each function's import time on its first call, ``infra/coldstart.py``;
   ``moto``: the embedded AWS's moto patches, stock against patched, ``bench/moto_speed.py``).
 - ``BENCH_ONLY=journal``: what the embedded AWS's write-ahead journal costs a write
   (``bench/journal.py``).
@@ -31,7 +33,17 @@ from typing import Any
 
 __all__ = ["main", "run", "SECTIONS"]
 
-SECTIONS = ("heartbeat", "cost", "webhook", "lateness", "burst", "coldstart", "moto", "journal")
+SECTIONS = (
+    "heartbeat",
+    "cost",
+    "webhook",
+    "standin",
+    "lateness",
+    "burst",
+    "coldstart",
+    "moto",
+    "journal",
+)
 # The fire cost, four ways: the event source mapping's batches of 10 (fires that come
 # due together), every fire alone (sparse schedules), a workflow that writes state, and
 # 15-minute crons; and three of them again with the cheaper run history.
@@ -74,6 +86,7 @@ def _plan(quick: bool) -> dict:
             "heartbeat_enqueue": {"due": 200, "latency_ms": 8.0, "repeats": 1},
             "cost": {"triggers": 10, "ticks": 1, "repeats": 1},
             "webhook": {"triggers": 4, "rounds": 2, "repeats": 1, "http_deliveries": 10},
+            "standin": {"triggers": 5, "ticks": 1, "minutes": 2},
             "lateness": {"triggers": 6, "window_s": 4},
             "burst": [(20, 2.0)],
         }
@@ -85,10 +98,25 @@ def _plan(quick: bool) -> dict:
         "heartbeat_enqueue": {"due": 10_000, "latency_ms": 8.0, "repeats": 1},
         "cost": {"triggers": 100, "ticks": 3, "repeats": 3},
         "webhook": {"triggers": 20, "rounds": 10, "repeats": 3, "http_deliveries": 200},
+        # The local-stack lateness bench's fleet (480 triggers, 6 minutes), 5 ms a call.
+        "standin": {"triggers": 60, "ticks": 3, "minutes": 6, "call_ms": 5.0},
         "lateness": {"triggers": 480, "window_s": 360},  # >= 1,000 fires (bench/lateness.py)
         # (deliveries, seconds, triggers): the 2,000 go to one trigger of concurrency 1.
         "burst": [(200, 10.0, 20), (2_000, 60.0, 1)],
     }
+
+
+# Deterministic measures of the webhook path (counts, CPU time, item sizes), medians.
+WEBHOOK_COUNTS = (
+    "webhook_aws_calls_accepted_path",
+    "webhook_aws_calls_per_webhook",
+    "webhook_wru_per_webhook",
+    "webhook_rru_per_webhook",
+    "webhook_api_cpu_ms",
+    "webhook_runner_cpu_ms",
+    "webhook_event_item_bytes",
+    "webhook_run_record_bytes",
+)
 
 
 def _progress(text: str) -> None:
@@ -162,6 +190,11 @@ def run(
                 results[key.replace("fires", "fires_provisioned", 1)] = measured[
                     "usd_per_million_provisioned"
                 ]
+            if "batched" in results["fire_cost"]:
+                batched = results["fire_cost"]["batched"]
+                results["fire_cpu_ms"] = batched["per_fire"]["runner_cpu_ms_per_fire"]
+                results["fire_aws_calls"] = batched["per_fire"]["aws_calls_per_fire"]
+                results["fire_run_record_bytes"] = batched["deployed"]["run_record_bytes"]
             results["section_seconds"]["cost"] = round(time.time() - started)
         if "webhook" in only and plan["webhook"]["repeats"]:
             _progress("webhooks in process")
@@ -171,13 +204,26 @@ def run(
                 measure_webhook_inprocess(env, triggers=p["triggers"], rounds=p["rounds"])
                 for _ in range(p["repeats"])
             ]
-            for key in ("webhook_p50_ms", "webhook_p99_ms", "usd_per_million_webhooks"):
+            for key in (
+                "webhook_p50_ms",
+                "webhook_p99_ms",
+                "usd_per_million_webhooks",
+                *WEBHOOK_COUNTS,
+            ):
                 results[key] = _median_of(runs, key)
             results["webhook_cost_by_site"] = runs[-1]["webhook_cost_by_site"]
             results["webhook_inprocess_runs"] = [
                 {k: v for k, v in r.items() if k != "webhook_cost_by_site"} for r in runs
             ]
             results["section_seconds"]["webhook"] = round(time.time() - started)
+        if "standin" in only:
+            from bench.standin import lateness_on_standin
+
+            _progress("fire lateness on a fixed-latency stand-in for AWS")
+            started = time.time()
+            results["lateness_standin"] = lateness_on_standin(env, **plan["standin"])
+            results["lateness_standin_p99_ms"] = results["lateness_standin"]["p99_ms"]
+            results["section_seconds"]["standin"] = round(time.time() - started)
         if "moto" in only:
             from bench.moto_speed import measure_moto_speed
 
@@ -269,13 +315,24 @@ _ROWS = (
         "... provisioned, history: failures (batches)",
         "<= 1.00",
     ),
-    ("usd_per_million_webhooks", "$ per million webhooks (API GW REST)", ""),
+    ("fire_cpu_ms", "runner CPU per fire, ms (this machine)", ""),
+    ("fire_aws_calls", "AWS calls per fire", ""),
+    ("fire_run_record_bytes", "run record of a fire, bytes", "< 1024"),
+    ("usd_per_million_webhooks", "$ per million webhooks (API GW REST)", "<= 7.00"),
+    ("webhook_aws_calls_accepted_path", "AWS calls on the accepted webhook path", "<= 3"),
+    ("webhook_aws_calls_per_webhook", "AWS calls per webhook run (all)", ""),
+    ("webhook_wru_per_webhook", "write units per webhook run", ""),
+    ("webhook_api_cpu_ms", "API handler CPU per webhook, ms", ""),
+    ("webhook_runner_cpu_ms", "runner CPU per webhook, ms", ""),
+    ("webhook_event_item_bytes", "event item, bytes", "< 1024"),
+    ("webhook_run_record_bytes", "run record of a webhook, bytes", "< 1024"),
     ("webhook_p50_ms", "webhook accepted, in process, p50 ms", ""),
     ("webhook_p99_ms", "webhook accepted, in process, p99 ms", "<= 50"),
     ("webhook_http_p50_ms", "webhook accepted, local stack HTTP, p50 ms", ""),
     ("webhook_http_p99_ms", "webhook accepted, local stack HTTP, p99 ms", ""),
     ("lateness_p50_ms", "fire start - scheduled, p50 ms", ""),
     ("lateness_p99_ms", "fire start - scheduled, p99 ms", "<= 1000"),
+    ("lateness_standin_p99_ms", "... on a 5 ms-a-call stand-in for AWS, p99 ms", "<= 1000"),
     ("journal_added_ms_per_write", "embedded AWS journal: ms added a write, p50", ""),
     ("burst_accepted", "burst: webhooks accepted", ""),
     ("burst_lost", "burst: accepted but never ran", "0"),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import statistics
 import threading
 import time
@@ -25,8 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from bench.calls import CallLog
-from bench.cost import PRICES, lambda_usd, price
+from bench.calls import CallLog, item_size
+from bench.cost import PRICES, billed_s, lambda_usd, price
 from bench.env import MotoEnv
 from bench.lateness import local_stack, percentile
 
@@ -89,13 +90,25 @@ def _inprocess_pass(
     runner = assembly.build_runner()
     handler_s: list[float] = []
     runner_s: list[float] = []
+    # Deterministic measures beside the wall times: this thread's CPU (moto answers on
+    # its own threads) and the AWS calls, per API invocation and per runner batch.
+    api_cpu_s: list[float] = []
+    api_calls: list[int] = []
+    runner_cpu_s: list[float] = []
+    runner_calls: list[int] = []
+    runner_messages: list[int] = []
     accepted = 0
 
     def run_batch(messages: list[dict]) -> None:
         event = {"Records": [_lambda_record(m, env.queue_url) for m in messages]}
-        started = time.perf_counter()
-        answer = wiring.handle_sqs_batch(event, runner=runner)
+        started, cpu = time.perf_counter(), time.thread_time()
+        mark = log.mark() if log is not None else 0
+        # One thread (concurrency 1): this thread's CPU is then the whole batch's.
+        answer = wiring.handle_sqs_batch(event, runner=runner, concurrency=1)
         runner_s.append(time.perf_counter() - started)
+        runner_cpu_s.append(time.thread_time() - cpu)
+        runner_calls.append(len(log.since(mark)) if log is not None else 0)
+        runner_messages.append(len(messages))
         assert not answer.get("batchItemFailures"), answer
 
     log = CallLog() if count else None
@@ -111,14 +124,18 @@ def _inprocess_pass(
                 env.poll_batches(run_batch, batch_size=batch_size)
             if log is not None:
                 log.forget()
-            runner_s.clear()
+            for measured in (runner_s, runner_cpu_s, runner_calls, runner_messages):
+                measured.clear()
             for n in range(rounds):
                 for token, secret in hooks:
                     body = json.dumps({"n": n, "token_tail": token[-4:]}).encode()
                     headers = signed(secret, body)
-                    started = time.perf_counter()
+                    started, cpu = time.perf_counter(), time.thread_time()
+                    mark = log.mark() if log is not None else 0
                     answer = client.http.post(f"/hooks/{token}", headers=headers, body=body)
                     handler_s.append(time.perf_counter() - started)
+                    api_cpu_s.append(time.thread_time() - cpu)
+                    api_calls.append(len(log.since(mark)) if log is not None else 0)
                     assert answer.status_code == 202, (answer.status_code, answer.body)
                     accepted += 1
                 # Deliveries a round apart: each finds its trigger idle (no queueing).
@@ -136,9 +153,21 @@ def _inprocess_pass(
         }
     calls = [c for c in calls if not (c.operation == "ReceiveMessage" and c.items_read == 0)]
     bill = price(calls)
-    api_usd = accepted * PRICES["apigw_rest_request"] + lambda_usd(handler_s)
-    runner_usd = lambda_usd(runner_s)
+    # Lambda billed as the fire cost models it (``cost.billed_s``): CPU over the deployed
+    # memory's vCPU share plus a round trip per call (a batch's threads overlap theirs).
+    api_billed = [
+        billed_s(cpu, n, function="api_handler")
+        for cpu, n in zip(api_cpu_s, api_calls, strict=True)
+    ]
+    runner_billed = [
+        billed_s(cpu, math.ceil(n / m), function="runner")
+        for cpu, n, m in zip(runner_cpu_s, runner_calls, runner_messages, strict=True)
+    ]
+    api_lambda_usd = lambda_usd(api_billed, function="api_handler")
+    api_usd = accepted * PRICES["apigw_rest_request"] + api_lambda_usd
+    runner_usd = lambda_usd(runner_billed, function="runner")
     total = bill["usd"] + api_usd + runner_usd
+    dynamo = [c for c in calls if c.service == "dynamodb"]
     sites = {
         site: {
             "calls_per_webhook": round(row["calls"] / accepted, 3),
@@ -154,7 +183,7 @@ def _inprocess_pass(
     }
     sites["lambda api (requests + GB-s)"] = {
         "calls_per_webhook": 1.0,
-        "usd_per_million": round(lambda_usd(handler_s) / accepted * 1e6, 4),
+        "usd_per_million": round(api_lambda_usd / accepted * 1e6, 4),
     }
     sites["lambda runner (requests + GB-s)"] = {
         "calls_per_webhook": round(len(runner_s) / accepted, 3),
@@ -164,7 +193,25 @@ def _inprocess_pass(
         "usd_per_million_webhooks": round(total / accepted * 1e6, 3),
         "webhook_cost_by_site": sites,
         "webhook_handler_ms_mean": round(1000 * statistics.mean(handler_s), 1),
+        "webhook_aws_calls_accepted_path": round(statistics.mean(api_calls), 2),
+        "webhook_aws_calls_per_webhook": round(len(calls) / accepted, 2),
+        "webhook_wru_per_webhook": round(sum(c.wru + c.gsi_wru for c in dynamo) / accepted, 2),
+        "webhook_rru_per_webhook": round(sum(c.rru for c in dynamo) / accepted, 2),
+        "webhook_api_cpu_ms": round(1000 * statistics.mean(api_cpu_s), 2),
+        "webhook_runner_cpu_ms": round(1000 * sum(runner_cpu_s) / accepted, 2),
+        "webhook_event_item_bytes": _mean_item_bytes("events"),
+        "webhook_run_record_bytes": _mean_item_bytes("runs"),
     }
+
+
+def _mean_item_bytes(table: str) -> float:
+    """The mean size of a table's items as DynamoDB bills them (``calls.item_size``)."""
+    from chalicelib.store.aws import client
+    from chalicelib.store.models import EventModel, RunModel
+
+    name = {"events": EventModel, "runs": RunModel}[table].Meta.table_name
+    items = client("dynamodb").scan(TableName=name).get("Items", [])
+    return round(sum(item_size(i) for i in items) / max(1, len(items)), 1)
 
 
 class _nothing:

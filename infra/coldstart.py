@@ -44,6 +44,7 @@ HEAVY = {
     "jsonschema": "state and payload contracts",
     "aws_lambda_powertools.utilities.batch": "the runner's partial batch responses",
     "cron_descriptor": "a schedule in words (domain.schedule.words)",
+    "holidays": "public holidays (a schedule.calendar with holiday codes)",
 }
 BEGIN, END = "--coldstart-begin--", "--coldstart-end--"
 ROOT_KEY = "chr_coldstart_root_key_for_the_probe_only"

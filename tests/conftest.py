@@ -124,7 +124,7 @@ class Aws:
                     for message in queue._messages:
                         if due_ms is not None:
                             try:
-                                at = json.loads(message.body).get("at")
+                                at = _due_ms_of(json.loads(message.body))
                             except ValueError:
                                 at = None
                             if json.loads(message.body).get("k") == "schedule" and (
@@ -150,6 +150,18 @@ class Aws:
                 statuses.append(runner.handle(FireMessage.parse(m["Body"])))
             self.delete(messages)
         return statuses
+
+
+def _due_ms_of(body: dict) -> int | None:
+    """When a fire message is due: its slot, or (a jittered schedule) the slot's fire_at."""
+    at = body.get("at")
+    sched = body.get("s")
+    if at is None or not sched or '"j":' not in sched:
+        return at
+    from chalicelib.domain import schedule
+    from chalicelib.domain.codec import decode_schedule
+
+    return schedule.fire_at_ms(body["t"], int(at), decode_schedule(sched))
 
 
 # The empty tables as create_tables made them on this worker's moto server (the first

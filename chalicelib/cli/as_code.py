@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 
 import click
 
+from chalicelib.cli.alert_documents import ALERT_KIND, run_alert_step
 from chalicelib.cli.client import ApiError, Client
 from chalicelib.cli.context import client_of, command
 from chalicelib.cli.documents import load_documents
@@ -78,6 +79,8 @@ def diff(ctx: click.Context, target: str, prune: bool, from_at: str | None, as_j
 def _run_step(client: Client, step: Step) -> dict:
     """Make one change; a refusal names the document (and the server names the field)."""
     try:
+        if step.kind == ALERT_KIND:
+            return run_alert_step(client, step)
         if step.action == "delete":
             client.request("DELETE", key_path(step.key))
             return {"action": "delete", "key": step.key}
@@ -98,12 +101,16 @@ def _run_step(client: Client, step: Step) -> dict:
 
 
 def _say_done(done: dict) -> None:
-    say(f"{done['action']}d {done['key']}" + (f" ({done['id']})" if done.get("id") else ""))
+    what = f"alert {done['key']}" if done.get("kind") == ALERT_KIND else done["key"]
+    say(f"{done['action']}d {what}" + (f" ({done['id']})" if done.get("id") else ""))
     hook = done.get("webhook") or {}
     if hook.get("secret"):
         say(f"    webhook url: {hook.get('url')}")
         say(f"    webhook secret: {hook['secret']}")
         warn(f"the webhook secret of {done['key']} is shown only this once; store it now")
+    if done.get("signing_secret"):
+        say(f"    webhook signing secret: {done['signing_secret']}")
+        warn(f"the signing secret of alert {done['key']} is shown only this once; store it now")
     if done.get("outbound_secret"):
         say(f"    outbound secret: {done['outbound_secret']}")
         warn(f"the outbound secret of {done['key']} is shown only this once; store it now")

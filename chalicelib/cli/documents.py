@@ -25,13 +25,14 @@ from typing import Any
 
 import click
 
+from chalicelib.cli.alert_documents import ALERT_KIND, check_alert, resolve_alert_secrets
 from chalicelib.domain.errors import ValidationError
 from chalicelib.domain.trigger_keys import check_key
 
 __all__ = ["Document", "DocumentError", "load_documents", "SUFFIXES"]
 
 SUFFIXES = (".yaml", ".yml", ".json")
-_KINDS = ("trigger",)
+_KINDS = ("trigger", ALERT_KIND)
 # Set by the tool, never by a file.
 _TOOL_FIELDS = ("managed_by",)
 
@@ -51,10 +52,12 @@ class Document:
     key: str
     body: dict
     missing_env: list[str] = field(default_factory=list)
+    kind: str = "trigger"
 
     @property
     def where(self) -> str:
-        return f"{self.path}, document {self.number} (key {self.key})"
+        named = f"alert {self.key}" if self.kind == ALERT_KIND else f"key {self.key}"
+        return f"{self.path}, document {self.number} ({named})"
 
 
 def _files(path: Path) -> list[Path]:
@@ -144,6 +147,8 @@ def _document(path: Path, number: int, data: Any) -> Document:
         raise DocumentError(
             f"{path}, document {number}: field kind: {kind!r} is not one of {', '.join(_KINDS)}"
         )
+    if kind == ALERT_KIND:
+        return _alert_document(path, number, body)
     try:
         key = check_key(body.pop("key", None))
     except ValidationError as exc:
@@ -154,18 +159,35 @@ def _document(path: Path, number: int, data: Any) -> Document:
     return doc
 
 
+def _alert_document(path: Path, number: int, body: dict) -> Document:
+    """An alert policy, named by its ``name``."""
+    name = body.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise DocumentError(f"{path}, document {number}: field name: an alert policy needs one")
+    doc = Document(str(path), number, name, body, kind=ALERT_KIND)
+    resolve_alert_secrets(doc.where, body, DocumentError)
+    try:
+        check_alert(body)
+    except ValidationError as exc:
+        where = f"field {exc.field}: " if exc.field else ""
+        raise DocumentError(f"{doc.where}: {where}{exc.message}") from exc
+    return doc
+
+
 def load_documents(target: str) -> list[Document]:
     """Every document under ``target`` (a file or a folder), checked; in file order."""
     documents: list[Document] = []
-    seen: dict[str, Document] = {}
+    seen: dict[str, Document] = {}  # by kind and key
     for path in _files(Path(target)):
         for number, data in enumerate(_raw_documents(path), start=1):
             doc = _document(path, number, data)
-            if doc.key in seen:
+            named = f"{doc.kind}:{doc.key}"
+            if named in seen:
+                field_name = "name" if doc.kind == ALERT_KIND else "key"
                 raise DocumentError(
-                    f"{doc.where}: field key: {doc.key!r} is also the key of "
-                    f"{seen[doc.key].where}; a key names one trigger"
+                    f"{doc.where}: field {field_name}: {doc.key!r} is also the {field_name} of "
+                    f"{seen[named].where}; it names one {doc.kind}"
                 )
-            seen[doc.key] = doc
+            seen[named] = doc
             documents.append(doc)
     return documents

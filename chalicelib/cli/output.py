@@ -59,6 +59,7 @@ _STATUS_STYLE = {
     "refused": "red",
     "budget_exceeded": "red",
     "lost": "red",
+    "missed": "yellow",
 }
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from chalicelib.cli.alert_documents import ALERT_KIND, alert_steps
 from chalicelib.cli.client import ApiError, Client
 from chalicelib.cli.documents import Document
 from chalicelib.cli.output import say, warn
@@ -50,8 +51,9 @@ class Step:
     key: str
     document: Document | None = None
     changes: dict = field(default_factory=dict)
-    trigger: dict | None = None
+    trigger: dict | None = None  # the trigger (or, for an alert, the policy) as it is
     preview: dict | None = None
+    kind: str = "trigger"
 
     @property
     def changes_anything(self) -> bool:
@@ -122,9 +124,11 @@ def _step(client: Client, doc: Document, *, now: datetime) -> Step:
 def make_plan(client: Client, documents: list[Document], *, prune: bool, now: datetime) -> Plan:
     """Ask the server what each document would change; with ``prune``, which triggers
     this tool manages that no document names any more (``now``: previews start there)."""
-    steps = [_step(client, doc, now=now) for doc in documents]
+    triggers = [doc for doc in documents if doc.kind != ALERT_KIND]
+    steps = [_step(client, doc, now=now) for doc in triggers]
+    steps += alert_steps(client, [doc for doc in documents if doc.kind == ALERT_KIND], Step)
     if prune:
-        declared = {doc.key for doc in documents}
+        declared = {doc.key for doc in triggers}
         items, _ = client.pages(
             "/v1/triggers",
             {"limit": 200},
@@ -159,8 +163,13 @@ def _print_preview(preview: dict | None) -> None:
 
 
 def _print_step(step: Step) -> None:
-    where = f"  ({step.document.where.split(' (key')[0]})" if step.document else ""
-    if step.action == "create":
+    where = f"  ({step.document.where.rsplit(' (', 1)[0]})" if step.document else ""
+    if step.kind == ALERT_KIND:
+        sign = {"create": "+", "update": "~"}.get(step.action, " ")
+        say(f"{sign} {step.action} alert {step.key}{where}")
+        for name, change in step.changes.items():
+            say(f"    {name}: {_shown(change.get('from'))} -> {_shown(change.get('to'))}")
+    elif step.action == "create":
         say(f"+ create {step.key}{where}")
         body = step.document.body if step.document else {}
         for name in ("workflow", "schedule", "event"):
@@ -200,6 +209,7 @@ def plan_json(plan: Plan) -> dict:
         "steps": [
             {
                 "action": step.action,
+                "kind": step.kind,
                 "key": step.key,
                 "file": step.document.path if step.document else None,
                 "document": step.document.number if step.document else None,

@@ -16,6 +16,7 @@ from chalicelib.cli.output import OUTPUT_META_KEY, OUTPUTS
 from chalicelib.cli.parsing import check_url
 from chalicelib.cli.preview import preview
 from chalicelib.cli.runs import list_audit, list_events, list_runs, list_workflows, replay
+from chalicelib.cli.simulate import simulate
 from chalicelib.cli.trigger_actions import backfill, pause, resume, rotate_secret
 from chalicelib.cli.triggers import triggers
 from chalicelib.cli.watch import watch
@@ -83,6 +84,7 @@ for _command in (
     list_audit,
     list_workflows,
     preview,
+    simulate,
     keys,
     watch,
     alerts,

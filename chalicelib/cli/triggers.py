@@ -56,7 +56,7 @@ _setting_options = stack(
     ),
     click.option(
         "--overlap",
-        type=click.Choice(("skip", "buffer_one", "allow")),
+        type=click.Choice(("skip", "buffer_one", "buffer_all", "allow")),
         help="A fire while the last still runs: skip it, keep one, or allow it.",
     ),
     click.option("--concurrency", type=click.IntRange(1, 100), help="Runs at once (1)."),

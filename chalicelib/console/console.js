@@ -493,7 +493,7 @@
   function cadenceFromSchedule(s) {
     if (!s) return { mode: 'daily' };
     if (s.interval_s) return s.interval_s % 3600 === 0 ? { mode: 'hours', every: s.interval_s / 3600 } : { mode: 'minutes', every: Math.max(1, Math.round(s.interval_s / 60)) };
-    if (s.cron) return { mode: 'cron', cron: s.cron };
+    if (s.cron) return { mode: 'cron', cron: Array.isArray(s.cron) ? s.cron.join(' | ') : s.cron };
     return { mode: 'daily' };
   }
 
@@ -556,7 +556,11 @@
         case 'weekly': out.cron = `${mm} ${hh} * * ${dayChecks.filter((d) => d.checked).map((d) => d.value).join(',') || '1'}`; break;
         case 'monthly': out.cron = `${mm} ${hh} ${Math.min(31, Math.max(1, Number(dom.value) || 1))} * *`; break;
         case 'monthly_last': out.cron = `${mm} ${hh} L * *`; break;
-        case 'cron': out.cron = cron.value.trim(); break;
+        case 'cron': { // several crons (their union) are written "a | b"
+          const text = cron.value.trim();
+          out.cron = text.includes('|') ? text.split('|').map((x) => x.trim()).filter(Boolean) : text;
+          break;
+        }
         case 'eventbridge': out.cron = eb.value.trim(); break;
         default: break;
       }
@@ -626,7 +630,7 @@
     els['limits.max_usd'] = num('max_usd', limits.max_usd, { min: 0, step: '0.01' });
     els['limits.budget_period'] = h('select', { name: 'budget_period' }, ['month', 'week', 'day', 'total'].map((p) => h('option', { value: p, selected: limits.budget_period === p }, p)));
     els['limits.max_failures'] = num('max_failures', limits.max_failures || 5, { min: 1 });
-    els.overlap = h('select', { name: 'overlap' }, [['skip', 'Skip a fire while one runs'], ['buffer_one', 'Keep one waiting'], ['allow', 'Allow overlap']].map(([v, t]) => h('option', { value: v, selected: existing && existing.overlap === v }, t)));
+    els.overlap = h('select', { name: 'overlap' }, [['skip', 'Skip a fire while one runs'], ['buffer_one', 'Keep one waiting'], ['buffer_all', 'Run every fire in turn'], ['allow', 'Allow overlap']].map(([v, t]) => h('option', { value: v, selected: existing && existing.overlap === v }, t)));
     els.concurrency = num('concurrency', existing ? existing.concurrency : 1, { min: 1, max: 100 });
     els.history = h('select', { name: 'history' }, [['full', 'Every run'], ['failures', 'Only runs that did not succeed']].map(([v, t]) => h('option', { value: v, selected: existing && existing.history === v }, t)));
     els.serialize_key = h('input', { name: 'serialize_key', value: existing ? existing.serialize_key || '' : '' });
@@ -646,8 +650,12 @@
     workflow.addEventListener('change', wfChanged);
 
     const formError = h('div');
+    // An edit of a schedule shows the fires it adds and removes (PATCH ?dry_run=true)
+    // before it is saved; saving the same edit again confirms it.
+    const slotsDiff = h('div', { class: 'slots-diff', role: 'region', 'aria-label': 'What this edit changes', hidden: true });
+    let diffShownFor = null;
     const submit = h('button', { type: 'submit', class: 'primary' }, editing ? 'Save' : 'Create');
-    const form = h('form', { class: 'stack', novalidate: true }, field('Title', title), field('Workflow', workflow), backfill, kind, scheduleBox, eventBox, options, formError,
+    const form = h('form', { class: 'stack', novalidate: true }, field('Title', title), field('Workflow', workflow), backfill, kind, scheduleBox, eventBox, options, slotsDiff, formError,
       h('div', { class: 'actions' }, h('button', { type: 'button', class: 'quiet', onclick: () => dlg.close() }, 'Cancel'), submit));
     const syncKind = () => { scheduleBox.hidden = !kindSchedule.checked; eventBox.hidden = !kindEvent.checked; if (kindSchedule.checked) schedulePreview(); };
     kind.addEventListener('change', syncKind);
@@ -705,6 +713,16 @@
       let created;
       try {
         const payload = body();
+        if (editing && payload.schedule && diffShownFor !== JSON.stringify(payload)) {
+          const plan = await api('PATCH', `v1/triggers/${existing.id}?dry_run=true`, payload);
+          const d = plan.slots_diff || {};
+          if ((d.added_count || 0) + (d.removed_count || 0) > 0) {
+            diffShownFor = JSON.stringify(payload);
+            showSlotsDiff(slotsDiff, d, zoneOf(existing));
+            submit.textContent = 'Confirm and save';
+            return;
+          }
+        }
         created = editing ? await api('PATCH', `v1/triggers/${existing.id}`, payload) : await api('POST', 'v1/triggers', payload);
       } catch (ex) { placeError(ex); return; }
       if (created.webhook && created.webhook.secret) { showSecret(dlg, form, created); return; }
@@ -719,6 +737,17 @@
     dlg.classList.add('wide');
     showParts(); wfChanged(); syncKind();
     title.focus();
+  }
+
+  function showSlotsDiff(box, d, tz) {
+    const list = (label, items, count) => h('div', {}, h('strong', {}, `${label}: ${count}`),
+      h('ul', {}, items.slice(0, 5).map((at) => h('li', {}, h('time', { datetime: at }, fmtAt(at, tz)))),
+        count > 5 ? h('li', {}, `… and ${count - 5} more`) : null));
+    box.replaceChildren(
+      h('p', {}, `Over the next ${d.days || 30} days this edit changes the fires: check them, then save again.`),
+      list('Fires added', d.added || [], d.added_count || 0),
+      list('Fires removed', d.removed || [], d.removed_count || 0));
+    box.hidden = false;
   }
 
   const SETUP = {

@@ -76,6 +76,7 @@
       dt('Status', statusBadge(run.status)), dt('Surface', run.surface), dt('Workflow', run.workflow || '—'),
       ...timesOf(run),
       dt('Attempt', String(run.attempt ?? 1)), dt('Cost', `$${Number(run.cost_usd || 0).toFixed(4)}`),
+      dt('State written', run.state_written === true ? 'yes' : (run.state_written === false ? 'no' : '—')),
       run.rerun_of ? dt('Rerun of', h('a', { href: `#/runs/${encodeURIComponent(run.rerun_of)}`, 'aria-label': `Run ${run.rerun_of} (the original)` }, run.rerun_of)) : null,
       run.event_id ? dt('Event', h('code', {}, run.event_id)) : null,
       dt('Run id', h('code', {}, run.id)));

@@ -57,7 +57,7 @@ def usd(value: object) -> float:
 
 def budget_timezone(kind: str, schedule: dict | None) -> str:
     """The timezone a trigger's periods follow: a cron's own zone, else UTC."""
-    if kind == "cron" and schedule and isinstance(schedule.get("timezone"), str):
+    if kind in ("cron", "business_day") and schedule and isinstance(schedule.get("timezone"), str):
         return schedule["timezone"] or "UTC"
     return "UTC"
 

@@ -42,7 +42,7 @@ DEFAULT_MAX_FAILURES: int = LIMITS_DEFAULTS["max_failures"]
 
 # A run that ended with one of these never ran its workflow: neither a success nor a
 # failure of the trigger (not counted toward ``limits.max_failures``).
-UNCOUNTED_STATUSES = frozenset({"refused", "budget_exceeded", "skipped"})
+UNCOUNTED_STATUSES = frozenset({"refused", "budget_exceeded", "skipped", "missed"})
 
 _SURFACES = {"s": "schedule", "e": "event", "m": "manual", "b": "backfill"}
 
@@ -60,7 +60,7 @@ def capacity_of(policy: Mapping[str, Any]) -> int:
     return int(policy.get("n", 1)) if policy.get("o") == "allow" else 1
 
 
-def overlap_decision(policy: Mapping[str, Any], *, running: int) -> Overlap:
+def overlap_decision(policy: Mapping[str, Any], *, running: int, waits: bool = False) -> Overlap:
     """A due slot found the trigger busy: what happens to it, with ``running`` runs executing.
 
     The overlap policy is applied when the fire is due: a slot is ``skipped`` only if a
@@ -68,7 +68,8 @@ def overlap_decision(policy: Mapping[str, Any], *, running: int) -> Overlap:
     """
     if running < capacity_of(policy):
         return Overlap.RETRY
-    if policy.get("o", "skip") == "skip":
+    # A slot that waits its turn (catch-up ``all``, ``buffer_all``) is never skipped.
+    if policy.get("o", "skip") == "skip" and not waits:
         return Overlap.SKIP
     return Overlap.BUFFER
 
@@ -122,9 +123,15 @@ def stands(sched: str) -> bool:
         spec = decode_schedule(sched)
     except (ValueError, TypeError, AttributeError):
         return False
+    if spec.jitter_s or spec.catchup_mode != "latest" or '"o":"buffer_all"' in sched:
+        # A standing window sends slots, not their jittered instants; catch-up and
+        # buffer_all leave past slots due, which only a keyed row shows the heartbeat.
+        return False
     if spec.interval_s:
         return int(spec.interval_s) * 1000 <= LEASE_LEFT_TO_NEXT_CLAIM_MS
-    if not spec.cron:
+    if not spec.cron or spec.also or spec.calendar is not None:
+        # A union or a calendar is keyed on its next slot: a holiday leaves a day without
+        # slots, longer than the lease rule allows a standing row.
         return False
     try:
         cron = parse_cron(spec.cron)

@@ -29,6 +29,7 @@ RUN_STATUSES = (
     "refused",
     "budget_exceeded",
     "lost",
+    "missed",
 )
 RUN_SURFACES = ("schedule", "event", "manual", "backfill")
 # The one-letter surface an ``in_flight`` entry keeps (``k``), and the surface it names.

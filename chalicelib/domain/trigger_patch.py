@@ -29,7 +29,7 @@ __all__ = [
 
 # Fields a PATCH may clear with null; every other field must keep a value.
 NULLABLE = frozenset({"title", "payload", "serialize_key", "secret_scope", "tags", "limits"})
-_CADENCE_FIELDS = ("cron", "interval_s", "at")
+_CADENCE_FIELDS = ("cron", "interval_s", "at", "business_day")
 # Fields merged by their own rule (or not part of the stored spec).
 _OWN_RULE = frozenset({"schedule", "event", "state", "limits", "enabled"})
 # What the audit diff compares (state and payload are only marked changed: they may hold
@@ -77,18 +77,25 @@ def merge_schedule(old: dict, patch: ScheduleIn) -> dict:
     cleared = [f for f in _CADENCE_FIELDS if f in sent and getattr(patch, f) is None]
     if len(given) > 1:
         raise ValidationError(
-            f"give one of cron, interval_s or at (got {', '.join(given)})", field="schedule"
+            f"give one of cron, business_day, interval_s or at (got {', '.join(given)})",
+            field="schedule",
         )
     dumped = patch.model_dump(mode="json", include=sent)
     if given:
-        # A new cadence replaces the old kind's fields; the timezone and DST policy carry
-        # over only between cron schedules (they mean nothing to an interval or an instant).
+        # A new cadence replaces the old kind's fields; the timezone, DST policy and
+        # calendar carry over only between wall-clock schedules (a cron or a business day:
+        # they mean nothing to an interval or an instant); a business day keeps its time.
         kind = given[0]
         merged: dict = {kind: dumped[kind]}
-        if kind == "cron" and old.get("cron") is not None:
+        wall_clock = ("cron", "business_day")
+        if kind in wall_clock and any(old.get(k) is not None for k in wall_clock):
             merged["timezone"] = old.get("timezone") or "UTC"
-            if old.get("dst") is not None:
-                merged["dst"] = old["dst"]
+            for name in ("dst", "calendar", "time" if kind == "business_day" else "dst"):
+                if old.get(name) is not None:
+                    merged[name] = old[name]
+        for name in ("jitter_s", "catchup", "skips", "extras"):
+            if old.get(name):
+                merged[name] = old[name]
     else:
         if cleared:
             raise ValidationError(
@@ -96,7 +103,7 @@ def merge_schedule(old: dict, patch: ScheduleIn) -> dict:
                 field=f"schedule.{cleared[0]}",
             )
         merged = {k: v for k, v in old.items() if v is not None}
-    for name in ("timezone", "dst"):
+    for name in ("timezone", "dst", "time", "calendar", "jitter_s", "catchup", "skips", "extras"):
         if name in sent:
             merged[name] = dumped[name]
     return {k: v for k, v in merged.items() if v is not None}

@@ -47,6 +47,7 @@ DEFAULTS: dict[str, Any] = {
     "concurrency": 1,
     "allow_destructive": False,
     "history": "full",
+    "after_fire": "disable",
 }
 
 # The nested objects' defaults, in the request models' field order (``expand`` keeps it, so
@@ -59,6 +60,13 @@ SCHEDULE_DEFAULTS: dict[str, Any] = {
     "interval_s": None,
     "at": None,
     "dst": None,
+    "business_day": None,
+    "time": None,
+    "calendar": None,
+    "jitter_s": None,
+    "catchup": None,
+    "skips": None,
+    "extras": None,
 }
 DST_DEFAULTS: dict[str, Any] = {"skipped": "shift", "repeated": "once"}
 # ``secret`` is never stored (it is sealed on the item); an eventbridge trigger's ``bus``
@@ -69,6 +77,8 @@ EVENT_DEFAULTS: dict[str, Any] = {
     "max_attempts": 3,
     "dedupe_window_s": 7 * 86400,
     "rate_limit": None,
+    "debounce": None,
+    "batch": None,
     "bus": None,
     "pattern": None,
     "bucket": None,
@@ -229,6 +239,7 @@ class TriggerSpec:
     concurrency: int = DEFAULTS["concurrency"]
     allow_destructive: bool = DEFAULTS["allow_destructive"]
     history: str = DEFAULTS["history"]
+    after_fire: str = DEFAULTS["after_fire"]
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -254,6 +265,7 @@ class TriggerSpec:
             concurrency=_count(full.get("concurrency"), DEFAULTS["concurrency"]),
             allow_destructive=bool(full.get("allow_destructive")),
             history=full.get("history") or DEFAULTS["history"],
+            after_fire=full.get("after_fire") or DEFAULTS["after_fire"],
             extra={k: v for k, v in full.items() if k not in known},
         )
 

@@ -10,7 +10,15 @@ __all__ = ["Instant", "RunStatus", "Surface", "_Out"]
 
 Instant = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 RunStatus = Literal[
-    "queued", "running", "succeeded", "failed", "skipped", "refused", "budget_exceeded", "lost"
+    "queued",
+    "running",
+    "succeeded",
+    "failed",
+    "skipped",
+    "refused",
+    "budget_exceeded",
+    "lost",
+    "missed",
 ]
 Surface = Literal["schedule", "event", "manual", "backfill"]
 

@@ -8,7 +8,10 @@ from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from chalicelib import declare
-from chalicelib.openapi import alert_models  # noqa: F401  (registers the alert answers)
+from chalicelib.openapi import (
+    alert_models,  # noqa: F401  (registers the alert answers)
+    time_models,  # noqa: F401  (registers previews, dry runs, simulations)
+)
 from chalicelib.openapi.models import API_VERSION, ErrorOut, _model
 
 _STATUS_TEXT = {

@@ -58,7 +58,7 @@ class TriggerOut(_Out):
     title: str | None
     display_name: str
     tags: list[str]
-    kind: Literal["cron", "interval", "at", "event"]
+    kind: Literal["cron", "business_day", "interval", "at", "event"]
     cadence: str = Field(description='Human-readable, e.g. "Every 2 hours"')
     schedule: dict[str, Any] | None
     event: dict[str, Any] | None
@@ -67,12 +67,15 @@ class TriggerOut(_Out):
     serialize_key: str | None
     secret_scope: str | None
     limits: dict[str, Any] | None
-    overlap: Literal["skip", "buffer_one", "allow"]
+    overlap: Literal["skip", "buffer_one", "buffer_all", "allow"]
     concurrency: int
     allow_destructive: bool
     history: Literal["full", "failures"] = Field(
         description="Which runs get a run record: all (`full`), or all but the scheduled "
         "and event runs that succeeded (`failures`, two write units less per fire)",
+    )
+    after_fire: Literal["disable", "delete"] | None = Field(
+        default=None, description="An `at` trigger after its run: disabled, or deleted"
     )
     enabled: bool
     status: Literal["active", "disabled"]
@@ -160,32 +163,9 @@ class RunStarted(_Out):
     run_id: str
 
 
-class DstMarkOut(_Out):
-    """A fire, or a missing fire, that a DST transition decided, and the policy that did."""
-
-    at: Instant = Field(description="The fire; for a skipped one, the instant the clock jumped")
-    change: Literal["shifted", "repeated", "skipped"]
-    policy: Literal["shift", "skip", "once", "both"] = Field(
-        description="dst.skipped or dst.repeated for a fixed-time cron; a wildcard cron "
-        "follows the wall clock (skip, both)"
-    )
-
-
 class ReplayStarted(_Out):
     event_id: str
     run_id: str
-
-
-class PreviewOut(_Out):
-    fires: list[Instant]
-    dst: list[DstMarkOut] = Field(
-        default_factory=list, description="One entry per fire (or missing fire) DST decided"
-    )
-    cadence: str | None = None
-    status: str | None = Field(
-        default=None, description="`disabled`: the trigger is paused and fires nothing"
-    )
-    reason: str | None = Field(default=None, description="Why it is disabled")
 
 
 class SecretOut(_Out):
@@ -206,7 +186,7 @@ class EventOut(_Out):
     trigger_id: str
     status: str = Field(
         description="pending, running, succeeded, failed, skipped, refused, budget_exceeded, "
-        "throttled (stored beyond event.rate_limit, not run; replay runs it)"
+        "throttled (beyond event.rate_limit: kept, not run), batched (in a window's run)"
     )
     run_id: str | None
     attempt: int
@@ -334,6 +314,11 @@ class DeliveryOut(_Out):
     detail: str | None = Field(default=None, description="The finer cause of a rejection")
     status: int | None = Field(default=None, description="The HTTP status answered")
     event_id: str | None
+    run_id: str | None = Field(
+        default=None,
+        description="The run that took the event (a debounce or batch window's run for each "
+        "of its events); null for a delivery that stored no event to run",
+    )
     size: int = Field(description="Body size in bytes")
     headers: dict[str, str] = Field(description="Request headers, credentials left out")
 

@@ -18,6 +18,7 @@ class RunOut(_Out):
     status: RunStatus
     workflow: str | None = None
     scheduled_for: Instant | None
+    fire_at: Instant | None = Field(default=None, description="A slot's start: slot + jitter")
     started_at: Instant | None
     finished_at: Instant | None
     lateness_ms: int | None
@@ -28,6 +29,9 @@ class RunOut(_Out):
     output: Any = Field(default=None, description="What the workflow returned, clipped to 4 KB")
     duration_ms: int | None = Field(default=None, description="finished_at - started_at")
     rerun_of: str | None = Field(default=None, description="The run this one reruns")
+    state_written: bool | None = Field(
+        default=None, description="The run wrote the trigger's state (null while in flight)"
+    )
 
 
 class RunErrorDetail(_Out):

@@ -85,9 +85,17 @@ def delete_trigger(who, trigger_id):
     "PATCH",
     role="operator",
     summary="Edit a trigger in place",
-    answers={200: "TriggerOut"},
+    answers={200: "TriggerEditOut"},
     body="TriggerPatch",
     errors=(*WRITE_ERRORS, 409),
+    query=(
+        Query(
+            "dry_run",
+            "true: answer the trigger as the edit would make it, with `slots_diff` (the slots "
+            "added and removed over the next 30 days); nothing is stored",
+            enum=("true", "false"),
+        ),
+    ),
     description="Send only the fields to change (objects such as `limits` and `event` merge). "
     "A cadence edit infers the kind from the field sent (`cron`, `interval_s` or `at`), "
     "clears the other kind's fields and recomputes `next_fire_at` strictly after now and "
@@ -96,6 +104,8 @@ def delete_trigger(who, trigger_id):
     "as a whole, compare-and-set against runs.",
 )
 def patch_trigger(who, trigger_id):
+    if bp.params().get("dry_run") == "true":
+        return triggers.dry_run_patch(who, trigger_id, bp.json(), now=bp.now())
     return triggers.patch_trigger(who, trigger_id, bp.json(), now=bp.now())
 
 

@@ -221,6 +221,7 @@ def delivery_view(row: DeliveryModel) -> dict:
         "detail": row.detail,
         "status": int(row.status) if row.status is not None else None,
         "event_id": row.event_id,
+        "run_id": None,
         "size": int(row.size or 0),
         "headers": headers,
     }
@@ -239,6 +240,7 @@ def accepted_view(event: EventModel) -> dict:
         "detail": None,
         "status": 202,
         "event_id": event.id,
+        "run_id": event.run_id,  # a window's run for each event it took
         "size": int(event.body_size or 0),
         "headers": headers,
     }
@@ -279,16 +281,23 @@ def _merged_page(
     """
     rows: list[tuple[str, dict]] = []
     floors: list[str] = []
-    events = event_reads.events_before(trigger_id, before=before, limit=limit)
-    if len(events) == limit:
-        floors.append(events[-1].received_sk)
-    rows += [(e.received_sk, accepted_view(e)) for e in events if e.source not in DELIVERED_SOURCES]
+    recorded: list[DeliveryModel] = []
     if not accepted_only:
         recorded = store.deliveries_before(trigger_id, before=before, limit=limit)
         if len(recorded) == limit:
             floors.append(recorded[-1].sk)
         # Rows of accepted deliveries written before their events were their record.
         rows += [(r.sk, delivery_view(r)) for r in recorded if r.outcome != "accepted"]
+    # A throttled delivery is stored as an event too, and recorded as ``throttled``.
+    shown = {r.event_id for r in recorded if r.outcome == "throttled" and r.event_id}
+    events = event_reads.events_before(trigger_id, before=before, limit=limit)
+    if len(events) == limit:
+        floors.append(events[-1].received_sk)
+    rows += [
+        (e.received_sk, accepted_view(e))
+        for e in events
+        if e.source not in DELIVERED_SOURCES and e.status != "throttled" and e.id not in shown
+    ]
     floor = max(floors, default="")
     ordered = sorted((row for row in rows if row[0] >= floor), key=lambda r: r[0], reverse=True)
     page = ordered[:limit]

@@ -70,6 +70,7 @@ def run_view(run: RunModel) -> dict:
         "status": run.status,
         "workflow": display_target(run.workflow),  # query values masked
         "scheduled_for": iso_ms(run.scheduled_for),
+        "fire_at": iso_ms(run.fire_at),
         "started_at": iso_ms(run.started_at),
         "finished_at": iso_ms(run.finished_at),
         "lateness_ms": int(run.lateness_ms) if run.lateness_ms is not None else None,
@@ -80,4 +81,5 @@ def run_view(run: RunModel) -> dict:
         "output": output,
         "duration_ms": duration_of(run.started_at, run.finished_at),
         "rerun_of": run.rerun_of,
+        "state_written": bool(run.state_written),
     }

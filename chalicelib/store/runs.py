@@ -36,6 +36,8 @@ class RunModel(TableBase):
     status = UnicodeAttribute()
     workflow = UnicodeAttribute(null=True)
     scheduled_for = NumberAttribute(null=True)
+    # When the fire started to be due: the slot plus its jitter (``schedule.jitter_s``).
+    fire_at = NumberAttribute(null=True)
     started_at = NumberAttribute(null=True)
     finished_at = NumberAttribute(null=True)
     lateness_ms = NumberAttribute(null=True)
@@ -45,6 +47,7 @@ class RunModel(TableBase):
     attempt = NumberAttribute(default=1)
     output = UnicodeAttribute(null=True)
     rerun_of = UnicodeAttribute(null=True)  # a rerun's origin (reruns only)
+    state_written = NumberAttribute(null=True, attr_name="sw")  # 1: the run wrote its state
     expires = NumberAttribute(null=True)
 
     by_tenant = RunsByTenant()

@@ -78,6 +78,11 @@ class Fire:
     secrets: Any = field(default_factory=_NoSecrets)
     triggers: Any = field(default_factory=_NoTriggers)
     policy: Policy = field(default_factory=Policy)
+    # A debounced or batched event trigger's run: every event of its window, oldest first
+    # ({"event_id", "received_at", "payload", "headers"}, at most 100), and how many more
+    # the window held. None for any other run.
+    events: list | None = None
+    events_dropped: int = 0
     refused: str | None = field(default=None, init=False, repr=False)
 
     def payload_block(self) -> str:
@@ -123,6 +128,11 @@ class Fire:
             "event_id": self.event_id,
             "headers": self.headers,
             "allow_destructive": self.policy.allow_destructive,
+            **(
+                {"events": self.events, "events_dropped": self.events_dropped}
+                if self.events is not None
+                else {}
+            ),
         }
 
 

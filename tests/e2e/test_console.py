@@ -432,3 +432,25 @@ def test_api_validation_errors_appear_next_to_the_field_they_name(page, stack):
         "must be at least 1"
     )
     expect(dialog).to_be_visible()  # nothing was created
+
+
+def test_the_edit_dialog_shows_the_fires_an_edit_adds_and_removes_before_saving(page, stack):
+    title = _unique("Daily digest")
+    made = _create(stack, {"workflow": "echo", "title": title, "schedule": {"cron": "0 9 * * *"}})
+    sign_in(page, stack, hash_=f"#/triggers/{made['id']}")
+    expect(page.get_by_role("heading", name=title, level=1)).to_be_visible()
+    page.get_by_role("button", name="Edit", exact=True).click()
+    dialog = page.get_by_role("dialog", name=f"Edit {title}")
+    dialog.get_by_label("How often").select_option("cron")
+    dialog.get_by_label("Cron expression").fill("0 9 * * 1-5")
+    dialog.get_by_role("button", name="Save").click()
+    diff = dialog.get_by_role("region", name="What this edit changes")
+    expect(diff).to_contain_text("Fires added: 0")
+    expect(diff).to_contain_text(re.compile(r"Fires removed: \d+"))
+    # Nothing is stored before the edit is confirmed.
+    stored = stack.call("GET", f"/v1/triggers/{made['id']}").json()
+    assert stored["schedule"]["cron"] == "0 9 * * *"
+    dialog.get_by_role("button", name="Confirm and save").click()
+    expect(dialog).to_be_hidden()
+    stored = stack.call("GET", f"/v1/triggers/{made['id']}").json()
+    assert stored["schedule"]["cron"] == "0 9 * * 1-5"

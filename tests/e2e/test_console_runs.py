@@ -213,7 +213,35 @@ def _css_colour(page, variable: str) -> str:
 def test_the_7_day_strip_shows_a_failed_slot_in_its_colour_light_dark_and_on_a_phone(
     browser, stack
 ):
-    made, run_id = _failed_trigger(stack, _unique("Strip"))
+    made = _create(
+        stack,
+        {
+            "workflow": "echo",
+            "title": _unique("Export every 3 hours"),
+            "schedule": {"cron": "0 */3 * * *", "timezone": "Europe/Berlin"},
+        },
+    )
+    # A week of history: its slots backfilled (each runs, succeeded), then a failure.
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    window = {
+        "from": (now - timedelta(days=6, hours=20)).isoformat().replace("+00:00", "Z"),
+        "to": (now - timedelta(hours=3)).isoformat().replace("+00:00", "Z"),
+    }
+    started = stack.call("POST", f"/v1/triggers/{made['id']}/backfill", window)
+    assert started.status_code == 202, started.text
+    slots = started.json()["slots"]
+
+    def week_ran():
+        items = stack.call("GET", f"/v1/triggers/{made['id']}/runs", params={"limit": 200}).json()[
+            "items"
+        ]
+        return len([r for r in items if r["status"] == "succeeded"]) >= slots or None
+
+    stack.wait_for(week_ran, timeout_s=180)
+    patched = stack.call("PATCH", f"/v1/triggers/{made['id']}", {"workflow": "fail"})
+    assert patched.status_code == 200, patched.text
+    run_id = stack.call("POST", f"/v1/triggers/{made['id']}/fire").json()["run_id"]
+    assert _settled(stack, run_id)["status"] == "failed"
     ok = _create(
         stack,
         {"workflow": "echo", "title": _unique("Strip ok"), "schedule": {"cron": "0 8 * * *"}},
@@ -224,7 +252,9 @@ def test_the_7_day_strip_shows_a_failed_slot_in_its_colour_light_dark_and_on_a_p
     page = context.new_page()
     try:
         sign_in(page, stack, hash_=f"#/triggers/{made['id']}")
-        strip = page.get_by_role("img", name=re.compile(r"^Last 7 days of runs: 1 failed"))
+        strip = page.get_by_role(
+            "img", name=re.compile(r"^Last 7 days of runs: \d+ succeeded, 1 failed")
+        )
         expect(strip).to_be_visible()
         failed = strip.locator(f'rect[data-run="{run_id}"]')
         expect(failed).to_have_attribute("data-outcome", "failed")
@@ -232,7 +262,9 @@ def test_the_7_day_strip_shows_a_failed_slot_in_its_colour_light_dark_and_on_a_p
         assert light == _css_colour(page, "--bad")
         calendar = page.get_by_role("table", name=re.compile("^Upcoming fires in"))
         expect(calendar).to_be_visible()
-        expect(page.get_by_role("img", name=re.compile("^Last 1 runs"))).to_be_visible()
+        expect(
+            page.get_by_role("img", name=re.compile(r"^Last \d+ runs, oldest first"))
+        ).to_be_visible()
         _shot(page, "console-pictures.png", full_page=True)
 
         page.get_by_role("button", name="Dark theme").click()

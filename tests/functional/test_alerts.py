@@ -297,3 +297,45 @@ def test_a_persons_pause_is_a_disabled_transition_with_its_note(
     assert (
         "was disabled" in subjects(tmp_path)[0] and "manual: db migration" in subjects(tmp_path)[0]
     )
+
+
+def test_a_run_lost_by_a_dead_runner_is_a_failure_and_the_next_success_recovers_it(
+    aws, clock, root, alerting
+):
+    from chalicelib.store import dynamo
+    from chalicelib.store.sqs import FireMessage
+
+    policy = _policy(root, clock, on=["failed", "recovered"])
+    trigger_id = triggers.create_trigger(
+        root, {"workflow": "echo", "schedule": {"interval_s": 60}}, now=clock()
+    )["id"]
+    clock.advance(60)
+    assembly.tick(now=clock())
+    aws.purge_delays()
+    [(fire, message)] = [
+        (parsed, m)
+        for m in aws.receive(visibility=0)
+        if (parsed := FireMessage.parse(m["Body"])).scheduled_ms == ms(clock())
+    ]
+    # A runner claims (and starts) the slot, then its process dies.
+    outcome, _ = dynamo.claim_slot_and_start(
+        trigger_id,
+        slot_ms=fire.scheduled_ms,
+        sched=fire.sched,
+        next_slot_ms=fire.scheduled_ms + 60_000,
+        run_id=fire.run_id,
+        lease_ms=ms(clock()) + 360_000,
+        capacity=1,
+        shard=dynamo.shard_of(trigger_id, 4),
+    )
+    assert outcome == dynamo.ClaimResult.CLAIMED
+    aws.delete([message])
+    clock.advance(420)  # past the lease: the next claim reaps it (lost), then runs
+    assembly.tick(now=clock())
+    assert "succeeded" in aws.drain(_runner(clock))
+    alerting.deliver(clock())
+    items = policies.list_notifications(root, policy["id"], {})["items"]
+    assert sorted((i["kind"], i["run_id"] == fire.run_id) for i in items) == [
+        ("failed", True),
+        ("recovered", False),
+    ]

@@ -18,6 +18,7 @@ import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -88,6 +89,18 @@ def _run(api: Api) -> dict:
     assert fired.status == 202, fired.body
     api.aws.drain(assembly.build_runner())
     return {**ctx, "run_id": fired.body["run_id"]}
+
+
+SKIPPED = "2030-01-07T08:00:00Z"  # a Monday 08:00: a slot of CRON
+# The app reads the real clock here: an extra run two days from now.
+EXTRA_AT = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+
+
+def _skipped(api: Api) -> dict:
+    ctx = _trigger(api)
+    answer = api.call("POST", f"/v1/triggers/{ctx['trigger_id']}/skip", {"slot": SKIPPED})
+    assert answer.status == 200, answer.body
+    return {**ctx, "slot": SKIPPED.replace(":", "%3A")}
 
 
 def _key(api: Api) -> dict:
@@ -174,6 +187,22 @@ ROUTES = (
         {"from": "2026-01-05T00:00:00Z", "to": "2026-02-05T00:00:00Z", "dry_run": True},
     ),
     Route("POST", "/v1/triggers/{trigger_id}/rotate-secret", 200, _event_trigger),
+    Route("POST", "/v1/triggers/{trigger_id}/skip", 200, _trigger, {"slot": SKIPPED}),
+    Route("DELETE", "/v1/triggers/{trigger_id}/skip/{slot}", 200, _skipped),
+    Route(
+        "POST",
+        "/v1/triggers/{trigger_id}/extra",
+        200,
+        _trigger,
+        {"at": EXTRA_AT},
+    ),
+    Route(
+        "POST",
+        "/v1/schedules/simulate",
+        200,
+        body={"trigger": CRON, "from": "2030-01-01T00:00:00Z", "to": "2030-02-01T00:00:00Z"},
+        collection=True,
+    ),
     Route("GET", "/v1/triggers/{trigger_id}/preview", 200, _trigger),
     Route(
         "POST",

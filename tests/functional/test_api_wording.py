@@ -33,7 +33,11 @@ def _refused(answer, status: int, field: str | None) -> dict:
         ({**HOURLY, "tags": ["t"] * 51}, "tags", "must have at most 50 items"),
         ({**HOURLY, "title": "a\x00b"}, "title", "control characters"),
         ({**HOURLY, "schedule": {"at": "2030-01-01T00:00:00"}}, "schedule.at", "offset or Z"),
-        ({**HOURLY, "overlap": "sometimes"}, "overlap", "must be one of skip, buffer_one, allow"),
+        (
+            {**HOURLY, "overlap": "sometimes"},
+            "overlap",
+            "must be one of skip, buffer_one, buffer_all, allow",
+        ),
         ({**HOURLY, "concurrency": 0}, "concurrency", "must be at least 1"),
         ({**HOURLY, "enabled": "yes"}, "enabled", "must be true or false"),
         ({"schedule": {"cron": "0 * * * *"}}, "workflow", "is required"),

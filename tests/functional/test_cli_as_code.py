@@ -261,3 +261,76 @@ def test_export_filters_as_triggers_list(url, tmp_path):
     assert run(url, "apply", "-f", str(tmp_path / "t.yaml")).exit_code == 0
     only = list(yaml.safe_load_all(run(url, "export", "--tag", "ops").stdout))
     assert [doc["key"] for doc in only] == ["hourly"]
+
+
+SLACK = "https://hooks.slack.com/services/T000/B000/secretpart"
+OPS = {
+    "kind": "alert",
+    "name": "ops",
+    "match": {"tags": ["ops"]},
+    "on": ["failed", "disabled"],
+    "channels": [
+        {"type": "email", "to": ["ops@example.com"]},
+        {"type": "slack", "webhook_url": {"env": "OPS_SLACK_URL"}},
+        {"type": "webhook", "url": "https://ops.example.com/cronhook"},
+    ],
+}
+
+
+@pytest.fixture
+def public_names(monkeypatch):
+    """Slack's and example.com's names resolve to public addresses (no network here)."""
+    from chalicelib.workflows.remote import addresses
+
+    real = addresses._resolve
+    monkeypatch.setattr(
+        addresses,
+        "_resolve",
+        lambda host, port: (
+            ["93.184.215.14"] if host.endswith(("slack.com", "example.com")) else real(host, port)
+        ),
+    )
+
+
+def test_alert_policies_are_applied_beside_triggers_by_name(url, tmp_path, public_names):
+    path = write(tmp_path, "t.yaml", HOURLY, OPS)
+    env = {"OPS_SLACK_URL": SLACK}
+    first = run(url, "apply", "-f", str(path), env=env)
+    assert first.exit_code == 0, first.output
+    assert "+ create alert ops" in first.output
+    assert "Plan: 2 to create" in first.output
+    assert "webhook signing secret: " in first.output  # the new policy's, once
+    assert SLACK not in first.output
+    assert run(url, "diff", "-f", str(path), env=env).exit_code == 0
+    write(tmp_path, "t.yaml", HOURLY, {**OPS, "quiet_s": 600})
+    plan = run(url, "diff", "-f", str(path), env=env)
+    assert plan.exit_code == DIFF_CHANGES_EXIT, plan.output
+    assert "~ update alert ops" in plan.output and "quiet_s: 3600 -> 600" in plan.output
+    assert run(url, "apply", "-f", str(path), env=env).exit_code == 0
+    # Back to the default: the setting left out of the file is reset, not kept.
+    write(tmp_path, "t.yaml", HOURLY, OPS)
+    assert run(url, "apply", "-f", str(path), env=env).exit_code == 0
+    assert run(url, "diff", "-f", str(path), env=env).exit_code == 0
+    policies = json.loads(run(url, "alerts", "list", "-o", "json").stdout)
+    assert [p["name"] for p in policies["items"]] == ["ops"]
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        (
+            {**OPS, "channels": [{"type": "slack", "webhook_url": SLACK}]},
+            "document 1 (alert ops): field channels.0.webhook_url: a Slack URL is a secret",
+        ),
+        ({**OPS, "on": ["sometimes"]}, "document 1 (alert ops): field on.0"),
+        ({**OPS, "name": None}, "document 1: field name"),
+    ],
+)
+def test_bad_alert_documents_are_refused_before_anything_is_written(
+    url, tmp_path, document, expected
+):
+    path = write(tmp_path, "t.yaml", document, NIGHTLY)
+    result = run(url, "apply", "-f", str(path), env={"OPS_SLACK_URL": SLACK})
+    assert result.exit_code == 1, result.output
+    assert expected in result.output
+    assert ids() == []

@@ -71,7 +71,10 @@ def test_off_nothing_fires_and_on_resumes_without_a_burst(aws, clock, root, row_
     clock.advance(60)
     assert wiring.heartbeat_once(clock()).due == 1
     assert [s for s in aws.drain(runner) if s != "dropped"] == ["succeeded"]
-    assert [r["status"] for r in _runs(root, trigger_id)] == ["succeeded", "succeeded", "skipped"]
+    statuses = [r["status"] for r in _runs(root, trigger_id)]
+    # The slots passed while off are each recorded missed (catchup: latest, the default).
+    assert [s for s in statuses if s != "missed"] == ["succeeded", "succeeded", "skipped"]
+    assert "missed" in statuses
 
 
 def test_an_event_accepted_before_the_switch_went_off_waits_for_it(aws, clock, root):

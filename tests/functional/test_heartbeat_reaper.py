@@ -66,7 +66,8 @@ def test_a_runner_that_dies_between_start_and_settle_is_reaped_and_the_trigger_f
     assert view["last_run"]["status"] == "succeeded"
     assert view["consecutive_failures"] == 0
     statuses = [r["status"] for r in triggers.list_trigger_runs(root, trigger_id, {})["items"]]
-    assert sorted(statuses) == ["lost", "skipped", "succeeded"]
+    # The slots passed while the dead run held the trigger are recorded missed.
+    assert sorted(s for s in statuses if s != "missed") == ["lost", "skipped", "succeeded"]
 
 
 def _die_after_the_claim(aws, trigger_id: str, slot_ms: int, *, period_ms: int) -> FireMessage:

@@ -74,6 +74,8 @@ def test_compact_folds_every_journal_file_into_the_snapshot_and_skips_a_torn_lin
     state.write_text(json.dumps({"tables": {TABLE: [_item("a", 1)]}}))
     first = Journal(state, 3)
     first.sync(first.append([_put("a", 2), _put("b", 1)]))
+    # Mode 0600, as tables.json: the journal holds sealed secrets and every tenant's state.
+    assert oct((tmp_path / "tables.journal.3").stat().st_mode & 0o777) == "0o600"
     first.rotate()
     first.sync(first.append([_gone("b")]))
     first.close()

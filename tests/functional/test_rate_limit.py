@@ -61,6 +61,11 @@ def test_events_beyond_the_rate_are_stored_throttled_recorded_and_never_run(aws,
     assert sorted(r["event_id"] for r in rows) == sorted(a["event_id"] for _, a in answers[3:])
     listed = events.list_events(root, created["id"], {"status": "throttled"})["items"]
     assert len(listed) == 2
+    # Every delivery is listed once: the accepted ones from their events, the throttled
+    # ones from their rows (never also as accepted from the event they stored).
+    every = deliveries.list_deliveries(root, created["id"], {})["items"]
+    outcomes = [r["outcome"] for r in every]
+    assert sorted(outcomes) == ["accepted"] * 3 + ["throttled"] * 2
 
 
 def test_a_throttled_event_runs_when_replayed(aws, clock, root, ran):
@@ -145,3 +150,14 @@ def test_a_patch_sets_and_removes_the_rate_limit(aws, clock, root, ran):
     )
     assert patched["event"].get("rate_limit") is None
     assert "throttled" not in deliver(created, clock, 3)[1]
+
+
+def test_the_delivery_log_shows_each_throttled_delivery_once(aws, clock, root, ran):
+    created = webhook_trigger(root, clock, event={"rate_limit": {"max": 1, "per_s": 60}})
+    first = deliver(created, clock, 1)[1]
+    clock.advance(0.01)
+    second = deliver(created, clock, 2)[1]
+    rows = deliveries.list_deliveries(root, created["id"], {})["items"]
+    assert sorted((r["outcome"], r["event_id"]) for r in rows) == sorted(
+        [("accepted", first["event_id"]), ("throttled", second["event_id"])]
+    )

@@ -290,3 +290,43 @@ def test_a_rerun_in_flight_already_names_the_run_it_reruns(api):
     again = api.call("POST", f"/v1/runs/{fired['run_id']}/rerun").body
     waiting = api.call("GET", f"/v1/runs/{again['run_id']}").body  # claimed, not run yet
     assert (waiting["status"], waiting["rerun_of"]) == ("queued", fired["run_id"])
+
+
+def test_run_logs_in_aws_answer_the_insights_query_and_its_console_link(api, monkeypatch):
+    from chalicelib.settings import reset_settings
+
+    created = api.create_trigger(HOURLY)
+    run_id = api.call("POST", f"/v1/triggers/{created['id']}/fire").body["run_id"]
+    monkeypatch.setenv("CRONHOOK_STAGE", "prod")
+    monkeypatch.delenv("CRONHOOK_LOG_FILE", raising=False)
+    reset_settings()
+    try:
+        # No log group yet (or a role without Logs Insights): the query and the link, no 500.
+        logs = api.call("GET", f"/v1/runs/{run_id}/logs")
+    finally:
+        monkeypatch.setenv("CRONHOOK_STAGE", "test")
+        reset_settings()
+    assert logs.status == 200, logs.body
+    assert (logs.body["source"], logs.body["complete"], logs.body["items"]) == (
+        "cloudwatch",
+        False,
+        [],
+    )
+    assert f'filter run_id = "{run_id}"' in logs.body["query"]
+    assert "/aws/lambda/cronhook-prod-runner" in logs.body["console_url"].replace("*2F", "/")
+
+
+def test_a_run_says_whether_it_wrote_the_state(api, monkeypatch):
+    def keep(fire):
+        return Result(state={"seen": True})
+
+    monkeypatch.setitem(REGISTRY, "keep", Workflow(name="keep", func=keep))
+    writes = api.create_trigger({"workflow": "keep", "schedule": {"cron": "0 * * * *"}})
+    plain = api.create_trigger({"workflow": "report", "schedule": {"cron": "0 * * * *"}})
+    ran = {
+        t["id"]: api.call("POST", f"/v1/triggers/{t['id']}/fire").body["run_id"]
+        for t in (writes, plain)
+    }
+    _drain(api)
+    assert api.call("GET", f"/v1/runs/{ran[writes['id']]}").body["state_written"] is True
+    assert api.call("GET", f"/v1/runs/{ran[plain['id']]}").body["state_written"] is False

@@ -81,6 +81,7 @@ def test_trigger_preview_marks_the_autumn_repeat_with_the_triggers_policy(api, c
     assert answer.body == {
         "fires": ["2026-10-25T00:30:00.000Z", "2026-10-26T01:30:00.000Z"],
         "dst": [{"at": "2026-10-25T00:30:00.000Z", "change": "repeated", "policy": "once"}],
+        "calendar": [],
     }
 
 

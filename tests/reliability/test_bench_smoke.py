@@ -18,6 +18,7 @@ TINY = {
     "heartbeat_enqueue": {"due": 20, "latency_ms": 1.0, "repeats": 1},
     "cost": {"triggers": 3, "ticks": 1, "repeats": 1, "variants": ("batched", "unbatched")},
     "webhook": {"triggers": 2, "rounds": 1, "repeats": 1, "http_deliveries": 3},
+    "standin": {"triggers": 3, "ticks": 1, "minutes": 1},
     "lateness": {"triggers": 2, "window_s": 2},
     "burst": [(6, 1.0)],
 }
@@ -40,7 +41,10 @@ def own_environment(moto_server):
 def test_in_process_benchmarks_run_and_report_every_key(own_environment):
     plan = {**TINY, "webhook": {**TINY["webhook"], "http_deliveries": 0}}
     results = run(
-        quick=True, only=("heartbeat", "cost", "webhook"), plan=plan, endpoint=own_environment
+        quick=True,
+        only=("heartbeat", "cost", "webhook", "standin"),
+        plan=plan,
+        endpoint=own_environment,
     )
     # A tick also reads one cursor item per shard (a fixed cost per tick, not per fire): on
     # the bench's 1k-100k fleets it vanishes into the ratio; with 1 due here it cannot.
@@ -74,6 +78,15 @@ def test_in_process_benchmarks_run_and_report_every_key(own_environment):
     sampled = [v for k, v in rows.items() if k.startswith("+ X-Ray")]
     assert sampled and sampled[0]["X-Ray traces"] == 0
     assert deployed["run_record_bytes"] > 0 and deployed["now"]["lines"]["run storage"] > 0
+    # Counts and sizes of the lean paths: the accepted webhook is three calls, the hot
+    # items stay under 1 KB, every fire's CPU and calls are measured.
+    assert results["webhook_aws_calls_accepted_path"] == 3
+    assert 0 < results["webhook_event_item_bytes"] < 1024
+    assert 0 < results["webhook_run_record_bytes"] < 1024
+    assert results["fire_cpu_ms"] > 0 and results["fire_aws_calls"] > 0
+    standin = results["lateness_standin"]
+    assert standin["fires"] > 0 and standin["measured_fires"] == 3
+    assert standin["fire_calls_to_start"] >= 1 and standin["p99_ms"] >= 0
     shown = table(results)
     assert "usd_per_million_fires" in shown and "heartbeat_read_ratio" in shown
 

@@ -90,3 +90,54 @@ def test_preview_of_a_bad_expression_exits_1_printing_the_field(api: FakeCronhoo
 
     assert result.exit_code == 1
     assert "bad cron expression 'nope' (field: cron)" in result.stderr
+
+
+def test_preview_sends_a_union_and_a_calendar_and_lists_the_holidays_it_moved(
+    api: FakeCronhook,
+) -> None:
+    api.answer(
+        "POST",
+        "/v1/schedules/preview",
+        200,
+        {
+            "fires": ["2026-12-28T08:00:00.000Z"],
+            "calendar": [
+                {
+                    "at": "2026-12-25T08:00:00.000Z",
+                    "change": "moved",
+                    "name": "Christmas Day",
+                    "moved_to": "2026-12-28T08:00:00.000Z",
+                }
+            ],
+        },
+    )
+    result = invoke(
+        api.url,
+        "preview",
+        "0 9 * * 5",
+        "0 9 * * 1",
+        "--tz",
+        "Europe/Berlin",
+        "--holidays",
+        "DE-BY",
+        "--exclude",
+        "2026-12-24",
+        "--on-holiday",
+        "next_business_day",
+        "--from",
+        "2026-12-20T00:00:00Z",
+        "--count",
+        "1",
+    )
+    assert result.exit_code == 0, result.output
+    request = only_request(api)
+    assert request.body["cron"] == ["0 9 * * 5", "0 9 * * 1"]
+    assert request.body["calendar"] == {
+        "holidays": ["DE-BY"],
+        "exclude_dates": ["2026-12-24"],
+        "on_holiday": "next_business_day",
+    }
+    assert (
+        "Calendar: moved at 2026-12-25T08:00:00.000Z (Christmas Day) -> moved to "
+        "2026-12-28T08:00:00.000Z" in " ".join(result.output.split())
+    )

@@ -22,12 +22,12 @@ MIN_INTERVAL_S = 60
         (
             ScheduleSpec(),
             "schedule",
-            "exactly one of cron, interval_s or at is required (got none)",
+            "exactly one of cron, business_day, interval_s or at is required (got none)",
         ),
         (
             ScheduleSpec(cron="0 8 * * *", interval_s=60),
             "schedule",
-            "exactly one of cron, interval_s or at is required (got cron and interval)",
+            "exactly one of cron, business_day, interval_s or at is required (got cron and interval)",
         ),
         (ScheduleSpec(cron="61 * * * *"), "schedule.cron", "'61' is not a valid minute (0-59)"),
         (ScheduleSpec(cron="0 24 * * *"), "schedule.cron", "'24' is not a valid hour (0-23)"),

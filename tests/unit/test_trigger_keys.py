@@ -117,6 +117,13 @@ def test_the_update_body_sends_whole_changed_fields_and_only_them():
             "interval_s": None,
             "at": None,
             "dst": None,
+            "business_day": None,
+            "time": None,
+            "calendar": None,
+            "jitter_s": None,
+            "catchup": None,
+            "skips": None,
+            "extras": None,
         }
     }
     assert update_body(before, before) == {}

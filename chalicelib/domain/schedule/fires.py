@@ -8,6 +8,12 @@ from __future__ import annotations
 import zoneinfo
 from datetime import UTC, datetime, timedelta
 
+from chalicelib.domain.schedule.cadence import (
+    Step,
+    business_day_next,
+    calendar_next,
+    union_next,
+)
 from chalicelib.domain.schedule.cron import parse_cron
 from chalicelib.domain.schedule.dst import (
     Candidate,
@@ -20,7 +26,7 @@ from chalicelib.domain.schedule.model import ScheduleSpec, one_kind, require_awa
 from chalicelib.domain.schedule.wall import next_wall
 from chalicelib.domain.schedule.zones import wall_of, zone
 
-__all__ = ["next_fire_after", "next_fire_marked", "clamp_next_fire"]
+__all__ = ["next_fire_after", "next_fire_marked", "next_step", "clamp_next_fire"]
 
 # A cron whose every match is skipped ("30 2 * 3 0L" in Berlin with dst_skipped="skip")
 # would otherwise search forever. The rarest day a cron can name, Feb 29 on a given
@@ -121,17 +127,45 @@ def _next_interval_fire(spec: ScheduleSpec, interval_s: int, after: datetime) ->
         return None
 
 
-def next_fire_marked(spec: ScheduleSpec, after: datetime) -> tuple[datetime | None, list[DstMark]]:
-    """The first fire strictly after `after`, and the DST marks that decided it or lie before."""
+def next_step(spec: ScheduleSpec, after: datetime, *, marks: bool = False) -> Step:
+    """The first fire strictly after `after`, the DST marks that decided it or lie before,
+    and (with `marks`) the slots a calendar removed or moved on the way.
+
+    The one function every caller of the schedule goes through: the heartbeat, the claim,
+    previews, backfill and the simulator.
+    """
     if after.utcoffset() is None:
         raise ValueError("after must be an aware datetime")
-    one_kind(spec)
-    if spec.cron is not None:
-        return _next_cron_fire(spec, spec.cron, after)
+    step = _cadence_step(spec, after, marks=marks)
+    extra = min((at for at in spec.extras if at > after), default=None)
+    if extra is not None and (step.fire is None or extra < step.fire):
+        # A one-off extra instant before the cadence's next fire.
+        passed = [mark for mark in step.calendar if mark.at < extra]
+        return Step(extra.astimezone(UTC), [], passed)
+    return step
+
+
+def _cadence_step(spec: ScheduleSpec, after: datetime, *, marks: bool) -> Step:
+    kind = one_kind(spec)
+    if kind == "cron" and spec.calendar is not None:
+        return calendar_next(spec, after, _next_cron_fire, marks=marks)
+    if kind == "cron" and spec.also:
+        return Step(*union_next(spec, after, _next_cron_fire), [])
+    if kind == "cron":
+        assert spec.cron is not None
+        return Step(*_next_cron_fire(spec, spec.cron, after), [])
+    if kind == "business_day":
+        return business_day_next(spec, after)
     if spec.interval_s is not None:
-        return _next_interval_fire(spec, spec.interval_s, after), []
+        return Step(_next_interval_fire(spec, spec.interval_s, after), [], [])
     assert spec.at is not None
-    return (spec.at.astimezone(UTC) if spec.at > after else None), []
+    return Step(spec.at.astimezone(UTC) if spec.at > after else None, [], [])
+
+
+def next_fire_marked(spec: ScheduleSpec, after: datetime) -> tuple[datetime | None, list[DstMark]]:
+    """The first fire strictly after `after`, and the DST marks that decided it or lie before."""
+    step = next_step(spec, after)
+    return step.fire, step.dst
 
 
 def next_fire_after(spec: ScheduleSpec, after: datetime) -> datetime | None:

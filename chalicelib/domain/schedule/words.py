@@ -51,14 +51,55 @@ def _describe_cron(spec: ScheduleSpec) -> str:
     return text.replace(", only on ", " on ") + _zone_suffix(spec.timezone)
 
 
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _describe_business_day(spec: ScheduleSpec) -> str:
+    assert spec.business_day is not None
+    n = spec.business_day
+    which = (
+        f"the {_ordinal(n)} business day"
+        if n > 0
+        else "the last business day"
+        if n == -1
+        else f"the {_ordinal(-n)} last business day"
+    )
+    return f"At {spec.time} on {which} of the month" + _zone_suffix(spec.timezone)
+
+
+def _describe_calendar(spec: ScheduleSpec) -> str:
+    cal = spec.calendar
+    if cal is None:
+        return ""
+    parts = []
+    if cal.holidays:
+        move = {
+            "skip": "skipped",
+            "next_business_day": "moved to the next business day",
+            "previous_business_day": "moved to the previous business day",
+        }[cal.on_holiday]
+        parts.append(f"{', '.join(cal.holidays)} holidays {move}")
+    if cal.exclude_dates:
+        parts.append(f"{len(cal.exclude_dates)} excluded dates")
+    return f"; {'; '.join(parts)}" if parts else ""
+
+
 def describe(spec: ScheduleSpec) -> str:
     """The cadence in words, e.g. "Every 15 minutes" or "At 08:00 on Monday (Europe/Berlin)"."""
-    one_kind(spec)
+    kind = one_kind(spec)
     if spec.interval_s is not None:
-        return _describe_interval(spec.interval_s)
-    if spec.at is not None:
-        return _describe_at(spec)
-    return _describe_cron(spec)
+        text = _describe_interval(spec.interval_s)
+    elif spec.at is not None:
+        text = _describe_at(spec)
+    elif kind == "business_day":
+        text = _describe_business_day(spec)
+    else:
+        text = " and ".join(_describe_cron(ScheduleSpec(cron=cron)) for cron in spec.crons)
+        text += _zone_suffix(spec.timezone)
+    jitter = f"; jitter up to {spec.jitter_s} s" if spec.jitter_s else ""
+    return text + _describe_calendar(spec) + jitter
 
 
 def _zone_suffix(timezone: str) -> str:

@@ -48,13 +48,24 @@ from chalicelib.domain.spec.events import (
 )
 from chalicelib.domain.spec.keys import TriggerByKeyIn
 from chalicelib.domain.spec.parse import parse_model, problem_text
-from chalicelib.domain.spec.schedules import DstIn, PreviewIn, ScheduleIn, schedule_spec_from
+from chalicelib.domain.spec.schedules import (
+    CalendarIn,
+    CatchupIn,
+    DstIn,
+    ExtraIn,
+    PreviewIn,
+    ScheduleIn,
+    SkipIn,
+    schedule_spec_from,
+)
 from chalicelib.domain.spec.triggers import (
     BackfillIn,
     DisableIn,
     FireIn,
     KeyIn,
     LimitsIn,
+    OutageIn,
+    SimulateIn,
     SwitchManyIn,
     TriggerIn,
     TriggerPatch,
@@ -62,6 +73,10 @@ from chalicelib.domain.spec.triggers import (
 
 __all__ = [
     "DstIn",
+    "CalendarIn",
+    "CatchupIn",
+    "SkipIn",
+    "ExtraIn",
     "ScheduleIn",
     "EventIn",
     "EventPatch",
@@ -77,6 +92,8 @@ __all__ = [
     "DisableIn",
     "SwitchManyIn",
     "BackfillIn",
+    "OutageIn",
+    "SimulateIn",
     "parse_model",
     "problem_text",
     "AlertIn",

@@ -15,6 +15,8 @@ __all__ = [
     "EventIn",
     "EventPatch",
     "RateLimitIn",
+    "DebounceIn",
+    "BatchIn",
     "RotateSecretIn",
     "ROTATION_GRACE_S",
     "validate_source_fields",
@@ -56,6 +58,34 @@ class RateLimitIn(Strict):
     per_s: int = Field(ge=1, le=86_400)
 
 
+# SQS delays a message at most 900 s: a window's wait is one delayed message (or a chain).
+_MAX_WAIT_S = 900
+
+
+class DebounceIn(Strict):
+    """``event.debounce``: one run after ``wait_s`` of quiet, or ``max_wait_s`` after the
+    window's first event, whichever is first; the run gets every event of the window."""
+
+    wait_s: int = Field(ge=1, le=_MAX_WAIT_S)
+    max_wait_s: int = Field(ge=1, le=_MAX_WAIT_S)
+
+    @model_validator(mode="after")
+    def _order(self) -> DebounceIn:
+        if self.max_wait_s < self.wait_s:
+            raise ValidationError(
+                "max_wait_s must be at least wait_s", field="event.debounce.max_wait_s"
+            )
+        return self
+
+
+class BatchIn(Strict):
+    """``event.batch``: one run per ``max_events`` events, or ``max_wait_s`` after the
+    batch's first event, whichever is first."""
+
+    max_events: int = Field(ge=1, le=100)
+    max_wait_s: int = Field(ge=1, le=_MAX_WAIT_S)
+
+
 class EventIn(Strict):
     source: EventSource
     filter: dict[str, Any] | None = None
@@ -64,6 +94,9 @@ class EventIn(Strict):
     dedupe_window_s: int = Field(default=7 * 86400, ge=60, le=30 * 86400)
     # Events beyond it are stored and recorded "throttled", never run (replayable).
     rate_limit: RateLimitIn | None = None
+    # One run for a window of events (fire.events): after quiet, or per count.
+    debounce: DebounceIn | None = None
+    batch: BatchIn | None = None
     # eventbridge: the bus (name or ARN) and an EventBridge event pattern.
     bus: str | None = Field(default=None, pattern=_BUS)
     pattern: dict[str, Any] | None = None
@@ -73,6 +106,12 @@ class EventIn(Strict):
     suffix: str | None = Field(default=None, min_length=1, max_length=1024)
     # email: the recipient address SES receives for.
     address: str | None = Field(default=None, max_length=254, pattern=_ADDRESS)
+
+    @model_validator(mode="after")
+    def _one_window(self) -> EventIn:
+        if self.debounce is not None and self.batch is not None:
+            raise ValidationError("give debounce or batch, not both", field="event.batch")
+        return self
 
     @model_validator(mode="after")
     def _default_bus(self) -> EventIn:
@@ -90,6 +129,8 @@ class EventPatch(Strict):
     max_attempts: int | None = Field(default=None, ge=1, le=10)
     dedupe_window_s: int | None = Field(default=None, ge=60, le=30 * 86400)
     rate_limit: RateLimitIn | None = None
+    debounce: DebounceIn | None = None
+    batch: BatchIn | None = None
 
 
 class RotateSecretIn(Strict):

@@ -18,7 +18,10 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def _field_path(loc: tuple) -> str:
-    return ".".join("from" if p == "from_" else str(p) for p in loc)
+    # A union's branch is named in the location ("constrained-str", "list[...]"): it is
+    # not a field, so it is left out (a field's name is an identifier).
+    parts = [p for p in loc if not isinstance(p, str) or p.isidentifier()]
+    return ".".join("from" if p == "from_" else str(p) for p in parts)
 
 
 _TYPE_WORDS = {

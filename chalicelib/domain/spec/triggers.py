@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from chalicelib.domain.errors import ValidationError
 from chalicelib.domain.limits import MAX_NOTE_CHARS
 from chalicelib.domain.spec.base import (
     ShortStr,
@@ -31,6 +32,8 @@ __all__ = [
     "DisableIn",
     "SwitchManyIn",
     "BackfillIn",
+    "OutageIn",
+    "SimulateIn",
 ]
 
 _Tag = Annotated[str, Field(min_length=1, max_length=64)]
@@ -64,10 +67,11 @@ class TriggerIn(Strict):
     serialize_key: str | None = Field(default=None, max_length=200)
     secret_scope: str | None = Field(default=None, max_length=200)
     limits: LimitsIn = Field(default_factory=LimitsIn)
-    overlap: Literal["skip", "buffer_one", "allow"] = "skip"
+    overlap: Literal["skip", "buffer_one", "buffer_all", "allow"] = "skip"
     concurrency: int = Field(default=1, ge=1, le=100)
     allow_destructive: bool = False
     history: Literal["full", "failures"] = "full"
+    after_fire: Literal["disable", "delete"] = "disable"
     enabled: bool = True
 
     @field_validator("title")
@@ -79,6 +83,15 @@ class TriggerIn(Strict):
     @classmethod
     def _scope(cls, value: str | None) -> str | None:
         return check_scope(value)
+
+    @model_validator(mode="after")
+    def _after_fire_of_at(self) -> TriggerIn:
+        if self.after_fire == "delete" and (self.schedule is None or self.schedule.at is None):
+            raise ValidationError(
+                "after_fire: delete is for a trigger with schedule.at (one fire)",
+                field="after_fire",
+            )
+        return self
 
 
 class TriggerPatch(Strict):
@@ -95,10 +108,11 @@ class TriggerPatch(Strict):
     serialize_key: str | None = Field(default=None, max_length=200)
     secret_scope: str | None = Field(default=None, max_length=200)
     limits: LimitsIn | None = None
-    overlap: Literal["skip", "buffer_one", "allow"] | None = None
+    overlap: Literal["skip", "buffer_one", "buffer_all", "allow"] | None = None
     concurrency: int | None = Field(default=None, ge=1, le=100)
     allow_destructive: bool | None = None
     history: Literal["full", "failures"] | None = None
+    after_fire: Literal["disable", "delete"] | None = None
     enabled: bool | None = None
 
     @field_validator("title")
@@ -151,6 +165,39 @@ class SwitchManyIn(Strict):
     @classmethod
     def _note_printable(cls, value: str | None) -> str | None:
         return note_text(value)
+
+
+class OutageIn(Strict):
+    """A stretch of time nothing runs, for ``POST /v1/schedules/simulate``."""
+
+    from_: datetime = Field(alias="from")
+    to: datetime
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    @field_validator("from_", "to")
+    @classmethod
+    def _aware(cls, value: datetime, info: ValidationInfo) -> datetime:
+        return in_utc(value, "from" if info.field_name == "from_" else "to") or value
+
+
+class SimulateIn(Strict):
+    """The body of ``POST /v1/schedules/simulate``: a trigger (a create body, or a stored
+    one's id), a window of at most a year, outages, and how long a run takes."""
+
+    trigger: dict[str, Any] | None = None
+    trigger_id: str | None = Field(default=None, max_length=64)
+    from_: datetime = Field(alias="from")
+    to: datetime
+    outages: list[OutageIn] = Field(default_factory=list, max_length=50)
+    run_s: int = Field(default=30, ge=0, le=86400)
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    @field_validator("from_", "to")
+    @classmethod
+    def _aware(cls, value: datetime, info: ValidationInfo) -> datetime:
+        return in_utc(value, "from" if info.field_name == "from_" else "to") or value
 
 
 class BackfillIn(Strict):

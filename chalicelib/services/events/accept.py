@@ -31,7 +31,7 @@ from chalicelib.domain.errors import CronhookError, QuotaExceeded
 from chalicelib.domain.event_rules import pending_key
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
-from chalicelib.services.events import rate
+from chalicelib.services.events import rate, window
 from chalicelib.services.events.spec import ms, parse_json, pending_shard
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, event_reads, event_writes, s3
@@ -186,6 +186,8 @@ def accept(
     throttled = rate.over_rate(item.id, spec, now_ms=now_ms)
     if throttled:
         rate.throttle(record)  # stored, never run: beyond the trigger's rate limit
+    # A debounced or batched trigger's event waits for its window (services/events/window).
+    window_delay_s = None if throttled else window.hold(record, spec, now_ms=now_ms)
     run_id = record.run_id
     original = event_writes.put_event(record, now_ms=now_ms)
     if original is not None:
@@ -195,7 +197,9 @@ def accept(
         return 200, duplicate(original)
     if throttled:
         return 202, rate.throttled_answer(record)
-    if _full_after_store(item, capacity=TriggerSpec.from_dict(spec).concurrency):
+    if window_delay_s is not None:
+        window.send_delayed(item, record, spec, delay_s=window_delay_s)
+    elif _full_after_store(item, capacity=TriggerSpec.from_dict(spec).concurrency):
         record_metric("EventsQueued")
     else:
         _dispatch_new(item.id, run_id=run_id, event_id=event_id, tenant=item.tenant)

@@ -18,7 +18,7 @@ from typing import Any
 
 from chalicelib.domain.event_rules import attempt_status, max_attempts_of
 from chalicelib.observability import logger, record_metric
-from chalicelib.services.events import attempts
+from chalicelib.services.events import attempts, window
 from chalicelib.services.events.pull import dispatch_pending
 from chalicelib.services.events.spec import event_spec, ms, parse_json
 from chalicelib.services.pipeline import RunContext, RunPolicy
@@ -51,7 +51,11 @@ class EventRunPolicy(RunPolicy):
             raw = s3.get_body(event.body_s3_key)
         else:
             raw = b""
-        return {"payload": payload_of(raw), "headers": json.loads(event.headers or "{}")}
+        payload = payload_of(raw)
+        fields = {"payload": payload, "headers": json.loads(event.headers or "{}")}
+        # A debounced or batched trigger: every event of the window (fire.events).
+        fields.update(window.window_events(ctx, event, payload))
+        return fields
 
     def after_settle(self, ctx: RunContext) -> None:
         """Pull the next event, then record the attempt: retry, defer or finish."""
@@ -76,6 +80,9 @@ class EventRunPolicy(RunPolicy):
             )
             if outcome is not None:
                 record_metric("EventAttempts", outcome=outcome)
+            window.end_window(
+                ctx.item, head_id=ctx.event.id, run_id=ctx.message.run_id, now_ms=now_ms
+            )
         if pull_error is not None:
             raise pull_error
 
@@ -102,6 +109,7 @@ def _record_lost_attempt(item: TriggerModel, *, run_id: str, entry: Any, now: da
             max_attempts=max_attempts_of(event_spec(item)[1]),
             now_ms=ms(now),
         )
+        window.end_window(item, head_id=str(entry["e"]), run_id=run_id, now_ms=ms(now))
     dispatch_pending(item.id)  # a slot was freed: pull the next event
 
 

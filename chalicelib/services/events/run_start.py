@@ -16,6 +16,7 @@ from chalicelib.observability import record_metric
 from chalicelib.services.events.pull import dispatch_pending, message_for
 from chalicelib.services.events.recovery import finish_if_run_over
 from chalicelib.services.events.spec import ms
+from chalicelib.services.events.window import window_turn
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, event_reads, event_writes
 from chalicelib.store.models import EventModel, TriggerModel
@@ -62,6 +63,8 @@ def start_event_run(
         # A slot freed since our read was freed by a run that pulls the next event.
         return None
     turn = _in_turn(item, message, in_flight=in_flight, now=now)
+    if turn is not None:  # a debounced or batched trigger: only once its window is due
+        turn = window_turn(item, message, turn, now_ms=now_ms)
     if turn is None:
         return None
     return _claim_and_flip(

@@ -111,13 +111,27 @@ def _fire_extras(ctx: RunContext) -> dict:
     return {"secrets": reader, "triggers": TriggersClient(ctx.item, now=ctx.now, notes=ctx.notes)}
 
 
+def _deleted_after_fire(ctx: RunContext) -> bool:
+    """An ``at`` trigger with ``after_fire: delete`` whose one scheduled run succeeded."""
+    return (
+        ctx.spec.get("after_fire") == "delete"
+        and ctx.item.kind == "at"
+        and ctx.message.surface == "schedule"
+        and ctx.status == "succeeded"
+    )
+
+
 def _delete_self_finish(ctx: RunContext) -> None:
-    """A workflow asked, through ``fire.triggers.delete``, to delete its own trigger."""
-    if not ctx.notes.get("delete_self"):
+    """A workflow asked, through ``fire.triggers.delete``, to delete its own trigger; or
+    an ``at`` trigger's ``after_fire: delete`` (once its run succeeded)."""
+    by = "workflow" if ctx.notes.get("delete_self") else None
+    if by is None and _deleted_after_fire(ctx):
+        by = "after_fire"
+    if by is None:
         return
     try:
         _triggers().delete_trigger(
-            creator_principal(ctx.item), ctx.item.id, now=ctx.now, detail={"by": "workflow"}
+            creator_principal(ctx.item), ctx.item.id, now=ctx.now, detail={"by": by}
         )
     except NotFound:
         pass  # deleted meanwhile: what was asked is done

@@ -20,6 +20,7 @@ __all__ = [
     "OVERDUE_S",
     "MAX_SLOTS_PER_ROW",
     "fire_message",
+    "fire_at",
     "overdue_again",
     "slots_of",
     "standing_slots",
@@ -51,16 +52,26 @@ def fire_message(
         tenant = json.loads(sched or "{}").get("tn")
     except (ValueError, AttributeError):
         tenant = None
+    # A jittered slot's message lands at its fire_at (a delay over 900 s lands early and
+    # the runner sends it on again, ``Runner._postpone``).
+    fire_ms = fire_at(trigger_id, slot_ms, sched)
     return FireMessage(
         run_id=schedule_run_id(trigger_id, slot_ms),
         trigger_id=trigger_id,
         surface="schedule",
         scheduled_ms=slot_ms,
         sched=sched,
-        delay_s=max(0, min(MAX_DELAY_S, (slot_ms - now_ms) // 1000)),
+        delay_s=max(0, min(MAX_DELAY_S, (fire_ms - now_ms) // 1000)),
         tenant=tenant if isinstance(tenant, str) else None,
         standing_shard=standing_shard,
     )
+
+
+def fire_at(trigger_id: str, slot_ms: int, sched: str | None) -> int:
+    """When the slot's fire is due: the slot, plus its jitter if the schedule has one."""
+    if not sched or '"j":' not in sched:
+        return slot_ms
+    return schedule.fire_at_ms(trigger_id, slot_ms, decode_schedule(sched))
 
 
 def overdue_again(age_ms: int, *, period_ms: int) -> bool:
@@ -85,7 +96,7 @@ def slots_of(row: dynamo.DueRow, *, cursor: int | None, horizon_ms: int, now_ms:
         # After a gap (no tick ran while the window passed: downtime, a restart) every
         # overdue slot goes out at once; in steady state only at its backoff marks.
         gap = cursor < now_ms
-        age_ms = now_ms - first
+        age_ms = now_ms - fire_at(row.trigger_id, first, row.sched)
         if age_ms >= OVERDUE_S * 1000 and (
             gap or overdue_again(age_ms, period_ms=get_settings().heartbeat_s * 1000)
         ):

@@ -18,20 +18,23 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from chalicelib.domain import schedule
+from chalicelib.domain.catchup import SlotPlan, plan_slot
 from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.epoch_ms import dt, ms
+from chalicelib.domain.exceptions import exception_of
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.domain.rules import Overlap, capacity_of, due_at, overlap_decision, stands
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.heartbeat.reaper import reap_expired, record_terminal, refresh_due
+from chalicelib.services.heartbeat.slots import fire_message
 from chalicelib.services.pipeline import Pipeline
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.models import TriggerModel
-from chalicelib.store.sqs import FireMessage
+from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = ["claim_slot", "claim_scheduled", "dropped", "CLAIM_ATTEMPTS"]
 
@@ -57,6 +60,8 @@ class _Slot:
     next_slot_ms: int | None
     shard: str
     lease_ms: int
+    # The slot waits its turn at capacity (catch-up ``all``, ``buffer_all``): never skipped.
+    waits: bool = False
 
 
 def dropped(message: FireMessage, why: str) -> str:
@@ -91,8 +96,14 @@ def claim_scheduled(
     for _attempt in range(CLAIM_ATTEMPTS + 1):
         slot_ms = int(message.scheduled_ms or 0)
         policy = json.loads(sched)
-        following = schedule.next_fire_after(decode_schedule(sched), max(now, dt(slot_ms)))
-        slot = _Slot(message, slot_ms, ms(following) if following else None, shard, lease_ms)
+        plan, next_ms = _plan(message, sched, policy, now=now)
+        slot = _Slot(message, slot_ms, next_ms, shard, lease_ms, plan.waits_its_turn)
+        if not plan.run:
+            passed = _pass(slot, plan, sched=sched, now=now)
+            if not isinstance(passed, _Again):
+                return passed
+            sched, standing, message = passed.sched, passed.standing, passed.take
+            continue
         outcome, item = dynamo.claim_slot_and_start(
             message.trigger_id,
             slot_ms=slot_ms,
@@ -111,6 +122,7 @@ def claim_scheduled(
             # A lease the due index left to this claim (``rules.due_at``) that ran out:
             # reaped now, recorded ``lost`` (nothing is read or written if there is none).
             reap_expired(item, now=now, pipeline=pipeline, sparing=message.run_id)
+            _record_passed(item, plan, now=now)
             return item, message
         seen = _not_claimed(
             slot, sched=sched, policy=policy, now=now, pipeline=pipeline, taken=taken
@@ -168,7 +180,7 @@ def _not_claimed(
     if reap_expired(item, now=now, pipeline=pipeline):
         return _Again(sched, standing, slot.message)
     in_flight = dynamo.in_flight_of(item)
-    decision = overlap_decision(policy, running=len(in_flight))
+    decision = overlap_decision(policy, running=len(in_flight), waits=slot.waits)
     if decision is Overlap.RETRY:
         return _Again(sched, standing, slot.message)  # the run we saw settled: claim again
     if decision is Overlap.SKIP:
@@ -181,6 +193,90 @@ def _not_claimed(
         return dropped(message, "an earlier slot is still due")
     record_metric("RunsBuffered")
     return "buffered"  # buffer_one / allow at capacity: the settle sends it again
+
+
+def _plan(
+    message: FireMessage, sched: str, policy: dict, *, now: datetime
+) -> tuple[SlotPlan, int | None]:
+    """The catch-up plan of the message's slot (``domain/catchup``), and its next slot.
+
+    ``now`` is read on the schedule's clock: a jittered fire starts its jitter after the
+    slot, so the slots before now less that jitter are the ones passed.
+    """
+    slot_ms = int(message.scheduled_ms or 0)
+    spec = decode_schedule(sched)
+    jitter = schedule.fire_at_ms(message.trigger_id, slot_ms, spec) - slot_ms
+    plan = plan_slot(
+        spec,
+        dt(slot_ms),
+        now=now - timedelta(milliseconds=jitter),
+        buffer_all=policy.get("o") == "buffer_all",
+    )
+    following = schedule.next_fire_after(spec, plan.next_after)
+    return plan, ms(following) if following else None
+
+
+def _pass(slot: _Slot, plan: SlotPlan, *, sched: str, now: datetime) -> str | _Again:
+    """A slot the plan does not run (catch-up ``none``, out of the window, beyond
+    ``buffer_all``'s bound): recorded with every slot it passes, then moved past, fenced
+    on the slot as a skip is. Records first: a failed move leaves the slot due and its
+    message comes back; a record is only created, never overwritten."""
+    message = slot.message
+    item = dynamo.get_trigger(message.trigger_id)
+    if item is None or dynamo.next_slot_of(item) != slot.slot_ms:
+        return dropped(message, "slot already run or moved")
+    if item.sched != sched:
+        if not item.sched:
+            return dropped(message, "no longer a schedule")
+        return _Again(item.sched, dynamo.is_standing(item), message)
+    if item.status != "active":
+        refresh_due(item, now=now)
+        return dropped(message, "trigger disabled")
+    status, reason = plan.status or "missed", plan.reason or "missed"
+    if plan.one_off:
+        skip = exception_of(dynamo.load_spec(item), "skips", "slot", slot.slot_ms) or {}
+        reason = str(skip.get("reason") or "skipped (a one-off skip)")
+    record_terminal(item, message.run_id, slot.slot_ms, status, reason, now, only_new=True)
+    _record_passed(item, plan, now=now)
+    leases = [dynamo.entry_lease(e) for e in dynamo.in_flight_of(item).values()]
+    standing_item = dynamo.is_standing(item)
+    if not dynamo.advance_slot(
+        item.id,
+        slot_ms=slot.slot_ms,
+        next_slot_ms=slot.next_slot_ms,
+        due_at=due_at(leases, next_slot_ms=slot.next_slot_ms),
+        shard=slot.shard,
+        standing=standing_item,
+    ):
+        return dropped(message, "raced")
+    record_metric("SlotsPassed", status=status)
+    if slot.next_slot_ms is not None and slot.next_slot_ms <= ms(now) and not standing_item:
+        # The next slot is already due (catch-up ``all`` resumes inside its window, or
+        # ``buffer_all`` keeps its newest): its message goes now, as a settle's pull would.
+        send_fires([fire_message(item.id, slot.next_slot_ms, sched, now_ms=ms(now))])
+    return status
+
+
+def _record_passed(item: TriggerModel, plan: SlotPlan, *, now: datetime) -> None:
+    """The records of the slots a claim passed without running them (``plan.passed``)."""
+    why = {
+        "missed": "missed while the trigger could not run (catchup: "
+        f"{'one run for them' if plan.run else 'not run'})",
+        "skipped": "more than 100 slots waiting (overlap: buffer_all)",
+    }.get(plan.passed_status, plan.passed_status)
+    for n, passed in enumerate(plan.passed, start=1):
+        more = f"; {plan.passed_more} more not recorded" if n == len(plan.passed) else ""
+        slot_ms = ms(passed)
+        run_id = schedule_run_id(item.id, slot_ms)
+        record_terminal(
+            item,
+            run_id,
+            slot_ms,
+            plan.passed_status,
+            why + (more if plan.passed_more else ""),
+            now,
+            only_new=True,
+        )
 
 
 def _pointer_message(message: FireMessage, pointer_ms: int) -> FireMessage:

@@ -21,10 +21,13 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from types import TracebackType
+from typing import Any
 
 from chalicelib.domain.epoch_ms import ms, opt_dt
+from chalicelib.domain.exceptions import exception_of
 from chalicelib.domain.run_detail import error_detail
 from chalicelib.domain.settle import lateness_ms
 from chalicelib.observability import logger, record_metric
@@ -34,11 +37,12 @@ from chalicelib.services.runner.claim import claim_scheduled
 from chalicelib.services.runner.defer import defer
 from chalicelib.services.runner.queued import start_queued
 from chalicelib.services.runner.settle import Outcome, check_result, settle
+from chalicelib.services.runner.timing import fire_at_of
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.models import RunModel, TriggerModel
-from chalicelib.store.sqs import FireMessage
+from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
 from chalicelib.workflows import (
     DestructiveRefused,
     Fire,
@@ -74,9 +78,13 @@ class Runner:
         self.sleep = sleep if sleep is not None or clock is not utcnow else time.sleep
 
     def handle(self, message: FireMessage) -> str:
-        """Run one message; returns the run's status, or ``dropped`` / ``buffered``."""
-        if message.surface == "schedule" and message.scheduled_ms is not None:
-            self._wait_for_slot(int(message.scheduled_ms))
+        """Run one message; returns the run's status, or ``dropped`` / ``buffered`` /
+        ``postponed``."""
+        fire_ms = fire_at_of(message)
+        if fire_ms is not None:
+            if fire_ms - ms(self.clock()) > 1000:
+                return self._postpone(message, fire_ms)
+            self._wait_for_slot(fire_ms)
         now = self.clock()
         lease_ms = ms(now) + (get_settings().runner_timeout_s + 60) * 1000
         event = None
@@ -126,6 +134,17 @@ class Runner:
         )
         return self._run(ctx)
 
+    def _postpone(self, message: FireMessage, fire_ms: int) -> str:
+        """A jittered fire whose message came early (a delay over SQS's 900 s, or a spare
+        sent by the overdue pass): sent again to land at its ``fire_at``; nothing is
+        claimed or recorded. A failed send raises: the message itself is delivered again.
+        """
+        delay_s = max(1, min(MAX_DELAY_S, (fire_ms - ms(self.clock())) // 1000))
+        if send_fires([replace(message, delay_s=delay_s)]):
+            raise RuntimeError("a postponed fire could not be sent again")
+        record_metric("FiresPostponed", surface=message.surface)
+        return "postponed"
+
     def _wait_for_slot(self, slot_ms: int) -> None:
         """A message lands up to a second before its slot (DelaySeconds rounded down):
         wait out the fraction, so the fire starts on its second."""
@@ -146,6 +165,7 @@ class Runner:
         )
         if ctx.event is not None:
             run.attempt = int(ctx.event.attempt or 1)
+        run.fire_at = fire_at_of(ctx.message)
         outcome = Outcome()
         try:
             refusal = self._check(ctx)
@@ -197,7 +217,9 @@ class Runner:
         started_at = self.clock()
         run.started_at = ms(started_at)
         if message.surface == "schedule":
-            run.lateness_ms = lateness_ms(opt_dt(message.scheduled_ms), started_at)
+            # Late against the fire's own instant: the slot plus its jitter.
+            fire_at = fire_at_of(message)
+            run.lateness_ms = lateness_ms(opt_dt(fire_at), started_at)
         try:
             answered = invoke(item.workflow, fire)
         finally:
@@ -239,10 +261,20 @@ def _fire_of(
         fire_id=message.run_id,
         scheduled_for=opt_dt(message.scheduled_ms),
         surface=message.surface,
-        payload=extras.pop("payload", ctx.spec.get("payload")),
+        payload=extras.pop("payload", _scheduled_payload(ctx)),
         state=state,
         attempt=attempt,
         event_id=message.event_id,
         policy=Policy(allow_destructive=bool(ctx.spec.get("allow_destructive"))),
         **extras,
     )
+
+
+def _scheduled_payload(ctx: RunContext) -> Any:
+    """The trigger's payload, or an extra run's own (``POST /v1/triggers/{id}/extra``)."""
+    message = ctx.message
+    if message.surface == "schedule":
+        extra = exception_of(ctx.spec, "extras", "at", message.scheduled_ms)
+        if extra is not None and "payload" in extra:
+            return extra["payload"]
+    return ctx.spec.get("payload")

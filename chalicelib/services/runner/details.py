@@ -39,7 +39,7 @@ def keep_detail(
     """Write the run's detail item when there is something to keep (before its record).
 
     A rerun also says so on its record (``rerun_of``, ~40 bytes on reruns only), so every
-    listing can link it. The detail is best effort: its write failing never keeps the
+    listing can link it, and so does a run that wrote its state (``sw``). The detail is best effort: its write failing never keeps the
     run's record from being written.
     """
     failed = status == "failed"
@@ -55,6 +55,8 @@ def keep_detail(
     )
     if request.get("rerun_of"):
         run.rerun_of = str(request["rerun_of"])
+    if ctx.notes.get("state_written"):
+        run.state_written = 1  # 4 bytes on the record of a run that wrote its state
     if keep is None:
         return
     try:

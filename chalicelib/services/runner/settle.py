@@ -144,6 +144,8 @@ def _write_state(ctx: RunContext, outcome: Outcome, *, pipeline: Pipeline) -> No
         if not dynamo.write_state(ctx.item.id, state, expected_version=outcome.state_version):
             outcome.status = "failed"
             outcome.error = "state conflict: another run wrote the state first"
+        else:
+            ctx.notes["state_written"] = True  # the run's record says so (``details``)
     except Exception as exc:
         outcome.status, outcome.error = "failed", f"state not saved: {type(exc).__name__}: {exc}"
 

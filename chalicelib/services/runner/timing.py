@@ -8,11 +8,21 @@ goes back to the queue, so another invocation runs it with its full time.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from chalicelib.domain import schedule
+from chalicelib.domain.codec import decode_schedule
 from chalicelib.settings import get_settings
+from chalicelib.store.sqs import FireMessage
 
-__all__ = ["START_MARGIN_S", "RESEND_FROM_RECEIVE", "start_margin_ms", "time_left_ms"]
+__all__ = [
+    "START_MARGIN_S",
+    "RESEND_FROM_RECEIVE",
+    "start_margin_ms",
+    "time_left_ms",
+    "fire_at_of",
+]
 
 # The least time an invocation must have left to start another message of its batch.
 # cronhook cannot know how long a workflow will take (no per-trigger timeout): 30 s covers
@@ -37,3 +47,19 @@ def time_left_ms(context: Any) -> int | None:
     if remaining is None:
         return None
     return int(remaining())
+
+
+def fire_at_of(message: FireMessage) -> int | None:
+    """When a scheduled message's fire starts (epoch ms): its slot plus the schedule's
+    jitter (``schedule.fire_at_ms``), the slot without jitter; None for other surfaces."""
+    if message.surface != "schedule" or message.scheduled_ms is None:
+        return None
+    slot_ms = int(message.scheduled_ms)
+    try:
+        jittered = bool(message.sched) and "j" in json.loads(message.sched or "{}")
+    except ValueError:
+        jittered = False
+    if not jittered:
+        return slot_ms
+    spec = decode_schedule(message.sched or "{}")
+    return schedule.fire_at_ms(message.trigger_id, slot_ms, spec)

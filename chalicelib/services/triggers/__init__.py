@@ -32,6 +32,7 @@ from chalicelib.services.triggers.by_key import delete_by_key, get_by_key, plan_
 from chalicelib.services.triggers.create import create_trigger
 from chalicelib.services.triggers.delete import delete_trigger, delete_workflow_triggers
 from chalicelib.services.triggers.enable import set_enabled, set_enabled_many
+from chalicelib.services.triggers.exceptions import add_extra, skip_slot, unskip_slot
 from chalicelib.services.triggers.fire import fire_now
 from chalicelib.services.triggers.listing import (
     TRIGGER_CURSOR,
@@ -40,6 +41,7 @@ from chalicelib.services.triggers.listing import (
     list_workflows,
 )
 from chalicelib.services.triggers.patch import PATCH_ATTEMPTS, patch_trigger
+from chalicelib.services.triggers.patch_preview import dry_run_patch
 from chalicelib.services.triggers.previews import preview_schedule, preview_trigger
 from chalicelib.services.triggers.run_lists import (
     RUN_CURSOR,
@@ -49,6 +51,7 @@ from chalicelib.services.triggers.run_lists import (
     list_trigger_runs,
 )
 from chalicelib.services.triggers.shared import last_claimed_slot_ms
+from chalicelib.services.triggers.simulate import simulate_schedule
 from chalicelib.services.triggers.views import get_trigger_view, trigger_view
 from chalicelib.store.paging import take_page
 
@@ -65,6 +68,11 @@ __all__ = [
     "set_enabled",
     "set_enabled_many",
     "patch_trigger",
+    "dry_run_patch",
+    "skip_slot",
+    "unskip_slot",
+    "add_extra",
+    "simulate_schedule",
     "delete_workflow_triggers",
     "list_workflows",
     "take_page",

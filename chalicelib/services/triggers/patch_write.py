@@ -57,7 +57,7 @@ from chalicelib.store.trigger_writes import DueChange, EditOutcome, StateEdit, T
 from chalicelib.workflows import get_workflow, is_known_target, remote
 from chalicelib.workflows.remote import display_target
 
-__all__ = ["Raced", "write_patch"]
+__all__ = ["Raced", "write_patch", "planned_patch"]
 
 
 class Raced(Exception):
@@ -238,3 +238,15 @@ def write_patch(
         payloads.delete_about(item.id, old.about_ref)
     written, state_after = _written(item, in_place=in_place, state=state)
     return written, state_after, shown_once
+
+
+def planned_patch(
+    item: TriggerModel, data: TriggerPatch, sent: set[str], *, now: datetime
+) -> tuple[TriggerIn, schedule.ScheduleSpec | None, schedule.ScheduleSpec | None]:
+    """What ``write_patch`` would write, nothing written: the merged settings, and the
+    stored and patched schedules (None for an event trigger)."""
+    full, _state = _validated(item, data, sent, now=now)
+    if item.kind == "event" or full.schedule is None:
+        return full, None, None
+    old, new = _new_schedule(item, full, now=now)
+    return full, old, new

@@ -76,6 +76,8 @@ def _settings_view(item: TriggerModel, spec: TriggerSpec) -> dict:
         "concurrency": spec.concurrency,
         "allow_destructive": spec.allow_destructive,
         "history": spec.history,
+        # An ``at`` trigger's fate after its one run (the field means nothing elsewhere).
+        **({"after_fire": spec.after_fire} if item.kind == "at" else {}),
     }
 
 

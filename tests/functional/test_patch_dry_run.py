@@ -1,0 +1,115 @@
+"""``PATCH /v1/triggers/{id}?dry_run=true``: the trigger as the edit would make it, with the
+slots it adds and removes over 30 days, and nothing stored; and what an edit never does
+(re-fire a slot that ran, resume a paused trigger). The app in process; T0 is Monday
+2026-11-30 12:00 UTC.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import app as app_module
+from chalicelib.local.gateway import contract_client as Client
+from tests.functional.api_client import Api
+
+SAME_FIELDS = ("schedule", "kind", "cadence", "next_fire_at", "status", "overlap", "title")
+
+
+@pytest.fixture
+def api(aws, clock, monkeypatch):
+    monkeypatch.setattr(app_module, "now_utc", clock)
+    with Client(app_module.app, stage_name="test") as client:
+        yield Api(client)
+
+
+def dry_run(api, trigger: dict, body: dict, *, key: str = "root"):
+    return api.call("PATCH", f"/v1/triggers/{trigger['id']}?dry_run=true", body, key=key)
+
+
+def test_a_dry_run_lists_the_slots_removed_and_stores_nothing(api):
+    trigger = api.create_trigger({"workflow": "echo", "schedule": {"cron": "0 9 * * *"}})
+    answer = dry_run(api, trigger, {"schedule": {"cron": "0 9 * * 1-5"}})
+    assert answer.status == 200, answer.body
+    diff = answer.body["slots_diff"]
+    # 2026-12-01 to 2026-12-30: the weekends' 09:00 slots go, none is added.
+    assert diff["added"] == [] and diff["days"] == 30
+    assert diff["removed"][:2] == ["2026-12-05T09:00:00.000Z", "2026-12-06T09:00:00.000Z"]
+    assert diff["removed_count"] == 8 and diff["truncated"] is False
+    assert answer.body["dry_run"] is True
+    assert answer.body["schedule"]["cron"] == "0 9 * * 1-5"
+    stored = api.call("GET", f"/v1/triggers/{trigger['id']}").body
+    assert stored["schedule"]["cron"] == "0 9 * * *"
+    assert stored["version"] == trigger["version"]
+
+
+def test_a_dry_run_answers_what_the_patch_then_does(api):
+    trigger = api.create_trigger(
+        {"workflow": "echo", "schedule": {"cron": "30 8 * * *", "timezone": "Europe/Berlin"}}
+    )
+    body = {"schedule": {"cron": ["0 7 * * 1-5", "0 10 * * 6"]}, "title": "twice"}
+    planned = dry_run(api, trigger, body).body
+    done = api.call("PATCH", f"/v1/triggers/{trigger['id']}", body).body
+    assert {k: planned[k] for k in SAME_FIELDS} == {k: done[k] for k in SAME_FIELDS}
+    assert planned["slots_diff"]["added"][0] == "2026-12-01T06:00:00.000Z"
+    assert planned["slots_diff"]["removed"][0] == "2026-12-01T07:30:00.000Z"
+
+
+def test_a_calendar_edit_shows_the_holidays_it_removes(api):
+    trigger = api.create_trigger(
+        {"workflow": "echo", "schedule": {"cron": "0 9 * * *", "timezone": "Europe/Berlin"}}
+    )
+    answer = dry_run(api, trigger, {"schedule": {"calendar": {"holidays": "DE"}}})
+    assert answer.body["slots_diff"]["removed"] == [
+        "2026-12-25T08:00:00.000Z",
+        "2026-12-26T08:00:00.000Z",
+    ]
+    assert answer.body["slots_diff"]["added"] == []
+
+
+def test_an_edit_never_resumes_a_paused_trigger(api):
+    trigger = api.create_trigger({"workflow": "echo", "schedule": {"cron": "0 9 * * *"}})
+    assert api.call("POST", f"/v1/triggers/{trigger['id']}/disable").status == 200
+    body = {"schedule": {"cron": "0 10 * * *"}}
+    assert dry_run(api, trigger, body).body["status"] == "disabled"
+    edited = api.call("PATCH", f"/v1/triggers/{trigger['id']}", body).body
+    assert (edited["status"], edited["disabled_reason"]) == ("disabled", "manual")
+
+
+def test_an_edit_never_fires_again_a_slot_that_already_ran(aws, api, clock):
+    from chalicelib import assembly
+
+    trigger = api.create_trigger({"workflow": "echo", "schedule": {"cron": "0 13 * * *"}})
+    runner = assembly.build_runner(clock=clock)
+    clock.advance(59 * 60)
+    assembly.tick(now=clock())
+    clock.advance(60)  # 13:00: the slot runs
+    assert "succeeded" in aws.drain(runner)
+    clock.advance(10)
+    # 13:00 again, as a new cron would have it: already ran, so tomorrow's is next.
+    body = {"schedule": {"cron": "0 13,18 * * *"}}
+    planned = dry_run(api, trigger, body).body
+    assert planned["next_fire_at"] == "2026-11-30T18:00:00.000Z"
+    assert "2026-11-30T13:00:00.000Z" not in planned["slots_diff"]["added"]
+    done = api.call("PATCH", f"/v1/triggers/{trigger['id']}", body).body
+    assert done["next_fire_at"] == "2026-11-30T18:00:00.000Z"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"schedule": {"cron": "61 * * * *"}}, "schedule.cron"),
+        ({"schedule": {"calendar": {"holidays": "XX"}}}, "schedule.calendar.holidays"),
+        ({"overlap": "sometimes"}, "overlap"),
+    ],
+)
+def test_a_bad_dry_run_is_a_422_naming_the_field(api, body, field):
+    trigger = api.create_trigger({"workflow": "echo", "schedule": {"cron": "0 9 * * *"}})
+    answer = dry_run(api, trigger, body)
+    assert (answer.status, answer.body["error"]["field"]) == (422, field)
+
+
+def test_a_dry_run_keeps_the_tenant_wall(api):
+    trigger = api.create_trigger({"workflow": "echo", "schedule": {"cron": "0 9 * * *"}})
+    api.make_key("other", "operator", tenant="other")
+    answer = dry_run(api, trigger, {"title": "x"}, key="other")
+    assert answer.status == 404
