@@ -1,6 +1,6 @@
 """cronhook: Chalice wiring only. The authorizer, the routes' blueprints (one per resource,
-``chalicelib/routes/``), the error-shape middleware, the heartbeat schedule and the queue
-consumers."""
+``chalicelib/routes/``), the error-shape middleware, the heartbeat schedule, the queue
+consumers and the CloudFormation trigger provider."""
 
 from __future__ import annotations
 
