@@ -67,6 +67,5 @@ def test_relative_imports_resolve_to_their_modules(tmp_path: Path) -> None:
     ]
 
 
-
 def test_the_tree_check_covers_app_py_and_the_product_package() -> None:
     assert {"app.py", "chalicelib"} <= set(check_house.CHECKED)
