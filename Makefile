@@ -17,13 +17,14 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/python -m chalicelib.local.stack
+	$(BIN)/python -m devstack.stack
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy chalicelib app.py
+	$(BIN)/mypy chalicelib devstack cronhook_cli app.py
 	$(BIN)/python -m tools.check_house
+	$(BIN)/python -m tools.tree --check
 
 # Two workers (pytest-xdist): most tests wait on a server or a local stack, and CI has two
 # cores. Tests that share a stack, a browser or infra's deployment stay on one worker

@@ -487,7 +487,7 @@ def _empty_receive(call: Call) -> bool:
 
 
 def _record(message: dict, queue_url: str) -> dict:
-    from chalicelib.local.stack import _lambda_record
+    from devstack.stack import _lambda_record
 
     return _lambda_record(message, queue_url)
 

@@ -53,7 +53,7 @@ class MotoEnv:
     def start(self) -> MotoEnv:
         from moto.server import ThreadedMotoServer
 
-        from chalicelib.local.moto_atomic import make_dynamodb_atomic
+        from devstack.moto_atomic import make_dynamodb_atomic
 
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
         make_dynamodb_atomic()

@@ -99,7 +99,7 @@ def _p99(values: list[float]) -> float:
 
 def measure_journal_cost(*, quick: bool = False) -> dict:
     """Per-write latency of the embedded AWS without and with the journal."""
-    from chalicelib.local.embedded_aws import EmbeddedAws
+    from devstack.embedded_aws import EmbeddedAws
     from tests.ports import free_port
 
     n, threads = (100, 4) if quick else (400, 8)

@@ -1,6 +1,6 @@
 """lateness_p50_ms / lateness_p99_ms: how late scheduled fires start in the local stack.
 
-The local stack is started the way a user starts it (``python -m chalicelib.local.stack``,
+The local stack is started the way a user starts it (``python -m devstack.stack``,
 as the e2e tests do) with the default 60 s heartbeat and 5 runner threads polling SQS.
 480 triggers (under the default quota of 500) are created over HTTP, spread over four
 minutes: cron triggers every 4 minutes at offsets 0-3 (their slots fall on second :00,

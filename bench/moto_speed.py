@@ -1,7 +1,7 @@
 """``BENCH_ONLY=moto``: the embedded AWS's moto patches, stock moto against patched.
 
 The shapes of the fire path and the webhook burst (issue 12), on the bench's moto server
-over HTTP, each timed on stock moto and then with ``chalicelib.local.moto_sqs_speed`` and
+over HTTP, each timed on stock moto and then with ``devstack.moto_sqs_speed`` and
 ``moto_dynamo_speed`` applied (undone afterwards: the other sections see stock moto):
 
 - SQS: the fire queue with the lookahead's delayed messages (3,000 delayed, 200 visible):
@@ -32,15 +32,15 @@ _ABSENT = object()
 
 
 def _patches() -> list[tuple[Any, str]]:
-    from chalicelib.local.moto_dynamo_speed import patched_dynamodb_names
-    from chalicelib.local.moto_sqs_speed import patched_sqs_names
+    from devstack.moto_dynamo_speed import patched_dynamodb_names
+    from devstack.moto_sqs_speed import patched_sqs_names
 
     return patched_sqs_names() + patched_dynamodb_names()
 
 
 def _apply() -> None:
-    from chalicelib.local.moto_dynamo_speed import make_dynamodb_fast
-    from chalicelib.local.moto_sqs_speed import make_sqs_fast
+    from devstack.moto_dynamo_speed import make_dynamodb_fast
+    from devstack.moto_sqs_speed import make_sqs_fast
 
     make_sqs_fast()
     make_dynamodb_fast()

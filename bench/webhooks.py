@@ -74,10 +74,10 @@ def _inprocess_pass(
 ) -> dict:
     import app as app_module
     from chalicelib import assembly, wiring
-    from chalicelib.local.gateway import contract_client as Client
-    from chalicelib.local.stack import _lambda_record
     from chalicelib.services import triggers as trigger_service
     from chalicelib.services.auth import Principal
+    from devstack.gateway import contract_client as Client
+    from devstack.stack import _lambda_record
 
     env.fresh()
     root = Principal("root", "local", "admin")

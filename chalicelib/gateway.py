@@ -5,7 +5,7 @@ authorizer refuses it), throttling. API Gateway answers those with its own bodie
 (``{"message": "Missing Authentication Token"}`` with a 403 for an unknown path) unless
 the API defines a ``GatewayResponse`` per response type. ``GATEWAY_RESPONSES`` is the one
 table of those answers: ``infra/template.py`` turns it into ``AWS::ApiGateway::GatewayResponse``
-resources, and the local gateway (``chalicelib/local/gateway.py``) answers from it, so a
+resources, and the local gateway (``devstack/gateway.py``) answers from it, so a
 client sees the same status and body locally and in AWS.
 """
 

@@ -50,6 +50,7 @@ _EVENTS = "Event runs"
 _GUARDS = "Guardrails: budgets, serialization, the switch, state contracts"
 _CHANGES = "Changes through the API"
 _FANOUT = "Heartbeat fan-out (FanOutShards): tick messages and enqueuers"
+_ALERTS = "Lifecycle alerts: transitions, notifications, alert messages"
 
 METRICS: dict[str, Metric] = {
     "Fires": Metric(_FIRES, "fires enqueued", dims=(("surface",),)),
@@ -107,6 +108,17 @@ METRICS: dict[str, Metric] = {
     "BackfillSlots": Metric(_CHANGES, "backfill slots started"),
     "KeysCreated": Metric(_CHANGES, "API keys created", dims=(("role",),)),
     "QuotaRefusals": Metric(_CHANGES, "refused by a tenant quota (429)", dims=(("quota",),)),
+    "EventsThrottled": Metric(_EVENTS, "throttled by the trigger's rate limit"),
+    "WindowRuns": Metric(_EVENTS, "window runs", dims=(("kind",),)),
+    "SlotsPassed": Metric(_RECOVERY, "slots passed over at the claim", dims=(("status",),)),
+    "FiresPostponed": Metric(_GUARDS, "fires postponed", dims=(("surface",),)),
+    "RunsQueuedWaiting": Metric(_GUARDS, "queued manual runs waiting for their trigger"),
+    "Transitions": Metric(_ALERTS, "lifecycle transitions queued"),
+    "AlertsNotQueued": Metric(_ALERTS, "lifecycle transitions not queued"),
+    "AlertsDropped": Metric(_ALERTS, "alert messages dropped"),
+    "Notifications": Metric(_ALERTS, "notifications", dims=(("outcome",),)),
+    "LifecycleEvents": Metric(_ALERTS, "lifecycle events published", dims=(("kind",),)),
+    "AlertMessages": Metric(_ALERTS, "alert messages", dims=(("outcome",),)),
 }
 
 

@@ -13,7 +13,7 @@ it is off by default (``0``). WAF's smallest limit is 10 per window, hence the p
 pattern: ``0`` or 10 and more.
 
 The locally served stack applies the same rule in its gateway when
-``CRONHOOK_HOOKS_PER_IP_PER_MIN`` is set (``chalicelib/local/gateway.py``).
+``CRONHOOK_HOOKS_PER_IP_PER_MIN`` is set (``devstack/gateway.py``).
 """
 
 from __future__ import annotations

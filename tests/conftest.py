@@ -66,7 +66,7 @@ def moto_server() -> Iterator[str]:
     """One moto server for the session; each test resets it."""
     from moto.server import ThreadedMotoServer
 
-    from chalicelib.local.moto_atomic import make_dynamodb_atomic
+    from devstack.moto_atomic import make_dynamodb_atomic
 
     make_dynamodb_atomic()
     _defer_kms_private_keys()

@@ -204,7 +204,7 @@ class Esm:
 
     def drain(self) -> None:
         from chalicelib import wiring
-        from chalicelib.local.lambda_events import lambda_record
+        from devstack.lambda_events import lambda_record
 
         sqs = self.aws.sqs()
         for _ in range(self.rounds):

@@ -10,10 +10,12 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import Any
 
 from chalicelib.domain.errors import Conflict, NotFound
+from chalicelib.domain.history import records_run
 from chalicelib.domain.ids import trigger_id_of_run
 from chalicelib.domain.run_detail import clip_payload, error_detail
 from chalicelib.domain.runs import SURFACE_CODES
@@ -21,13 +23,18 @@ from chalicelib.services.auth import Principal
 from chalicelib.services.runs import iso_ms
 from chalicelib.services.triggers.fire import start_manual
 from chalicelib.services.triggers.run_lists import get_run_view
-from chalicelib.services.triggers.shared import last_run_of
+from chalicelib.services.triggers.shared import last_run_of, stored_spec
 from chalicelib.store import backfill, dynamo, event_reads, run_details
 from chalicelib.store.backfill import NO_PAYLOAD
 from chalicelib.store.models import TriggerModel
 from chalicelib.workflows.remote import display_target
 
-__all__ = ["get_run_page", "rerun", "owned_trigger_of_run"]
+__all__ = ["get_run_page", "rerun", "owned_trigger_of_run", "RECORD_WAIT_S"]
+
+# A run settled (``last_run``) less than this long ago whose record is not written yet is
+# waited for, at most ``RECORD_WAIT_S``: a record lost with its runner is not waited for.
+RECORD_DUE_WINDOW_MS = 30_000
+RECORD_WAIT_S = 3.0
 
 
 def owned_trigger_of_run(principal: Principal, run_id: str) -> TriggerModel | None:
@@ -70,11 +77,46 @@ def _waiting_view(principal: Principal, run_id: str) -> dict:
     }
 
 
+def _record_due(principal: Principal, run_id: str) -> bool:
+    """Whether ``run_id`` has settled (the trigger's ``last_run`` names it) moments ago and
+    its trigger keeps a record of it: the runner writes that record right after the settle."""
+    trigger_id = trigger_id_of_run(run_id) if len(run_id) <= 200 else None
+    item = dynamo.get_trigger(trigger_id) if trigger_id else None
+    if item is None or item.tenant != principal.tenant:
+        return False
+    last = last_run_of(item) or {}
+    if last.get("id") != run_id or not isinstance(last.get("finished_at"), (int, float)):
+        return False
+    surface = SURFACE_CODES.get(run_id.partition(".")[2][13:14], "schedule")
+    if not records_run(stored_spec(item).history, status=str(last.get("status")), surface=surface):
+        return False
+    return time.time() * 1000 - float(last["finished_at"]) < RECORD_DUE_WINDOW_MS
+
+
+def _recorded_view(principal: Principal, run_id: str) -> dict | None:
+    """The run from its record once the runner writes it (None when it did not in time).
+
+    Between the settle and the record the run is final but only ``last_run`` knows it,
+    without its output: a page read in that gap waits for the record (a few ms normally,
+    at most ``RECORD_WAIT_S``), so a run shown as finished shows its output too.
+    """
+    if not _record_due(principal, run_id):
+        return None
+    deadline = time.monotonic() + RECORD_WAIT_S
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        try:
+            return get_run_view(principal, run_id)
+        except NotFound:
+            continue
+    return None
+
+
 def _view(principal: Principal, run_id: str) -> dict:
     try:
         return get_run_view(principal, run_id)
     except NotFound:
-        return _waiting_view(principal, run_id)
+        return _recorded_view(principal, run_id) or _waiting_view(principal, run_id)
 
 
 def _event_payload(event_id: str | None) -> tuple[bool, Any]:

@@ -27,7 +27,7 @@ FEED = """<?xml version="1.0"?><rss version="2.0"><channel><title>Blog</title>
 
 def _cli(stack, *args: str) -> subprocess.CompletedProcess:
     script = Path(sys.executable).parent / "cronhook"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "chalicelib.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "cronhook_cli"]
     env = {**os.environ, "CRONHOOK_URL": stack.url, "CRONHOOK_API_KEY": stack.api_key}
     return subprocess.run(
         [*command, *args], capture_output=True, text=True, env=env, timeout=60, check=False

@@ -1,4 +1,4 @@
-"""The local stack started the way a user starts it (``python -m chalicelib.local.stack``
+"""The local stack started the way a user starts it (``python -m devstack.stack``
 is what ``make run`` runs), in a subprocess, talked to over real HTTP."""
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def start_stack(
     max_concurrency: int = 5,
     env: dict | None = None,
 ) -> Stack:
-    """Start ``python -m chalicelib.local.stack`` and wait for ``/healthz``."""
+    """Start ``python -m devstack.stack`` and wait for ``/healthz``."""
     port = _free_port()
     aws_port = _free_port()
     data_dir = tmp / "data"
@@ -101,7 +101,7 @@ def start_stack(
     }
     log = open(log_path, "w")  # noqa: SIM115 (kept open for the process's life)
     process = subprocess.Popen(
-        [sys.executable, "-m", "chalicelib.local.stack"],
+        [sys.executable, "-m", "devstack.stack"],
         cwd=ROOT,
         env=environment,
         stdout=log,
@@ -171,7 +171,7 @@ class Ran:
 
 def _command() -> list[str]:
     script = Path(sys.executable).parent / "cronhook"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "chalicelib.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "cronhook_cli"]
 
 
 @pytest.fixture

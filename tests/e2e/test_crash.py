@@ -6,12 +6,12 @@ stopped, so a SIGKILL lost every write since the last tick: deliveries answered 
 after the restart. And a snapshot dumped one table after another, so a slot could be
 passed (the trigger's pointer saved moved on) with its run record not saved: no run
 and no record. Now every acknowledged write is journaled and fsync'd first
-(``chalicelib/local/journal.py``).
+(``devstack/journal.py``).
 
 Signed webhook deliveries and 1 s and 2 s interval triggers with an ``http:`` target at
 a receiver this test runs; every stack process (the stack, its embedded AWS, its
 runners) is killed with SIGKILL while both flow; the stack is started again on the same
-data dir (``python -m chalicelib.local.stack``, what ``make run`` runs). Then:
+data dir (``python -m devstack.stack``, what ``make run`` runs). Then:
 
 - every delivery answered 202 has its event, and exactly one run, which ended;
 - no slot reached the receiver twice;

@@ -82,11 +82,11 @@ def _child_running(stack: Stack, module: str) -> int:
 
 
 def _embedded_aws_pid(stack: Stack) -> int:
-    return _child_running(stack, "chalicelib.local.embedded_aws")
+    return _child_running(stack, "devstack.embedded_aws")
 
 
 def _runners_pid(stack: Stack) -> int:
-    return _child_running(stack, "chalicelib.local.runner_process")
+    return _child_running(stack, "devstack.runner_process")
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")

@@ -96,7 +96,7 @@ def _cli_env(stack) -> dict:
 
 def _command() -> list[str]:
     script = Path(sys.executable).parent / "cronhook"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "chalicelib.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "cronhook_cli"]
 
 
 CREATE = ["triggers", "create", "--workflow", "echo", "--webhook", "webhook"]
@@ -176,7 +176,7 @@ def test_a_port_in_use_ends_the_start_in_one_line_naming_its_variable(tmp_path, 
             variable: str(taken.getsockname()[1]),
         }
         done = subprocess.run(
-            [sys.executable, "-m", "chalicelib.local.stack"],
+            [sys.executable, "-m", "devstack.stack"],
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -191,7 +191,7 @@ def test_a_port_in_use_ends_the_start_in_one_line_naming_its_variable(tmp_path, 
 
 
 def test_a_run_cut_short_by_ctrl_c_is_recorded_as_stopped_not_crashed(tmp_path):
-    from chalicelib.local.restore import STOPPED_ERROR
+    from devstack.restore import STOPPED_ERROR
     from tests.e2e.conftest import start_stack, stop_stack
 
     first = start_stack(tmp_path)

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 def _cli(stack, *args):
     env = {**os.environ, "CRONHOOK_URL": stack.url, "CRONHOOK_API_KEY": stack.api_key}
     return subprocess.run(
-        [sys.executable, "-m", "chalicelib.cli", *args],
+        [sys.executable, "-m", "cronhook_cli", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

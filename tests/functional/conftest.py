@@ -13,7 +13,7 @@ from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
 def http(aws, clock, monkeypatch):
     """The Chalice app's HTTP test client; the routes read the test's clock."""
     import app as app_module
-    from chalicelib.local.gateway import contract_client as Client
+    from devstack.gateway import contract_client as Client
 
     monkeypatch.setattr("chalicelib.routes.resource.now_utc", clock)
     kms.clear_cache()

@@ -91,8 +91,8 @@ def test_three_failures_in_a_row_email_once_then_once_more_when_it_recovers(
 def test_a_trigger_disabled_by_failures_puts_trigger_disabled_on_the_bus_and_an_eventbridge_trigger_runs_once(
     aws, clock, root, alerting, flip, monkeypatch
 ):
-    from chalicelib.local.resources import create_sources
     from chalicelib.sources.ingest import handle_message as ingest
+    from devstack.resources import create_sources
 
     for name, value in create_sources().items():
         monkeypatch.setenv(name, value)

@@ -20,7 +20,7 @@ import json
 import pytest
 
 import app as app_module
-from chalicelib.local.gateway import contract_client as Client
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 
 CRON = {"workflow": "echo", "schedule": {"cron": "0 8 * * 1"}}

@@ -8,8 +8,8 @@ import pytest
 
 import app as app_module
 from chalicelib import assembly, openapi
-from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import triggers
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 
 

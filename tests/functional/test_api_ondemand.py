@@ -11,10 +11,10 @@ import app as app_module
 from chalicelib import assembly
 from chalicelib.domain.errors import Conflict, ValidationError
 from chalicelib.domain.ids import schedule_run_id
-from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import ondemand, triggers
 from chalicelib.store import dynamo
 from chalicelib.workflows import Result, workflow
+from devstack.gateway import contract_client as Client
 from tests.conftest import T0
 from tests.functional.api_client import Api
 

@@ -25,7 +25,7 @@ import pytest
 import app as app_module
 from chalicelib import assembly
 from chalicelib.declare import Declared, declared_of
-from chalicelib.local.gateway import contract_client as Client
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 
 CALLERS = ("none", "bad", "viewer", "operator", "admin", "other")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import app as app_module
-from chalicelib.local.gateway import contract_client as Client
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 
 HOURLY = {"workflow": "echo", "schedule": {"cron": "0 * * * *"}}

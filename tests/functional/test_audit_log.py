@@ -7,9 +7,9 @@ import json
 import pytest
 
 import app as app_module
-from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import audit
 from chalicelib.store.models import AuditModel
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 
 

@@ -16,9 +16,9 @@ import pytest
 import app as app_module
 from chalicelib import wiring
 from chalicelib.gateway import AUTH_REFUSED, GATEWAY_RESPONSES
-from chalicelib.local.gateway import contract_client
 from chalicelib.services import triggers
 from chalicelib.store.keys import KeyModel
+from devstack.gateway import contract_client
 from tests.conftest import ROOT_KEY
 from tests.functional.api_client import Api
 
@@ -172,7 +172,7 @@ def test_gateway_response_templates_render_to_the_contract_shape():
 
 def test_concurrent_requests_on_the_local_server_each_see_their_own_request(aws):
     """Chalice keeps the current request on the app; the local server runs threads."""
-    from chalicelib.local.http import serve
+    from devstack.http import serve
 
     server = serve("127.0.0.1", 0)
     port = server.server_address[1]
@@ -216,7 +216,7 @@ def test_concurrent_requests_on_the_local_server_each_see_their_own_request(aws)
 def test_each_thread_sees_the_request_it_is_handling():
     from chalice import Chalice
 
-    from chalicelib.local.gateway import per_thread_requests
+    from devstack.gateway import per_thread_requests
 
     app = per_thread_requests(Chalice(app_name="probe"))
     assert per_thread_requests(app) is app  # idempotent

@@ -12,15 +12,15 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from chalicelib.cli import cli
-from chalicelib.cli.as_code import DIFF_CHANGES_EXIT
-from chalicelib.local.http import serve
-from chalicelib.local.resources import create_sources
 from chalicelib.services import triggers
 from chalicelib.services.auth import Principal
 from chalicelib.settings import reset_settings
 from chalicelib.store import trigger_reads
 from chalicelib.store.aws import client
+from cronhook_cli import cli
+from cronhook_cli.as_code import DIFF_CHANGES_EXIT
+from devstack.http import serve
+from devstack.resources import create_sources
 from tests.conftest import ROOT_KEY
 
 ROOT = Principal("root", "local", "admin")

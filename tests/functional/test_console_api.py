@@ -12,9 +12,9 @@ import pytest
 
 import app as app_module
 from chalicelib import assembly, wiring
-from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import deliveries, health
 from chalicelib.store.models import TTL_ATTRIBUTES, DeliveryModel
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 from tests.signing import delivery_body, signed_headers
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chalicelib.local.embedded_aws import dump_tables, item_for_boto3
+from devstack.embedded_aws import dump_tables, item_for_boto3
 
 
 def test_a_saved_table_loads_back_item_for_item_binary_and_nested_values_included(aws):

@@ -15,9 +15,9 @@ import pytest
 
 import app as app_module
 from chalicelib.domain.errors import ValidationError
-from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import events, triggers
 from chalicelib.store import dynamo, kms
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 from tests.signing import signed_headers
 

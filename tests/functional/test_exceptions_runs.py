@@ -13,7 +13,7 @@ import pytest
 import app as app_module
 from chalicelib import assembly
 from chalicelib.domain.ids import schedule_run_id
-from chalicelib.local.gateway import contract_client as Client
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 from tests.scenarios import runs_of
 

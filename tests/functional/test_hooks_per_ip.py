@@ -7,10 +7,10 @@ import json
 import pytest
 
 import app as app_module
-from chalicelib.local.gateway import PerSourceLimit, contract_client
 from chalicelib.services import triggers
 from chalicelib.settings import reset_settings
 from chalicelib.store.models import EventModel
+from devstack.gateway import PerSourceLimit, contract_client
 from tests.signing import signed_headers
 
 
@@ -82,7 +82,7 @@ def test_the_window_slides_per_source_and_refusals_are_not_counted():
 
 @pytest.mark.parametrize("path", ["/hooks/trg_x", "/hooks/trg_x?a=1", "/%68ooks/trg_x"])
 def test_every_spelling_of_the_webhook_path_is_counted(path):
-    from chalicelib.local.gateway import _is_hooks_path
+    from devstack.gateway import _is_hooks_path
 
     assert _is_hooks_path(path)
     assert not _is_hooks_path("/v1/triggers") and not _is_hooks_path("/v1/hooks")

@@ -1,4 +1,4 @@
-"""The embedded AWS's write-ahead journal (``chalicelib/local/journal.py``, issue 26).
+"""The embedded AWS's write-ahead journal (``devstack/journal.py``, issue 26).
 
 The replay rules as pure functions (an item's last image wins, ``null`` deletes, a torn
 last line is skipped, replaying twice changes nothing), and the real thing: an
@@ -18,8 +18,8 @@ from pathlib import Path
 import boto3
 import pytest
 
-from chalicelib.local.embedded_aws import EmbeddedAws
-from chalicelib.local.journal import Journal, compact, journal_files, merge
+from devstack.embedded_aws import EmbeddedAws
+from devstack.journal import Journal, compact, journal_files, merge
 from tests.ports import free_port
 
 pytestmark = pytest.mark.server

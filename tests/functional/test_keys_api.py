@@ -9,11 +9,11 @@ import pytest
 
 import app as app_module
 from chalicelib import assembly
-from chalicelib.local.gateway import contract_client as Client
 from chalicelib.observability import metric_counts
 from chalicelib.services import triggers
 from chalicelib.services.auth import Principal
 from chalicelib.store.models import AuditModel, KeyModel
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 
 

@@ -1,6 +1,6 @@
 """The local stack's HTTP server: bodies it cannot take are answered, never a broken pipe.
 
-Real sockets against ``chalicelib.local.http.serve`` (waitress, with the adapter to the
+Real sockets against ``devstack.http.serve`` (waitress, with the adapter to the
 Chalice app): a body over 8 MiB gets its 413 (the client reads it, whether it sent a
 Content-Length, chunks, or asked ``Expect: 100-continue``); a body that cannot be framed
 (a bad or negative chunk size, a bad Content-Length, two Content-Lengths that disagree)
@@ -18,7 +18,7 @@ import threading
 import pytest
 import requests
 
-from chalicelib.local.http import MAX_BODY_BYTES, serve
+from devstack.http import MAX_BODY_BYTES, serve
 from tests.conftest import ROOT_KEY
 
 

@@ -8,12 +8,12 @@ import pytest
 
 import app as app_module
 from chalicelib.domain.errors import Throttled
-from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import keys, quotas, triggers
 from chalicelib.services.auth import Principal
 from chalicelib.settings import reset_settings
 from chalicelib.store.aws import client
 from chalicelib.store.models import LedgerModel
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 
 

@@ -6,9 +6,9 @@ import pytest
 
 import app as app_module
 from chalicelib import assembly
-from chalicelib.local.gateway import contract_client as Client
 from chalicelib.store.models import StateModel
 from chalicelib.workflows import REGISTRY, Result, Workflow, WorkflowFailed
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 
 HOURLY = {"workflow": "echo", "schedule": {"cron": "0 * * * *"}}
@@ -248,8 +248,8 @@ def test_run_logs_answer_the_local_lines_of_that_run(api, tmp_path, monkeypatch)
 @pytest.mark.parametrize("clean", [True, False])
 def test_a_run_lost_to_a_stop_of_the_local_stack_says_how_it_stopped(api, clean):
     from chalicelib.domain.ids import manual_run_id
-    from chalicelib.local.restore import ENDED_ERROR, STOPPED_ERROR, recover_claims
     from chalicelib.store import dynamo
+    from devstack.restore import ENDED_ERROR, STOPPED_ERROR, recover_claims
 
     created = api.create_trigger(HOURLY)
     run_id = manual_run_id(created["id"], 1_900_000_000_000)
@@ -281,6 +281,26 @@ def test_a_run_between_its_settle_and_its_record_is_shown_from_last_run(api):
     assert run.status == 200, run.body
     assert (run.body["status"], run.body["surface"]) == ("failed", "manual")
     assert api.call("GET", f"/v1/runs/{run_id}/logs").status == 200
+
+
+def test_a_run_read_between_its_settle_and_its_record_shows_its_output(api):
+    import threading
+
+    from chalicelib.store.models import RunModel
+
+    created = api.create_trigger({"workflow": "report", "schedule": {"cron": "0 * * * *"}})
+    fired = api.call("POST", f"/v1/triggers/{created['id']}/fire").body
+    _drain(api)
+    record = RunModel.get(created["id"], fired["run_id"])
+    record.delete()  # settled (last_run names it), its record not written yet
+    late = threading.Timer(0.3, record.save)  # the runner's next write
+    late.start()
+    try:
+        run = api.call("GET", f"/v1/runs/{fired['run_id']}")
+    finally:
+        late.join()
+    assert run.status == 200, run.body
+    assert (run.body["status"], run.body["output"]) == ("succeeded", {"got": None})
 
 
 def test_a_rerun_in_flight_already_names_the_run_it_reruns(api):

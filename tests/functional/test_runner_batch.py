@@ -15,12 +15,12 @@ import threading
 import pytest
 
 from chalicelib import assembly, wiring
-from chalicelib.local.stack import _lambda_record
 from chalicelib.services import triggers
 from chalicelib.services.pipeline import Pipeline, RunContext, RunPolicy
 from chalicelib.store import dynamo
 from chalicelib.store.models import RunModel
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
+from devstack.stack import _lambda_record
 
 BATCH = 10
 BARRIER_TIMEOUT_S = 60  # generous: only a batch run one after another waits it out

@@ -15,7 +15,6 @@ from datetime import datetime, timedelta
 import pytest
 
 from chalicelib import assembly, wiring
-from chalicelib.local.stack import InvocationContext, _lambda_record
 from chalicelib.observability import metric_counts
 from chalicelib.services import events, triggers
 from chalicelib.services.runner import START_MARGIN_S, start_margin_ms
@@ -24,6 +23,7 @@ from chalicelib.store import dynamo
 from chalicelib.store.aws import client
 from chalicelib.store.models import ALL_MODELS, RunModel
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
+from devstack.stack import InvocationContext, _lambda_record
 from tests.signing import signed_headers
 
 TIMEOUT_S = 300  # the runner's Lambda timeout (settings default)

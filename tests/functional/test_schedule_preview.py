@@ -11,7 +11,7 @@ from datetime import datetime
 import pytest
 
 import app as app_module
-from chalicelib.local.gateway import contract_client as Client
+from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 
 

@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -281,8 +282,9 @@ def scenario(deployed: Deployed) -> Scenario:
     """Everything a deployment does, through the deployed functions' handlers.
 
     1. The API creates an interval trigger with a budget; a manual fire runs.
-    2. The heartbeat ("two minutes later": its clock is the one thing moved; the functions
-       otherwise read the real clock) claims the first slot; the runner runs it.
+    2. The heartbeat ("two minutes later": its clock, and the runner's when it drains the
+       slots, are the one thing moved; the functions otherwise read the real clock) claims
+       the first slot; the runner runs it.
     3. The next slot's message is lost before any runner claimed it (the queue purged): a
        heartbeat after that sends it again as overdue and it runs late; nothing is lost.
     4. An operator key creates a trigger and fires it (the runner re-checks the creator);
@@ -316,8 +318,10 @@ def scenario(deployed: Deployed) -> Scenario:
         result.answers[name] = (status, body)
         return status, body
 
-    def drain() -> None:
-        result.batch_answers.extend(fn.drain_queue(queue_url))
+    def drain(now: datetime | None = None) -> None:
+        # A scheduled fire starts no earlier than its slot (the runner postpones an early
+        # message): the runner reads the heartbeat's moved clock when it drains its slots.
+        result.batch_answers.extend(fn.drain_queue(queue_url, now=now))
 
     assert fn.api("GET", "/healthz")[0] == 200
 
@@ -345,13 +349,13 @@ def scenario(deployed: Deployed) -> Scenario:
     # 2.
     start = utc_now()
     fn.heartbeat(now=later(start, 120))  # Chalice drops a scheduled handler's return value
-    drain()
+    drain(now=later(start, 120))
 
     # 3.
     fn.heartbeat(now=later(start, 180))
     deployed.client("sqs").purge_queue(QueueUrl=queue_url)  # the runner "crashed"
     fn.heartbeat(now=later(start, 180 + lease_s + 60))
-    drain()
+    drain(now=later(start, 180 + lease_s + 60))
 
     # 7.
     fanned_at = later(start, 180 + lease_s + 180)
@@ -366,7 +370,7 @@ def scenario(deployed: Deployed) -> Scenario:
             env_extra={"CRONHOOK_LOOKAHEAD_S": "0"},
         )
     )
-    drain()
+    drain(now=fanned_at)
 
     # 4.
     status, key = call("create_key", "POST", "/v1/keys", body={"role": "operator"})

@@ -58,18 +58,53 @@ MOTO_DROPPED = {"AWS::ApiGateway::Deployment", "AWS::ApiGateway::Stage"}
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# moto's server with DynamoDB's per-item atomicity (``chalicelib.local.moto_atomic``), as
+# moto's server with DynamoDB's per-item atomicity (``devstack.moto_atomic``), as
 # the tests' in-process server and the local stack's embedded AWS run it. Stock moto checks
 # a condition and then writes with no lock between: a runner batch's concurrent messages
 # could both claim one run, and one's give-back remove the other's claim (seen in CI: an
 # event run that succeeded recorded ``lost``). Real DynamoDB never does that.
 _ATOMIC_MOTO = (
     "import sys\n"
-    "from chalicelib.local.moto_atomic import make_dynamodb_atomic\n"
+    "from devstack.moto_atomic import make_dynamodb_atomic\n"
     "make_dynamodb_atomic()\n"
+    "from tests.infra.harness import patch_moto_stack_updates\n"
+    "patch_moto_stack_updates()\n"
     "from moto.server import main\n"
     "main(sys.argv[1:])\n"
 )
+
+
+def patch_moto_stack_updates() -> None:
+    """Two moto bugs in a stack update that CloudFormation does not have.
+
+    * moto has no update for an ``AWS::Logs::LogGroup``: an update that changes one (a new
+      ``LogRetentionDays``) leaves the stack's resource as ``None``, and a resource updated
+      after it that reads ``Fn::GetAtt [<it>, Arn]`` (a role whose policy changed) fails
+      with "references undefined resource". CloudFormation updates the retention in place.
+    * moto keeps a ``CommaDelimitedList`` parameter (``AlertTopics``) split after an
+      update; the next update's ``UsePreviousValue`` hands it the list, which it splits
+      again (a 500). CloudFormation keeps the parameter's string.
+    """
+    from moto.cloudformation.parsing import ResourceMap
+    from moto.logs.models import LogGroup
+
+    def update(
+        cls, original_resource, new_resource_name, cloudformation_json, account_id, region_name
+    ):  # noqa: E501
+        days = cloudformation_json.get("Properties", {}).get("RetentionInDays")
+        original_resource.set_retention_policy(int(days) if days else None)
+        return original_resource
+
+    LogGroup.update_from_cloudformation_json = classmethod(update)  # type: ignore[method-assign,assignment]
+    real_load = ResourceMap.load_parameters
+
+    def load_parameters(self) -> None:
+        self.input_parameters = {
+            k: ",".join(v) if isinstance(v, list) else v for k, v in self.input_parameters.items()
+        }
+        real_load(self)
+
+    ResourceMap.load_parameters = load_parameters  # type: ignore[method-assign]
 
 
 class MotoProcess:
@@ -405,16 +440,24 @@ class Functions:
         assert module_name == "app", config["Handler"]
         handler = getattr(app_module, attr)
         printed = io.StringIO()
-        real_now = wiring.now_utc
+        from chalicelib import assembly
+
+        real_now, real_runner = wiring.now_utc, assembly.build_runner
         with environ(env), self.recorder.acting_as(function), contextlib.redirect_stdout(printed):
             _reset_process_caches()
             self.logs.function = function
             if now is not None:
                 wiring.now_utc = lambda: now  # type: ignore[assignment]
+                # The runner reads its own clock (a scheduled fire waits for its slot,
+                # ``runner.timing.fire_at_of``): it sees the moved one too.
+                assembly.build_runner = lambda **kw: real_runner(  # type: ignore[assignment]
+                    **{"clock": lambda: now, "sleep": lambda _s: None, **kw}
+                )
             try:
                 return handler(event, LambdaContext(config))
             finally:
                 wiring.now_utc = real_now  # type: ignore[assignment]
+                assembly.build_runner = real_runner  # type: ignore[assignment]
                 self.logs.function = ""
                 self.stdout.extend((function, line) for line in printed.getvalue().splitlines())
 

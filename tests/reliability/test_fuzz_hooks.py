@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 
 import app as app_module
 from chalicelib.domain import ids, signatures
-from chalicelib.local.gateway import contract_client as Client
 from chalicelib.services import triggers
+from devstack.gateway import contract_client as Client
 from tests.signing import ISSUED_SECRETS, SOURCES, signed_headers
 
 INVALID = {"error": {"code": "invalid_signature", "message": "signature missing or invalid"}}

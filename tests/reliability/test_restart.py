@@ -37,7 +37,7 @@ def _cold_start() -> None:
 def _forget_cursors() -> None:
     """What a restart of the local stack does to the heartbeat's cursors and the standing
     rows (its queue is gone): ``local/restore.forget_queue``."""
-    from chalicelib.local.restore import forget_queue
+    from devstack.restore import forget_queue
 
     forget_queue()
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from click.testing import CliRunner, Result
 
-from chalicelib.cli import cli
+from cronhook_cli import cli
 
 API_KEY = "test-key"
 

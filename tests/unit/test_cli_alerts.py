@@ -1,4 +1,4 @@
-"""chalicelib/cli/alerts.py: ``cronhook alerts list|create|test|notifications|delete``."""
+"""cronhook_cli/alerts.py: ``cronhook alerts list|create|test|notifications|delete``."""
 
 from __future__ import annotations
 

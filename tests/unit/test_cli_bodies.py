@@ -1,4 +1,4 @@
-"""chalicelib/cli/bodies.py: the bodies ``triggers create`` and ``triggers update`` send."""
+"""cronhook_cli/bodies.py: the bodies ``triggers create`` and ``triggers update`` send."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import click
 import pytest
 
-from chalicelib.cli import build_create_body, build_update_body
+from cronhook_cli import build_create_body, build_update_body
 from tests.unit.cli_fake import (
     DISABLED_TRIGGER,
     TRIGGER,

@@ -1,4 +1,4 @@
-"""chalicelib/cli/client.py: what goes over the wire, pages, and every failure as exit 1."""
+"""cronhook_cli/client.py: what goes over the wire, pages, and every failure as exit 1."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import requests
 from click.testing import CliRunner
 
-from chalicelib.cli import cli
+from cronhook_cli import cli
 from tests.unit.cli_fake import (
     DISABLED_TRIGGER,
     TRIGGER,

@@ -1,4 +1,4 @@
-"""chalicelib/cli/context.py: the global options anywhere on the line, and id checks."""
+"""cronhook_cli/context.py: the global options anywhere on the line, and id checks."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from chalicelib.cli import cli
+from cronhook_cli import cli
 from tests.unit.cli_fake import API_KEY, TRIGGER, FakeCronhook, invoke, only_request
 from tests.unit.cli_fixtures import api_fixture, closed_port_url_fixture  # noqa: F401
 

@@ -1,4 +1,4 @@
-"""chalicelib/cli/keys.py: ``cronhook keys create|list|delete``."""
+"""cronhook_cli/keys.py: ``cronhook keys create|list|delete``."""
 
 from __future__ import annotations
 

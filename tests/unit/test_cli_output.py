@@ -1,4 +1,4 @@
-"""chalicelib/cli/output.py: json, yaml, and tables that fit 80 columns."""
+"""cronhook_cli/output.py: json, yaml, and tables that fit 80 columns."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""chalicelib/cli/parsing.py: durations, instants, JSON and URLs as the command line takes them."""
+"""cronhook_cli/parsing.py: durations, instants, JSON and URLs as the command line takes them."""
 
 from __future__ import annotations
 
 import pytest
 
-from chalicelib.cli import parse_every, parse_instant
+from cronhook_cli import parse_every, parse_instant
 from tests.unit.cli_fake import invoke
 
 

@@ -1,10 +1,10 @@
-"""chalicelib/cli/preview.py: ``cronhook preview``."""
+"""cronhook_cli/preview.py: ``cronhook preview``."""
 
 from __future__ import annotations
 
 import json
 
-from chalicelib.cli import parse_instant
+from cronhook_cli import parse_instant
 from tests.unit.cli_fake import FakeCronhook, invoke, only_request
 from tests.unit.cli_fixtures import api_fixture  # noqa: F401
 

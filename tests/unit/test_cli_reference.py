@@ -1,8 +1,8 @@
-"""chalicelib/cli/reference.py: docs/cli.md's reference is the commands' own."""
+"""cronhook_cli/reference.py: docs/cli.md's reference is the commands' own."""
 
 from __future__ import annotations
 
-from chalicelib import cli as cli_module
+import cronhook_cli as cli_module
 
 
 def test_docs_cli_md_carries_the_current_reference() -> None:
@@ -13,5 +13,5 @@ def test_docs_cli_md_carries_the_current_reference() -> None:
     end = text.index(cli_module.REFERENCE_END) + len(cli_module.REFERENCE_END) + 1
     assert text[start:end] == cli_module.render_reference(), (
         "docs/cli.md's reference is out of date: run .venv/bin/python -c "
-        "'from chalicelib.cli import write_reference; write_reference()'"
+        "'from cronhook_cli import write_reference; write_reference()'"
     )

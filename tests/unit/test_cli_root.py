@@ -1,4 +1,4 @@
-"""chalicelib/cli/root.py: the ``cronhook`` group, ``main()`` and its exit codes."""
+"""cronhook_cli/root.py: the ``cronhook`` group, ``main()`` and its exit codes."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from chalicelib import cli as cli_module
-from chalicelib.cli import cli
+import cronhook_cli as cli_module
+from cronhook_cli import cli
 from tests.unit.cli_fake import API_KEY, FakeCronhook
 from tests.unit.cli_fixtures import api_fixture, closed_port_url_fixture  # noqa: F401
 
@@ -90,7 +90,7 @@ def test_shell_completion_completes_commands() -> None:
 
 def test_python_dash_m_runs_the_same_command() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "chalicelib.cli", "--help"],
+        [sys.executable, "-m", "cronhook_cli", "--help"],
         capture_output=True,
         text=True,
         env={**os.environ, "COLUMNS": "200"},
@@ -103,8 +103,8 @@ def test_python_dash_m_runs_the_same_command() -> None:
     assert set(cli.commands) <= set(listed)
 
 
-def test_the_console_script_is_chalicelib_cli_main() -> None:
+def test_the_console_script_is_cronhook_cli_main() -> None:
     (script,) = entry_points(group="console_scripts", name="cronhook")
 
-    assert script.value == "chalicelib.cli:main"
+    assert script.value == "cronhook_cli:main"
     assert script.load() is cli_module.main

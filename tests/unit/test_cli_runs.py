@@ -1,4 +1,4 @@
-"""chalicelib/cli/runs.py: ``runs``, ``events``, ``replay``, ``audit``, ``workflows``."""
+"""cronhook_cli/runs.py: ``runs``, ``events``, ``replay``, ``audit``, ``workflows``."""
 
 from __future__ import annotations
 

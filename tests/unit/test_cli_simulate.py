@@ -1,4 +1,4 @@
-"""chalicelib/cli/simulate.py: ``cronhook simulate``."""
+"""cronhook_cli/simulate.py: ``cronhook simulate``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""chalicelib/cli/trigger_actions.py: ``pause``, ``resume``, ``backfill``, ``rotate-secret``."""
+"""cronhook_cli/trigger_actions.py: ``pause``, ``resume``, ``backfill``, ``rotate-secret``."""
 
 from __future__ import annotations
 

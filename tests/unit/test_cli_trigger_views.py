@@ -1,4 +1,4 @@
-"""chalicelib/cli/trigger_views.py: a trigger for people, its one-time secrets and warnings."""
+"""cronhook_cli/trigger_views.py: a trigger for people, its one-time secrets and warnings."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""chalicelib/cli/triggers.py: ``cronhook triggers list|get|fire|enable|disable|delete``."""
+"""cronhook_cli/triggers.py: ``cronhook triggers list|get|fire|enable|disable|delete``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""chalicelib/cli/watch.py: ``cronhook watch`` checks the trigger and the dir, then keeps it."""
+"""cronhook_cli/watch.py: ``cronhook watch`` checks the trigger and the dir, then keeps it."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from collections import deque
 
 import pytest
 
-from chalicelib.local.fairness import FairBuffer, Held, fair_share, pick
+from devstack.fairness import FairBuffer, Held, fair_share, pick
 
 
 def _waiting(**counts: int) -> dict[str, deque[Held]]:

@@ -66,7 +66,7 @@ def test_a_stored_spec_without_history_reads_as_full_and_with_it_as_stored():
 
 
 def test_the_cli_sends_history_on_create_and_update():
-    from chalicelib.cli import build_create_body, build_update_body
+    from cronhook_cli import build_create_body, build_update_body
 
     body = build_create_body({"workflow": "echo", "every": 60, "history": "failures"})
     assert body == {"workflow": "echo", "schedule": {"interval_s": 60}, "history": "failures"}

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.local.moto_atomic import write_lock
+from devstack.moto_atomic import write_lock
 
 TABLE = "atomic-probe"
 
@@ -97,7 +97,7 @@ def test_the_reads_and_writes_are_patched_once():
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.responses import DynamoHandler
 
-    from chalicelib.local import moto_atomic
+    from devstack import moto_atomic
 
     moto_atomic.make_dynamodb_atomic()
     before = {n: getattr(DynamoHandler, n) for n in moto_atomic._READERS}

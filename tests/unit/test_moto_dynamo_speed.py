@@ -13,7 +13,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from chalicelib.local import moto_dynamo_speed
+from devstack import moto_dynamo_speed
 
 TABLE = "speed-events"
 
@@ -611,7 +611,7 @@ def _q_answers() -> dict:
 @pytest.fixture
 def fast_answers(monkeypatch):
     """How many queries the patch answered itself (not handed to moto's code)."""
-    from chalicelib.local import moto_query_speed
+    from devstack import moto_query_speed
 
     counted = {"fast": 0, "moto": 0}
     fast_query = moto_query_speed._fast_query

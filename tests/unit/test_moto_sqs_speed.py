@@ -12,7 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from chalicelib.local import moto_sqs_speed
+from devstack import moto_sqs_speed
 
 QUEUE = "speed"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import boto3
 from moto import mock_aws
 
-from chalicelib.local import moto_wakeup
+from devstack import moto_wakeup
 
 
 def _queue(sqs, name: str):

@@ -17,7 +17,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from chalicelib.local import moto_write_speed
+from devstack import moto_write_speed
 
 TABLE = "write-triggers"
 RUNS = "write-runs"

@@ -10,10 +10,10 @@ import pytest
 
 from chalicelib.domain.errors import ValidationError
 from chalicelib.domain.spec import EventIn, TriggerIn, parse_model, validate_source_fields
-from chalicelib.local.smtp import recipient_matches, ses_notification
 from chalicelib.sources.files import Watch, Watcher
 from chalicelib.sources.payloads import TEXT_LIMIT_CHARS, email_payload, s3_matches, s3_payload
 from chalicelib.sources.wiring import s3_pattern, validate_pattern
+from devstack.smtp import recipient_matches, ses_notification
 
 
 @pytest.mark.parametrize(
