@@ -350,7 +350,10 @@ def table(results: dict) -> str:
     for key, what, target in _ROWS:
         if key in results:
             value = results[key]
-            shown = f"{value:,.3f}" if isinstance(value, float) else f"{value:,}"
+            if value is None:
+                shown = "n/a"  # none measured (an empty sample)
+            else:
+                shown = f"{value:,.3f}" if isinstance(value, float) else f"{value:,}"
             lines.append(f"{key:<34} {shown:>10}  {target:<8} {what}")
     for n, row in (results.get("heartbeat") or {}).items():
         lines.append(

@@ -169,7 +169,7 @@ def lateness_on_standin(
 ) -> dict:
     """The bench figure: the measured fire costs, the stand-in's lateness for the bench fleet."""
     from bench.cost import DEPLOYED
-    from bench.lateness import percentile
+    from bench.lateness import rounded_percentile
     from chalicelib.settings import RUNNER_MAX_CONCURRENCY
 
     costs = measure_fire_costs(env, triggers=triggers, ticks=ticks)
@@ -183,10 +183,10 @@ def lateness_on_standin(
     big = [late for late, slot in zip(out, slots, strict=True) if crowds[slot // 1000] > 50]
     return {
         "fires": len(slots),
-        "p50_ms": round(percentile(out, 50), 1),
-        "p99_ms": round(percentile(out, 99), 1),
+        "p50_ms": rounded_percentile(out, 50, 1),
+        "p99_ms": rounded_percentile(out, 99, 1),
         "max_ms": round(max(out), 1),
-        "crowds_over_50_p99_ms": round(percentile(big, 99), 1) if big else None,
+        "crowds_over_50_p99_ms": rounded_percentile(big, 99, 1) if big else None,
         "fire_cpu_ms_to_start": round(statistics.mean(c.cpu_start_ms for c in costs), 2),
         "fire_cpu_ms": round(statistics.mean(c.cpu_total_ms for c in costs), 2),
         "fire_calls_to_start": round(statistics.mean(c.calls_start for c in costs), 2),

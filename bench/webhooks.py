@@ -29,7 +29,7 @@ from typing import Any
 from bench.calls import CallLog, item_size
 from bench.cost import PRICES, billed_s, lambda_usd, price
 from bench.env import MotoEnv
-from bench.lateness import local_stack, percentile
+from bench.lateness import local_stack, rounded_percentile
 
 STALL_S = 60  # no run finished for this long: what is left is lost
 CAP_S = 1800  # still draining after this long: what is left is reported as unfinished
@@ -147,8 +147,8 @@ def _inprocess_pass(
     if not count:
         latencies = [s * 1000 for s in handler_s]
         return {
-            "webhook_p50_ms": round(percentile(latencies, 50), 1),
-            "webhook_p99_ms": round(percentile(latencies, 99), 1),
+            "webhook_p50_ms": rounded_percentile(latencies, 50, 1),
+            "webhook_p99_ms": rounded_percentile(latencies, 99, 1),
             "webhook_deliveries": accepted,
         }
     calls = [c for c in calls if not (c.operation == "ReceiveMessage" and c.items_read == 0)]
@@ -268,8 +268,8 @@ def measure_http(*, deliveries: int = 200, quick: bool = False, stack: Any = Non
         latencies.append((time.perf_counter() - started) * 1000)
         assert answer.status_code == 202, answer.text
     return {
-        "webhook_http_p50_ms": round(percentile(latencies, 50), 1),
-        "webhook_http_p99_ms": round(percentile(latencies, 99), 1),
+        "webhook_http_p50_ms": rounded_percentile(latencies, 50, 1),
+        "webhook_http_p99_ms": rounded_percentile(latencies, 99, 1),
         "webhook_http_deliveries": deliveries,
     }
 

@@ -102,3 +102,13 @@ def test_local_stack_benchmarks_run_and_lose_nothing(own_environment):
     assert results["burst_lost"] == 0
     assert results["burst_duplicated"] == 0
     assert results["burst_max_concurrency"] <= 5
+
+
+def test_an_empty_sample_reports_none_not_nan():
+    from bench.lateness import rounded_percentile
+
+    assert rounded_percentile([], 99) is None
+    assert rounded_percentile([], 50, 1) is None
+    assert rounded_percentile([3.0, 1.0, 2.0], 50) == 2
+    shown = table({"lateness_p50_ms": None, "lateness_p99_ms": 12})
+    assert "n/a" in shown and "nan" not in shown
