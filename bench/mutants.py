@@ -195,8 +195,8 @@ MUTATIONS = [
     Mutation(
         "a lost at trigger stays active",
         "chalicelib/services/heartbeat/reaper.py",
-        "    if reason is not None:\n        dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now))",
-        '    if reason == "failures":\n        dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now))',
+        "    if reason is not None and dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now)):",
+        '    if reason == "failures" and dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now)):',
         focus="only_run_is_lost",
     ),
     Mutation(

@@ -1,6 +1,7 @@
 """What each route declares about itself: role, body, query, answers, errors.
 
-``app.py`` puts ``@declare(...)`` on every route; ``chalicelib/openapi.py`` builds the
+Every route is written with ``route(...)`` (``chalicelib/routes/resource.py``), which
+declares it with ``declare``; ``chalicelib/openapi/`` builds the
 OpenAPI document from these declarations and nothing else, and the functional tests
 check every answer against the model its route declared (``tests/functional/
 api_client.py``), so the document cannot drift from what the routes do.
@@ -88,7 +89,7 @@ def declare(
     description: str = "",
     content_types: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Attach a route's declaration to its view (put it under ``@app.route``).
+    """Attach a route's declaration to its view (``chalicelib.routes.resource.route`` does).
 
     ``role`` None: no API key (public, or a signature). ``answers`` maps each success
     status to the name of its model in ``chalicelib/openapi.py`` (None: no JSON body or

@@ -62,7 +62,7 @@ def ready(*, plugins: bool = True) -> Settings:
 
 class _LazyModule:
     """A module imported on its first attribute access (``importlib.import_module``: the
-    import lock makes it safe from threads). ``app.py`` names its services this way, so
+    import lock makes it safe from threads). The routes name their services this way, so
     a function imports only what its own path uses (``infra/coldstart.py``)."""
 
     def __init__(self, name: str) -> None:

@@ -6,8 +6,10 @@ stack was down, a message was lost, or a backlog held it): the slots after it up
 were not run in their time either. ``schedule.catchup.mode`` decides:
 
 - ``latest`` (the default, cronhook's behaviour before catch-up modes): this slot runs,
-  late, once for all of them; the slots after it up to now are recorded ``missed`` (so is
-  any slot a claim passes, however little late it is: none goes without a record).
+  late, once for all of them; the slots after it up to now are recorded ``missed``. A
+  claim within ``MISSED_AFTER_S`` (a message sent again), or of a slot ``overlap:
+  buffer_one`` buffered behind a running fire (``merge``), is no downtime: the slots it
+  passes merge into its run, with no records.
 - ``all``: every slot runs, oldest first, each once (the claim leaves the next one due,
   and the settle sends it); after downtime, a slot older than ``window_s`` is recorded
   ``missed``.
@@ -86,7 +88,12 @@ def _passing(
 
 
 def plan_slot(
-    spec: ScheduleSpec, slot: datetime, *, now: datetime, buffer_all: bool = False
+    spec: ScheduleSpec,
+    slot: datetime,
+    *,
+    now: datetime,
+    buffer_all: bool = False,
+    merge: bool = False,
 ) -> SlotPlan:
     """The plan for a claimed slot at ``now`` (the schedule's clock); see the module doc."""
     if slot in spec.skips:
@@ -101,6 +108,10 @@ def plan_slot(
         return _passing(spec, slot, now, run=False, why=why, status="missed")
     if buffer_all or mode == "all":
         return _in_turn(spec, slot, now=now, late=late, buffer_all=buffer_all)
+    if not late or merge:
+        # On time (a message sent again within MISSED_AFTER_S), or ``buffer_one``'s
+        # buffered slot: the slots after it up to now merge into this run, no records.
+        return SlotPlan(run=True, next_after=max(now, slot))
     # latest: this slot runs; a slot between it and now is passed, recorded missed.
     return _passing(spec, slot, now, run=True, why="", status="missed")
 

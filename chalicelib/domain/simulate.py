@@ -105,7 +105,13 @@ class _Engine:
         buffer_all = self.policy.get("o") == "buffer_all"
         while True:
             self.running = [end for end in self.running if end > at]
-            plan = plan_slot(self.spec, slot, now=at - jitter, buffer_all=buffer_all)
+            plan = plan_slot(
+                self.spec,
+                slot,
+                now=at - jitter,
+                buffer_all=buffer_all,
+                merge=self.policy.get("o") == "buffer_one",
+            )
             if not plan.run:
                 self.out[slot] = SimSlot(slot, plan.status or "missed", fire_at, plan.reason)
                 break

@@ -15,7 +15,7 @@ def http(aws, clock, monkeypatch):
     import app as app_module
     from devstack.gateway import contract_client as Client
 
-    monkeypatch.setattr(app_module, "now_utc", clock)
+    monkeypatch.setattr("chalicelib.routes.resource.now_utc", clock)
     kms.clear_cache()
     switch.set_override(None)
     with Client(app_module.app) as client:

@@ -29,7 +29,7 @@ OVERFLOWING = ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"]
 
 @pytest.fixture
 def api(aws, clock, monkeypatch):
-    monkeypatch.setattr(app_module, "now_utc", clock)
+    monkeypatch.setattr("chalicelib.routes.resource.now_utc", clock)
     with Client(app_module.app, stage_name="test") as client:
         yield Api(client)
 

@@ -34,9 +34,7 @@ SECRETS = {
 
 @pytest.fixture
 def url(aws, clock, monkeypatch):
-    import app as app_module
-
-    monkeypatch.setattr(app_module, "now_utc", clock)
+    monkeypatch.setattr("chalicelib.routes.resource.now_utc", clock)
     # The delivered sources' AWS side (eventbridge, s3, email), as the local stack makes it.
     for name, value in create_sources().items():
         monkeypatch.setenv(name, value)

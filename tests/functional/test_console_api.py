@@ -23,7 +23,7 @@ SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"  # a valid Standard Webhooks k
 
 @pytest.fixture
 def api(aws, clock, monkeypatch):
-    monkeypatch.setattr(app_module, "now_utc", clock)
+    monkeypatch.setattr("chalicelib.routes.resource.now_utc", clock)
     with Client(app_module.app, stage_name="test") as client:
         api = Api(client)
         api.aws = aws

@@ -1,7 +1,7 @@
 """``POST /hooks/{token}`` through the real Chalice route, against the moto server.
 
 Deliveries are signed with the providers' own SDKs (see ``tests/signing.py``); time is
-the test's ``Clock``, which the route reads through ``app.now_utc``.
+the test's ``Clock``, which the route reads through ``chalicelib.routes.resource.now_utc``.
 """
 
 from __future__ import annotations

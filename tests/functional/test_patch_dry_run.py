@@ -17,7 +17,7 @@ SAME_FIELDS = ("schedule", "kind", "cadence", "next_fire_at", "status", "overlap
 
 @pytest.fixture
 def api(aws, clock, monkeypatch):
-    monkeypatch.setattr(app_module, "now_utc", clock)
+    monkeypatch.setattr("chalicelib.routes.resource.now_utc", clock)
     with Client(app_module.app, stage_name="test") as client:
         yield Api(client)
 

@@ -17,7 +17,7 @@ from tests.functional.api_client import Api
 
 @pytest.fixture
 def api(aws, clock, monkeypatch):
-    monkeypatch.setattr(app_module, "now_utc", clock)
+    monkeypatch.setattr("chalicelib.routes.resource.now_utc", clock)
     with Client(app_module.app, stage_name="test") as client:
         yield Api(client)
 

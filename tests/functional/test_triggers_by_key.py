@@ -33,7 +33,7 @@ WEEKLY = {
 
 @pytest.fixture
 def api(aws, clock, monkeypatch):
-    monkeypatch.setattr(app_module, "now_utc", clock)
+    monkeypatch.setattr("chalicelib.routes.resource.now_utc", clock)
     with Client(app_module.app, stage_name="test") as client:
         yield Api(client)
 

@@ -139,7 +139,7 @@ def is_goodbye_body(source: str, body: bytes) -> bool:
 @pytest.fixture
 def hooks(aws, clock, root, monkeypatch):
     """One trigger per source, the in-process client, and what has been accepted so far."""
-    monkeypatch.setattr(app_module, "now_utc", clock)
+    monkeypatch.setattr("chalicelib.routes.resource.now_utc", clock)
     made = []
     for source in SOURCES:
         spec = {"source": source}

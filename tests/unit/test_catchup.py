@@ -30,11 +30,24 @@ def test_a_slot_claimed_on_time_runs_and_the_next_slot_follows_now(mode):
     assert plan.next_after == expected
 
 
-def test_latest_records_a_slot_passed_by_a_claim_that_was_only_a_little_late():
+def test_latest_merges_a_slot_passed_by_a_claim_that_was_only_a_little_late():
+    # A message sent again within MISSED_AFTER_S is no downtime: the slot it passes merges
+    # into its run (one record per slot, tests/reliability/test_restart.py), none missed.
     every_minute = spec(cron="* * * * *")
     plan = plan_slot(every_minute, SLOT, now=SLOT + timedelta(seconds=90))
-    assert plan.run and [p.minute for p in plan.passed] == [1]
-    assert plan.passed_status == "missed"
+    assert (plan.run, plan.passed) == (True, ())
+    assert plan.next_after == SLOT + timedelta(seconds=90)
+    late = plan_slot(every_minute, SLOT, now=SLOT + timedelta(seconds=150))
+    assert late.run and [p.minute for p in late.passed] == [1, 2]
+    assert late.passed_status == "missed"
+
+
+def test_a_slot_buffered_behind_a_running_fire_merges_the_slots_it_waited_through():
+    # overlap: buffer_one: the slots that came while it waited collapsed into it.
+    every_minute = spec(cron="* * * * *")
+    plan = plan_slot(every_minute, SLOT, now=SLOT + timedelta(minutes=5), merge=True)
+    assert (plan.run, plan.passed) == (True, ())
+    assert plan.next_after == SLOT + timedelta(minutes=5)
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,8 @@ def _function(name: str, lines: int) -> str:
     ("rel", "text", "expected"),
     [
         ("chalicelib/a.py", "x = 1\n" * 401, "401 lines (limit 400)"),
+        ("app.py", "x = 1\n" * 401, "401 lines (limit 400)"),
+        ("app.py", _function("route", 61), "route is 61 lines (limit 60)"),
         ("chalicelib/b.py", _function("long", 61), "long is 61 lines (limit 60)"),
         ("chalicelib/services/c.py", "from pynamodb.models import Model\n", "imports pynamodb"),
         ("chalicelib/services/d.py", "import pynamodb.exceptions\n", "imports pynamodb"),
@@ -63,3 +65,7 @@ def test_relative_imports_resolve_to_their_modules(tmp_path: Path) -> None:
     assert check_house.import_cycles(root=tmp_path) == [
         ["chalicelib.pkg.one", "chalicelib.pkg.two"]
     ]
+
+
+def test_the_tree_check_covers_app_py_and_the_product_package() -> None:
+    assert {"app.py", "chalicelib"} <= set(check_house.CHECKED)

@@ -211,6 +211,7 @@ def _plan(
         dt(slot_ms),
         now=now - timedelta(milliseconds=jitter),
         buffer_all=policy.get("o") == "buffer_all",
+        merge=policy.get("o") == "buffer_one",
     )
     following = schedule.next_fire_after(spec, plan.next_after)
     return plan, ms(following) if following else None
