@@ -203,12 +203,14 @@ class LocalStack:
             self.aws.request_save()
 
     def _load(self) -> None:
-        if not self.config.persist or not self._state_file().exists():
+        if not self.config.persist:
             return
-        load_tables(self._state_file())
-        load_objects(self._state_file())
-        recover_claims(clean_stop=data_dir.take_stopped(self.config.data_dir))
+        if self._state_file().exists():
+            load_tables(self._state_file())
+            load_objects(self._state_file())
+            recover_claims(clean_stop=data_dir.take_stopped(self.config.data_dir))
         # The load and the recovery were journaled item by item: fold them into a snapshot.
+        # A fresh data dir has nothing to lose either: from here a stop always saves.
         self.save()
 
     # -- the API ---------------------------------------------------------------------
