@@ -31,7 +31,11 @@ def _settled(stack, run_id: str) -> dict:
         if answer.status_code != 200:  # an event's run is known once its event starts
             return None
         run = answer.json()
-        return run if run["status"] not in ("queued", "running") else None
+        # Final, and from its record: between the settle and the record (the runner's next
+        # write, late on a loaded machine) the run is shown from last_run, without its
+        # start, duration or output.
+        final = run["status"] not in ("queued", "running")
+        return run if final and run["duration_ms"] is not None else None
 
     return stack.wait_for(done, timeout_s=90)
 

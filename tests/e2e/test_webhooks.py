@@ -65,7 +65,9 @@ def test_a_signed_delivery_from_each_source_runs_end_to_end(stack, source):
 
     def finished():
         run = stack.call("GET", f"/v1/runs/{run_id}").json()
-        return run if run.get("status") in ("succeeded", "failed") else None
+        final = run.get("status") in ("succeeded", "failed")
+        # From its record (event id, output): last_run alone shows a run settled moments ago.
+        return run if final and run.get("duration_ms") is not None else None
 
     run = stack.wait_for(finished, timeout_s=30)
     assert run["status"] == "succeeded", run
