@@ -5,15 +5,24 @@
 - no function or method in them over 60 lines;
 - nothing in ``chalicelib/services/`` imports pynamodb: every DynamoDB read and write of a
   service goes through ``chalicelib/store/``;
+- nothing in ``chalicelib/services/``, ``sources/``, ``workflows/``, ``routes/`` or ``app.py``
+  makes a DynamoDB client (``client("dynamodb")``, ``resource("dynamodb")``): raw DynamoDB
+  calls live in ``chalicelib/store/`` too;
+- a ratchet on the store's model classes (the CapWords names in ``store/models.py``'s
+  ``__all__``): a module outside ``chalicelib/store/`` may name them at most as often as
+  ``tools/model_names_allowed.json`` allows it, and a module not listed there not at all.
+  When a module names them less, ``--tighten`` lowers its allowance (it never raises one);
 - no import cycle among ``app`` and the modules of ``chalicelib/``, counting the imports made
   inside functions too (a lazy import is for cold start, never to dodge a cycle).
 
-Run ``python -m tools.check_house [paths...]``; exits 1 and names each breach.
+Run ``python -m tools.check_house [--tighten] [paths...]``; exits 1 and names each breach
+(the import cycles and the ratchet are checked on the whole tree, when no path is named).
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import sys
 from pathlib import Path
 
@@ -21,6 +30,16 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 NO_PYNAMODB = ("chalicelib/services/",)
+NO_DYNAMODB_CLIENT = (
+    "chalicelib/services/",
+    "chalicelib/sources/",
+    "chalicelib/workflows/",
+    "chalicelib/routes/",
+    "app.py",
+)
+STORE = "chalicelib/store/"
+MODELS = "chalicelib/store/models.py"
+ALLOWED = "tools/model_names_allowed.json"
 # The product (chalicelib/, shipped to Lambda) and the two dev packages beside it.
 PACKAGES = ("chalicelib", "devstack", "cronhook_cli")
 # What is checked when no path is named: those packages, and app.py (wiring only).
@@ -36,6 +55,22 @@ def _imports_pynamodb(tree: ast.AST) -> list[int]:
         elif isinstance(node, ast.ImportFrom):
             if (node.module or "").split(".")[0] == "pynamodb":
                 lines.append(node.lineno)
+    return lines
+
+
+def _makes_dynamodb_client(tree: ast.AST) -> list[int]:
+    """Lines of ``client("dynamodb")`` / ``resource("dynamodb")`` (any receiver, or none)."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if name not in ("client", "resource"):
+            continue
+        args = list(node.args[:1]) + [k.value for k in node.keywords if k.arg == "service_name"]
+        if any(isinstance(a, ast.Constant) and a.value == "dynamodb" for a in args):
+            lines.append(node.lineno)
     return lines
 
 
@@ -58,7 +93,86 @@ def breaches(path: Path, root: Path = ROOT) -> list[str]:
     if rel.startswith(NO_PYNAMODB):
         for line in _imports_pynamodb(tree):
             found.append(f"{rel}:{line}: imports pynamodb (services go through chalicelib/store/)")
+    if rel.startswith(NO_DYNAMODB_CLIENT):
+        for line in _makes_dynamodb_client(tree):
+            found.append(f"{rel}:{line}: makes a DynamoDB client (go through chalicelib/store/)")
     return found
+
+
+def model_class_names(root: Path = ROOT) -> set[str]:
+    """The store's model classes: the CapWords names in ``store/models.py``'s ``__all__``."""
+    tree = ast.parse((root / MODELS).read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            names = ast.literal_eval(node.value)
+            return {n for n in names if n[:1].isupper() and not n.isupper()}
+    raise ValueError(f"{MODELS} has no __all__")
+
+
+def model_name_uses(tree: ast.AST, names: set[str]) -> int:
+    """How many times a module names a model class (imports, uses, ``models.X``, aliases)."""
+    local = set(names)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            local |= {a.asname for a in node.names if a.name in names and a.asname}
+    count = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            count += sum(1 for a in node.names if a.name in names)
+        elif isinstance(node, ast.Name) and node.id in local:
+            count += 1
+        elif isinstance(node, ast.Attribute) and node.attr in names:
+            count += 1
+    return count
+
+
+def model_name_counts(root: Path = ROOT) -> dict[str, int]:
+    """Per module outside ``chalicelib/store/``: how many times it names a model class."""
+    names = model_class_names(root)
+    counts = {}
+    for path in _checked_files(root):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(STORE):
+            continue
+        n = model_name_uses(ast.parse(path.read_text(encoding="utf-8")), names)
+        if n:
+            counts[rel] = n
+    return counts
+
+
+def ratchet_breaches(counts: dict[str, int], allowed: dict[str, int]) -> list[str]:
+    """A module that starts naming model classes, or names them more than it is allowed."""
+    found = []
+    for rel, n in sorted(counts.items()):
+        if rel not in allowed:
+            found.append(
+                f"{rel}: names the store's model classes {n} times and is not in {ALLOWED} "
+                "(take and return what chalicelib/store/ functions give)"
+            )
+        elif n > allowed[rel]:
+            found.append(
+                f"{rel}: names the store's model classes {n} times, up from the "
+                f"{allowed[rel]} {ALLOWED} allows (the count only goes down)"
+            )
+    return found
+
+
+def tightened(counts: dict[str, int], allowed: dict[str, int]) -> dict[str, int]:
+    """The allowances lowered to today's counts: never raised, never a module added."""
+    return {
+        rel: min(cap, counts.get(rel, 0))
+        for rel, cap in sorted(allowed.items())
+        if counts.get(rel, 0) > 0
+    }
+
+
+def _checked_files(root: Path) -> list[Path]:
+    files = [root / "app.py"] if (root / "app.py").exists() else []
+    return files + [
+        p for d in PACKAGES if (root / d).is_dir() for p in sorted((root / d).rglob("*.py"))
+    ]
 
 
 def _module_names(root: Path) -> dict[str, Path]:
@@ -129,7 +243,29 @@ def import_cycles(root: Path = ROOT) -> list[list[str]]:
     return cycles
 
 
+def _ratchet(*, tighten: bool) -> list[str]:
+    counts = model_name_counts()
+    path = ROOT / ALLOWED
+    allowed = json.loads(path.read_text(encoding="utf-8"))
+    lower = tightened(counts, allowed)
+    if tighten and lower != allowed:
+        path.write_text(json.dumps(lower, indent=2) + "\n", encoding="utf-8")
+        print(f"{ALLOWED}: lowered to today's counts ({sum(lower.values())} in all)")
+    elif lower != allowed:
+        print(
+            f"note: some modules name model classes less than {ALLOWED} allows; "
+            "run python -m tools.check_house --tighten"
+        )
+    print(
+        f"store model classes named outside chalicelib/store/: {sum(counts.values())} "
+        f"times in {len(counts)} modules (allowed {sum(allowed.values())})"
+    )
+    return ratchet_breaches(counts, allowed)
+
+
 def main(argv: list[str]) -> int:
+    tighten = "--tighten" in argv
+    argv = [a for a in argv if a != "--tighten"]
     targets = [Path(a) for a in argv] or [ROOT / name for name in CHECKED]
     files: list[Path] = []
     for target in targets:
@@ -137,6 +273,7 @@ def main(argv: list[str]) -> int:
     found = [b for f in files for b in breaches(f)]
     if not argv:
         found += ["import cycle: " + " <-> ".join(c) for c in import_cycles()]
+        found += _ratchet(tighten=tighten)
     for line in found:
         print(line)
     if found:

@@ -26,11 +26,11 @@ from chalicelib.observability import logger
 from chalicelib.services.auth import Principal
 from chalicelib.services.runs import iso_ms
 from chalicelib.settings import get_settings
-from chalicelib.store.models import HeartbeatModel, RunModel
+from chalicelib.store import heartbeats
+from chalicelib.store.models import RunModel
 
 __all__ = ["record_tick", "health", "lateness_p99_ms", "MAX_RUNS_READ"]
 
-HEARTBEAT_ITEM = "heartbeat"
 MAX_RUNS_READ = 5000
 _QUEUE_ATTRIBUTES = [
     "ApproximateNumberOfMessages",
@@ -41,7 +41,7 @@ _QUEUE_ATTRIBUTES = [
 
 def record_tick(*, now: datetime) -> None:
     """Note that the tick that started at ``now`` ended (one PutItem a tick)."""
-    HeartbeatModel(HEARTBEAT_ITEM, at_ms=ms(now)).save()
+    heartbeats.record_tick(ms(now))
 
 
 def lateness_p99_ms(values: list[int]) -> int | None:
@@ -95,11 +95,7 @@ def _last_hour(tenant: str, *, now: datetime) -> tuple[int, list[int], bool]:
 def health(principal: Principal, *, now: datetime) -> dict:
     """The health answer for the caller's tenant (queues are shared by every tenant)."""
     settings = get_settings()
-    try:
-        tick = HeartbeatModel.get(HEARTBEAT_ITEM, consistent_read=True)
-        last_tick_ms: int | None = int(tick.at_ms)
-    except HeartbeatModel.DoesNotExist:
-        last_tick_ms = None
+    last_tick_ms = heartbeats.last_tick_ms()
     queue_depth, dlq_depth = _queue_depths() if principal.is_root else (None, None)
     fires, lateness, capped = _last_hour(principal.tenant, now=now)
     period_ms = settings.heartbeat_s * 1000

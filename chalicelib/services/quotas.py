@@ -27,9 +27,7 @@ from chalicelib.domain.errors import Throttled
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.settings import get_settings
-from chalicelib.store.aws import client
-from chalicelib.store.conditions import condition_failed
-from chalicelib.store.models import KeyModel, LedgerModel, TriggerModel
+from chalicelib.store import quotas as usage_store
 
 __all__ = ["Usage", "take", "release", "usage_of", "trigger_capacity"]
 
@@ -66,51 +64,17 @@ def _limits() -> dict[str, int]:
     }
 
 
-def _key(tenant: str) -> dict:
-    return {"trigger_id": {"S": f"tenant#{tenant}"}, "period": {"S": "usage"}}
-
-
-def _count(tenant: str) -> Usage:
-    """The tenant's usage counted from its triggers and keys (the first time only)."""
-    ids = [row.id for row in TriggerModel.by_tenant.query(tenant, page_size=500)]
-    runs = 0
-    for item in TriggerModel.batch_get(ids) if ids else []:
-        runs += TriggerSpec.from_json(item.spec).concurrency
-    keys = sum(1 for k in KeyModel.by_tenant.query(tenant) if not k.revoked)
-    return Usage(triggers=len(ids), keys=keys, runs=runs)
-
-
 def _seed(tenant: str) -> None:
     """Make the usage item if it is missing, from a count (a lost race is someone else's seed)."""
-    table = LedgerModel.Meta.table_name
-    ddb = client("dynamodb")
-    found = ddb.get_item(TableName=table, Key=_key(tenant), ConsistentRead=True).get("Item")
-    if found is not None:
+    if usage_store.read_usage(tenant) is not None:
         return
-    counted = _count(tenant)
-    try:
-        ddb.put_item(
-            TableName=table,
-            Item={
-                **_key(tenant),
-                "triggers": {"N": str(counted.triggers)},
-                "keys": {"N": str(counted.keys)},
-                "runs": {"N": str(counted.runs)},
-            },
-            ConditionExpression="attribute_not_exists(trigger_id)",
-        )
-    except ClientError as exc:
-        if not condition_failed(exc):
-            raise
+    usage_store.seed_usage(tenant, usage_store.count_usage(tenant))
 
 
 def usage_of(tenant: str) -> Usage:
     """The tenant's usage as stored (strongly consistent)."""
     _seed(tenant)
-    item = client("dynamodb").get_item(
-        TableName=LedgerModel.Meta.table_name, Key=_key(tenant), ConsistentRead=True
-    )["Item"]
-    return Usage(**{name: int(item.get(name, {}).get("N", 0)) for name in _NAMES})
+    return Usage(**(usage_store.read_usage(tenant) or {}))
 
 
 def take(tenant: str, **deltas: int) -> None:
@@ -127,27 +91,7 @@ def take(tenant: str, **deltas: int) -> None:
         return
     _seed(tenant)
     limits = _limits()
-    names = {f"#{k}": k for k in deltas}
-    values = {f":{k}": {"N": str(v)} for k, v in deltas.items()}
-    conditions = []
-    for name, delta in deltas.items():
-        if delta > 0:
-            values[f":{name}_room"] = {"N": str(limits[name] - delta)}
-            conditions.append(f"(attribute_not_exists(#{name}) OR #{name} <= :{name}_room)")
-    kwargs: dict = {
-        "TableName": LedgerModel.Meta.table_name,
-        "Key": _key(tenant),
-        "UpdateExpression": "ADD " + ", ".join(f"#{k} :{k}" for k in deltas),
-        "ExpressionAttributeNames": names,
-        "ExpressionAttributeValues": values,
-    }
-    if conditions:
-        kwargs["ConditionExpression"] = " AND ".join(conditions)
-    try:
-        client("dynamodb").update_item(**kwargs)
-    except ClientError as exc:
-        if not condition_failed(exc):
-            raise
+    if not usage_store.add_usage(tenant, deltas, limits=limits):
         _refuse(tenant, deltas, limits)
 
 
@@ -174,18 +118,7 @@ def release(tenant: str, **deltas: int) -> None:
     if not negative:
         return
     try:
-        client("dynamodb").update_item(
-            TableName=LedgerModel.Meta.table_name,
-            Key=_key(tenant),
-            UpdateExpression="ADD " + ", ".join(f"#{k} :{k}" for k in negative),
-            ExpressionAttributeNames={f"#{k}": k for k in negative},
-            ExpressionAttributeValues={f":{k}": {"N": str(v)} for k, v in negative.items()},
-            # Only an item that exists: a release never creates a usage item from nothing
-            # (the next take counts the tenant afresh instead).
-            ConditionExpression="attribute_exists(trigger_id)",
-        )
+        # No usage item: nothing to give back (the next take counts the tenant afresh).
+        usage_store.give_back(tenant, negative)
     except ClientError as exc:
-        if not condition_failed(exc):
-            logger.warning(
-                "quota usage not given back", extra={"tenant": tenant, "error": str(exc)}
-            )
+        logger.warning("quota usage not given back", extra={"tenant": tenant, "error": str(exc)})

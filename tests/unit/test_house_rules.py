@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import json
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,11 @@ def _function(name: str, lines: int) -> str:
         ("chalicelib/b.py", _function("long", 61), "long is 61 lines (limit 60)"),
         ("chalicelib/services/c.py", "from pynamodb.models import Model\n", "imports pynamodb"),
         ("chalicelib/services/d.py", "import pynamodb.exceptions\n", "imports pynamodb"),
+        ("chalicelib/services/e.py", 'x = client("dynamodb")\n', "makes a DynamoDB client"),
+        ("chalicelib/sources/f.py", "x = aws.client('dynamodb')\n", "makes a DynamoDB client"),
+        ("chalicelib/workflows/g.py", 'x = boto3.resource("dynamodb")\n', "DynamoDB client"),
+        ("chalicelib/routes/h.py", 's.client(service_name="dynamodb")\n', "DynamoDB client"),
+        ("app.py", 'x = client("dynamodb")\n', "makes a DynamoDB client"),
     ],
 )
 def test_each_rule_names_its_breach(tmp_path: Path, rel: str, text: str, expected: str) -> None:
@@ -43,6 +50,8 @@ def test_each_rule_names_its_breach(tmp_path: Path, rel: str, text: str, expecte
         ("chalicelib/a.py", "x = 1\n" * 400),
         ("chalicelib/b.py", _function("fits", 60)),
         ("chalicelib/store/c.py", "from pynamodb.models import Model\n"),  # the store may
+        ("chalicelib/store/d.py", 'x = client("dynamodb")\n'),  # and it may call DynamoDB
+        ("chalicelib/services/e.py", 'x = client("sqs")\n'),  # other clients are fine
     ],
 )
 def test_what_is_within_the_rules_passes(tmp_path: Path, rel: str, text: str) -> None:
@@ -69,3 +78,66 @@ def test_relative_imports_resolve_to_their_modules(tmp_path: Path) -> None:
 
 def test_the_tree_check_covers_app_py_and_the_product_package() -> None:
     assert {"app.py", "chalicelib"} <= set(check_house.CHECKED)
+
+
+_MODELS = '__all__ = ["TriggerModel", "RunModel", "TableBase", "ALL_MODELS", "create_tables"]\n'
+
+
+def test_model_classes_are_the_capwords_names_of_the_models_all(tmp_path: Path) -> None:
+    _write(tmp_path, check_house.MODELS, _MODELS)
+    assert check_house.model_class_names(tmp_path) == {"TriggerModel", "RunModel", "TableBase"}
+
+
+def test_every_mention_of_a_model_class_counts_aliases_and_attributes_too() -> None:
+    text = (
+        "from chalicelib.store.models import TriggerModel, RunModel as R, create_tables\n"
+        "from chalicelib.store import models\n"
+        "def f(x: TriggerModel) -> None:\n"
+        "    R.get(1); models.RunModel.get(2); TriggerModel.by_tenant.query('t')\n"
+        "    'TriggerModel in a string does not count'\n"
+    )
+    names = {"TriggerModel", "RunModel"}
+    # imports 2, the annotation, R, models.RunModel, TriggerModel.by_tenant
+    assert check_house.model_name_uses(ast.parse(text), names) == 6
+
+
+def test_the_ratchet_counts_modules_outside_the_store_only(tmp_path: Path) -> None:
+    _write(tmp_path, check_house.MODELS, _MODELS)
+    _write(tmp_path, "chalicelib/store/runs.py", "x = RunModel\n")
+    _write(tmp_path, "chalicelib/services/a.py", "x = RunModel\ny = TriggerModel\n")
+    _write(tmp_path, "chalicelib/services/b.py", "x = 1\n")
+    _write(tmp_path, "app.py", "x = TableBase\n")
+    assert check_house.model_name_counts(tmp_path) == {"chalicelib/services/a.py": 2, "app.py": 1}
+
+
+@pytest.mark.parametrize(
+    ("counts", "allowed", "expected"),
+    [
+        ({"a.py": 2}, {"a.py": 2}, []),
+        ({"a.py": 1}, {"a.py": 2}, []),
+        ({}, {"a.py": 2}, []),
+        (
+            {"a.py": 3},
+            {"a.py": 2},
+            ["a.py: names the store's model classes 3 times, up from the 2"],
+        ),
+        ({"b.py": 1}, {"a.py": 2}, ["b.py: names the store's model classes 1 times and is not in"]),
+    ],
+)
+def test_the_ratchet_refuses_a_new_module_or_a_rising_count(
+    counts: dict, allowed: dict, expected: list[str]
+) -> None:
+    found = check_house.ratchet_breaches(counts, allowed)
+    assert len(found) == len(expected)
+    assert all(line.startswith(want) for line, want in zip(found, expected, strict=True))
+
+
+def test_tightening_lowers_and_drops_allowances_but_never_raises_or_adds() -> None:
+    counts = {"a.py": 1, "b.py": 5, "new.py": 3}
+    allowed = {"a.py": 2, "b.py": 4, "gone.py": 7}
+    assert check_house.tightened(counts, allowed) == {"a.py": 1, "b.py": 4}
+
+
+def test_the_checked_in_allowance_holds_for_the_tree() -> None:
+    allowed = json.loads((check_house.ROOT / check_house.ALLOWED).read_text())
+    assert check_house.ratchet_breaches(check_house.model_name_counts(), allowed) == []
