@@ -1,0 +1,387 @@
+"""One contract, two stores: the real one (DynamoDB on the moto server) and the in-memory twin.
+
+Every test runs on both (``store`` is parametrized), so the suite fails the moment either
+implementation of a fire's store functions diverges from the other: the claim and its
+fences, start, defer, release, reap, settle (and a settle's idempotence after a lost
+reply), the state's compare-and-set and its stateless stamp, the run record.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from chalicelib.domain.rules import LEASE_LEFT_TO_NEXT_CLAIM_MS
+from chalicelib.store.base import plain_map
+from chalicelib.store.runs import RunModel
+from chalicelib.store.triggers import STANDING_DUE, TriggerModel
+from tests.memory_store import MemoryStore
+
+SLOT = 1_800_000_000_000
+NEXT = SLOT + 60_000
+LEASE = SLOT + 30_000
+SCHED = '{"interval_s":60}'
+
+
+def _real() -> Any:
+    from chalicelib.store import dynamo
+
+    return SimpleNamespace(
+        **{name: getattr(dynamo, name) for name in dir(dynamo) if not name.startswith("_")},
+        put_trigger=lambda item: item.save(),
+    )
+
+
+@pytest.fixture(params=["dynamo", "memory"])
+def store(request: pytest.FixtureRequest) -> Any:
+    """The store under contract: the real one on a fresh moto server, or the twin."""
+    if request.param == "memory":
+        return MemoryStore()
+    request.getfixturevalue("aws")
+    return _real()
+
+
+def _seed(store: Any, trigger_id: str = "t1", **fields: Any) -> str:
+    values = {
+        "tenant": "local",
+        "workflow": "echo",
+        "kind": "schedule",
+        "spec": '{"workflow":"echo"}',
+        "sched": SCHED,
+        "created_ms": SLOT - 1,
+        "updated_ms": SLOT - 1,
+        "next_fire_at": SLOT,
+        "due_at": SLOT,
+        "due_shard": "0",
+        **fields,
+    }
+    store.put_trigger(TriggerModel(trigger_id, **values))
+    return trigger_id
+
+
+def _claim(store: Any, trigger_id: str = "t1", run_id: str = "r1", **over: Any) -> tuple:
+    args = {
+        "slot_ms": SLOT,
+        "sched": SCHED,
+        "next_slot_ms": NEXT,
+        "run_id": run_id,
+        "lease_ms": LEASE,
+        "capacity": 1,
+        "shard": "0",
+        **over,
+    }
+    return store.claim_slot_and_start(trigger_id, **args)
+
+
+def _view(item: TriggerModel | None) -> dict[str, Any]:
+    """What the fire path reads off an item (the claim token ``o`` is random: left out)."""
+    assert item is not None
+    return {
+        "in_flight": {
+            run: {k: v for k, v in entry.items() if k != "o"}
+            for run, entry in plain_map(item.in_flight).items()
+        },
+        "next_fire_at": item.next_fire_at,
+        "next_slot": item.next_slot,
+        "due_at": item.due_at,
+        "due_shard": item.due_shard,
+        "run_count": item.run_count,
+        "consecutive_failures": item.consecutive_failures,
+        "last_run": plain_map(item.last_run) or None,
+        "stateless_version": item.stateless_version,
+        "status": item.status,
+    }
+
+
+def _stored(store: Any, trigger_id: str = "t1") -> dict[str, Any]:
+    return _view(store.get_trigger(trigger_id))
+
+
+# -- the claim ----------------------------------------------------------------------------
+
+
+def test_a_claim_takes_the_slot_starts_the_run_and_moves_to_the_next_slot(store: Any) -> None:
+    _seed(store)
+    outcome, item = _claim(store, started_ms=SLOT + 5)
+    assert outcome == store.ClaimResult.CLAIMED
+    expected = {"r1": {"l": LEASE, "s": 1, "k": "s", "t": SLOT, "a": SLOT + 5}}
+    assert _view(item)["in_flight"] == expected
+    assert _stored(store) == _view(item)
+    assert (item.next_fire_at, item.due_at, item.due_shard) == (NEXT, NEXT, "0")
+    assert store.in_flight_of(item)["r1"]["o"]  # the claim's token, for a lost reply
+
+
+def test_a_claim_of_a_slot_already_claimed_fails_and_changes_nothing(store: Any) -> None:
+    _seed(store)
+    assert _claim(store, capacity=5)[0] == store.ClaimResult.CLAIMED
+    before = _stored(store)
+    # Another message of the same slot, another worker: the slot has moved on.
+    assert _claim(store, run_id="r2", capacity=5) == (store.ClaimResult.LOST, None)
+    # The very same message delivered twice.
+    assert _claim(store, capacity=5) == (store.ClaimResult.LOST, None)
+    assert _stored(store) == before
+
+
+@pytest.mark.parametrize(
+    ("seed", "claim"),
+    [
+        ({"sched": '{"interval_s":120}'}, {}),  # the schedule was edited
+        ({"status": "disabled"}, {}),  # paused
+        ({"in_flight": {"r0": {"l": LEASE, "s": 1, "k": "s"}}}, {}),  # no room left
+        ({"next_fire_at": NEXT}, {}),  # another slot
+        ({}, {"standing": True}),  # a standing claim of a keyed item: no next_slot
+    ],
+    ids=["sched-changed", "paused", "full", "other-slot", "wrong-form"],
+)
+def test_a_claim_is_fenced_out_by_each_of_its_conditions(
+    store: Any, seed: dict, claim: dict
+) -> None:
+    _seed(store, **seed)
+    before = _stored(store)
+    assert _claim(store, **claim) == (store.ClaimResult.LOST, None)
+    assert _stored(store) == before
+
+
+def test_a_claim_of_a_trigger_that_is_gone_fails_and_creates_nothing(store: Any) -> None:
+    assert _claim(store, trigger_id="gone") == (store.ClaimResult.LOST, None)
+    assert store.get_trigger("gone") is None
+
+
+def test_a_claim_that_stands_the_row_moves_only_its_pointer_from_then_on(store: Any) -> None:
+    _seed(store)
+    _claim(store, stands=True, shard="1")
+    assert _stored(store) | {"in_flight": {}} == _stored(store) | {
+        "in_flight": {},
+        "next_fire_at": None,
+        "next_slot": NEXT,
+        "due_at": STANDING_DUE,
+        "due_shard": "1",
+    }
+    store.settle_run("t1", run_id="r1", succeeded=True, last_run={"id": "r1"}, shard="1")
+    outcome, item = _claim(
+        store, run_id="r2", slot_ms=NEXT, next_slot_ms=NEXT + 60_000, standing=True, stands=True
+    )
+    assert outcome == store.ClaimResult.CLAIMED
+    assert (item.next_slot, item.due_at, item.due_shard) == (NEXT + 60_000, STANDING_DUE, "1")
+
+
+def test_a_lease_well_before_the_next_slot_keys_the_row_on_the_lease(store: Any) -> None:
+    far = SLOT + 10 * LEASE_LEFT_TO_NEXT_CLAIM_MS
+    _seed(store)
+    _, item = _claim(store, next_slot_ms=far)
+    assert (item.next_fire_at, item.due_at) == (far, LEASE)
+
+
+def test_a_manual_claim_is_busy_when_full_and_keeps_an_earlier_due_at(store: Any) -> None:
+    _seed(store, due_at=SLOT - 10)
+    args = {"surface": "manual", "lease_ms": LEASE, "capacity": 1, "shard": "2"}
+    outcome, item = store.claim_and_start("t1", run_id="m1", started=False, **args)
+    assert outcome == store.ClaimResult.CLAIMED
+    assert _view(item)["in_flight"] == {"m1": {"l": LEASE, "s": 0, "k": "m"}}
+    assert (item.due_at, item.due_shard) == (SLOT - 10, "0")
+    assert store.claim_and_start("t1", run_id="m2", **args) == (store.ClaimResult.BUSY, None)
+    assert store.claim_and_start("gone", run_id="m3", **args) == (store.ClaimResult.BUSY, None)
+
+
+# -- start, defer, release, reap ----------------------------------------------------------
+
+
+def _unstarted(store: Any, run_id: str = "m1") -> None:
+    _seed(store)
+    store.claim_and_start(
+        "t1", run_id=run_id, surface="manual", lease_ms=LEASE, capacity=2, shard="0", started=False
+    )
+
+
+def test_a_run_starts_once_a_duplicate_delivery_is_fenced_out(store: Any) -> None:
+    _unstarted(store)
+    item = store.start_run("t1", run_id="m1", lease_ms=LEASE + 1, started_ms=SLOT + 2)
+    assert _view(item)["in_flight"]["m1"] == {"l": LEASE + 1, "s": 1, "k": "m", "a": SLOT + 2}
+    assert store.start_run("t1", run_id="m1", lease_ms=LEASE + 9) is None
+    assert store.start_run("t1", run_id="unknown", lease_ms=LEASE) is None
+    assert store.start_run("gone", run_id="m1", lease_ms=LEASE) is None
+    assert _stored(store)["in_flight"]["m1"]["l"] == LEASE + 1
+
+
+def test_a_deferred_run_keeps_its_claim_unstarted_and_can_start_again(store: Any) -> None:
+    _seed(store)
+    _claim(store)
+    assert store.defer_run("t1", run_id="r1", lease_ms=LEASE + 600_000)
+    assert _stored(store)["in_flight"]["r1"] == {"l": LEASE + 600_000, "s": 0, "k": "s", "t": SLOT}
+    assert not store.defer_run("t1", run_id="r1", lease_ms=LEASE)  # not started: not ours to defer
+    assert store.start_run("t1", run_id="r1", lease_ms=LEASE) is not None
+    assert store.defer_run("t1", run_id="r1", lease_ms=None)  # released outright
+    assert _stored(store)["in_flight"] == {}
+    assert not store.defer_run("t1", run_id="r1", lease_ms=None)
+
+
+def test_a_claim_is_released_only_while_unstarted_and_keys_the_slot_again(store: Any) -> None:
+    _unstarted(store)
+    store.claim_and_start(
+        "t1", run_id="m2", surface="manual", lease_ms=LEASE, capacity=2, shard="0"
+    )
+    assert not store.release_claim("t1", run_id="m2", slot_ms=SLOT)  # started
+    assert store.release_claim("t1", run_id="m1", slot_ms=SLOT - 60_000, shard="3")
+    view = _stored(store)
+    assert list(view["in_flight"]) == ["m2"]
+    assert (view["next_fire_at"], view["due_at"], view["due_shard"]) == (SLOT - 60_000,) * 2 + (
+        "3",
+    )
+    assert not store.release_claim("t1", run_id="m1", slot_ms=None)
+
+
+def test_a_reap_is_fenced_on_the_very_lease_it_read(store: Any) -> None:
+    _seed(store, consecutive_failures=2, run_count=7)
+    _claim(store)
+    lost = {"id": "r1", "status": "lost"}
+    assert not store.reap_run("t1", run_id="r1", lease_ms=LEASE + 1, last_run=lost)
+    assert store.reap_run("t1", run_id="r1", lease_ms=LEASE, last_run=lost)
+    view = _stored(store)
+    assert (view["in_flight"], view["run_count"], view["consecutive_failures"]) == ({}, 8, 3)
+    assert view["last_run"] == lost
+    assert not store.reap_run("t1", run_id="r1", lease_ms=LEASE, last_run=lost)
+
+
+# -- settle -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("succeeded", "failure_counts", "counts"),
+    [(True, True, (8, 0)), (False, True, (8, 3)), (False, False, (8, 2)), (None, True, (7, 2))],
+)
+def test_a_settle_frees_the_claim_and_counts_the_run(
+    store: Any, succeeded: bool | None, failure_counts: bool, counts: tuple
+) -> None:
+    _seed(store, consecutive_failures=2, run_count=7)
+    _claim(store)
+    last = {"id": "r1", "status": "x", "finished_at": SLOT + 9}
+    item = store.settle_run(
+        "t1",
+        run_id="r1",
+        succeeded=succeeded,
+        last_run=last,
+        shard="0",
+        failure_counts=failure_counts,
+    )
+    assert _view(item) == _stored(store)
+    assert (item.run_count, item.consecutive_failures) == counts
+    assert _view(item)["in_flight"] == {} and _view(item)["last_run"] == last
+
+
+def test_a_stale_settle_fails_and_changes_nothing(store: Any) -> None:
+    _seed(store)
+    _claim(store)
+    lost = {"id": "r1", "status": "lost", "finished_at": SLOT + 1}
+    assert store.reap_run("t1", run_id="r1", lease_ms=LEASE, last_run=lost)
+    before = _stored(store)
+    late = {"id": "r1", "status": "ok", "finished_at": SLOT + 50}
+    assert store.settle_run("t1", run_id="r1", succeeded=True, last_run=late, shard="0") is None
+    assert _stored(store) == before
+    assert store.settle_run("gone", run_id="r1", succeeded=True, last_run=late, shard="0") is None
+
+
+def test_a_settle_repeated_after_a_lost_reply_answers_the_item_and_counts_once(store: Any) -> None:
+    _seed(store)
+    _claim(store)
+    last = {"id": "r1", "status": "ok", "finished_at": SLOT + 50}
+    first = store.settle_run("t1", run_id="r1", succeeded=True, last_run=last, shard="0")
+    again = store.settle_run("t1", run_id="r1", succeeded=True, last_run=last, shard="0")
+    assert _view(again) == _view(first) and again.run_count == 1
+    other = {**last, "finished_at": SLOT + 51}
+    assert store.settle_run("t1", run_id="r1", succeeded=True, last_run=other, shard="0") is None
+
+
+def test_a_settle_that_returns_the_slot_keys_the_trigger_on_it(store: Any) -> None:
+    _seed(store)
+    _claim(store, stands=True)
+    item = store.settle_run(
+        "t1",
+        run_id="r1",
+        succeeded=None,
+        last_run={"id": "r1"},
+        shard="4",
+        next_fire_override_ms=SLOT,
+    )
+    view = _view(item)
+    assert (view["next_fire_at"], view["due_at"], view["due_shard"], view["next_slot"]) == (
+        SLOT,
+        SLOT,
+        "4",
+        None,
+    )
+
+
+# -- state --------------------------------------------------------------------------------
+
+
+def test_state_round_trips_and_a_stale_version_never_overwrites_it(store: Any) -> None:
+    _seed(store)
+    assert store.get_state("t1") == ({}, 0)
+    assert store.write_state("t1", {"cursor": 1, "seen": ["a"]}, expected_version=0)
+    assert store.get_state("t1") == ({"cursor": 1, "seen": ["a"]}, 1)
+    assert not store.write_state("t1", {"cursor": 9}, expected_version=0)  # first, twice
+    assert store.write_state("t1", {"cursor": 2}, expected_version=1)
+    assert not store.write_state("t1", {"cursor": 9}, expected_version=1)  # stale
+    assert not store.write_state("t1", {"cursor": 9}, expected_version=7)  # from the future
+    assert store.get_state("t1") == ({"cursor": 2}, 2)
+    assert not store.write_state("none", {"x": 1}, expected_version=1)
+    assert store.write_state("gone", {"x": 1}, expected_version=0)  # a deleted trigger's run
+    assert store.get_state("gone") == ({"x": 1}, 1)
+
+
+def test_a_fire_that_finds_no_state_stamps_the_trigger_until_a_state_is_written(
+    store: Any,
+) -> None:
+    _seed(store, version=3)
+    assert store.state_of(store.get_trigger("t1")) == ({}, 0)
+    stamped = store.get_trigger("t1")
+    assert stamped.stateless_version == 3 and not store.has_state(stamped)
+    assert store.state_of(stamped) == ({}, 0)
+    assert store.write_state("t1", {"n": 1}, expected_version=0)
+    item = store.get_trigger("t1")
+    assert item.stateless_version is None and store.state_of(item) == ({"n": 1}, 1)
+
+
+def test_the_stateless_stamp_is_refused_after_an_edit_or_a_state(store: Any) -> None:
+    _seed(store, version=2)
+    assert not store.mark_stateless("t1", version=1)  # the trigger was edited since
+    assert not store.mark_stateless("gone", version=1)
+    assert store.write_state("t1", {"n": 1}, expected_version=0)
+    assert not store.mark_stateless("t1", version=2)
+    assert store.get_trigger("t1").stateless_version is None
+
+
+# -- the run record -----------------------------------------------------------------------
+
+
+def _run(status: str, **fields: Any) -> RunModel:
+    values: dict[str, Any] = {
+        "tenant": "local",
+        "sort_key": f"{SLOT:013d}#r1",
+        "surface": "schedule",
+    }
+    return RunModel("t1", "r1", status=status, **values, **fields)
+
+
+def test_a_run_record_round_trips_and_only_new_never_overwrites(store: Any) -> None:
+    assert store.get_run("t1", "r1") is None
+    assert store.put_run(_run("running", started_at=SLOT), only_new=True)
+    assert not store.put_run(_run("lost"), only_new=True)
+    assert store.get_run("t1", "r1").status == "running"
+    assert store.put_run(_run("ok", started_at=SLOT, finished_at=SLOT + 7, output='{"a":1}'))
+    got = store.get_run("t1", "r1")
+    assert (got.status, got.started_at, got.finished_at, got.output) == (
+        "ok",
+        SLOT,
+        SLOT + 7,
+        '{"a":1}',
+    )
+    assert (got.attempt, got.cost_usd, got.error) == (1, 0, None)
+
+
+def test_a_write_missing_a_required_attribute_is_refused_alike(store: Any) -> None:
+    with pytest.raises(ValueError, match="tenant"):
+        store.put_run(RunModel("t1", "r2", sort_key="s", surface="schedule", status="ok"))
+    assert store.get_run("t1", "r2") is None

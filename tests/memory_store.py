@@ -1,0 +1,356 @@
+"""An in-memory twin of the store functions a fire calls (the Chalice todo-app's ``InMemoryTodoDB``).
+
+``MemoryStore`` has the fire path's store functions under their names in ``store/dynamo``:
+the claim (``claim_slot_and_start``, ``claim_and_start``), ``start_run``, ``defer_run``,
+``release_claim``, ``reap_run``, ``settle_run``, the state (``get_state``, ``write_state``,
+``state_of``, ``mark_stateless``) and the run record (``put_run``, ``get_run``), and the
+pure helpers a caller reads an item with (``in_flight_of``, ``next_slot_of``, ...), so an
+instance stands in for the ``dynamo`` module. Items are the same pynamodb models the real
+store returns, never saved: each read hands out a copy made through the item's DynamoDB
+form, as a read of the table would.
+
+A fenced write whose condition fails answers exactly as the real one does: the fire path's
+fences report a lost race by their answer (``ClaimResult.LOST``, None, False), not by an
+exception, and a write the real store would refuse (a required attribute missing) raises
+the same ``ValueError`` pynamodb raises. ``tests/functional/test_store_contract.py`` holds
+the two to the same semantics.
+
+It lives in ``tests/``, not in ``chalicelib/store/``: nothing in the product calls it, and
+``chalicelib/`` is what Chalice ships to every Lambda (issue 27: the product package holds
+the product).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+from typing import Any, TypeVar
+
+from chalicelib.domain.rules import due_with_slot
+from chalicelib.store import claims, payloads, triggers
+from chalicelib.store import state as real_state
+from chalicelib.store.base import plain_map
+from chalicelib.store.runs import RunModel
+from chalicelib.store.triggers import STANDING_DUE, TriggerModel
+
+__all__ = ["MemoryStore"]
+
+M = TypeVar("M", TriggerModel, RunModel)
+
+
+def _copy(item: M) -> M:
+    """The item as a read of the table would return it (its DynamoDB form and back)."""
+    return type(item).from_raw_data(item.serialize(null_check=False))
+
+
+class MemoryStore:
+    """The fire path's store, in a few dicts (thread-safe: one lock around every write)."""
+
+    # The pure helpers and constants callers use beside the writes, as ``store/dynamo``.
+    ClaimResult = claims.ClaimResult
+    in_flight_of = staticmethod(triggers.in_flight_of)
+    entry_lease = staticmethod(triggers.entry_lease)
+    next_slot_of = staticmethod(triggers.next_slot_of)
+    is_standing = staticmethod(triggers.is_standing)
+    shard_of = staticmethod(triggers.shard_of)
+    has_state = staticmethod(real_state.has_state)
+    load_spec = staticmethod(payloads.load_spec)
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._triggers: dict[str, TriggerModel] = {}
+        self._states: dict[str, tuple[str, int]] = {}
+        self._runs: dict[tuple[str, str], RunModel] = {}
+
+    # -- triggers -----------------------------------------------------------------------
+
+    def put_trigger(self, item: TriggerModel) -> None:
+        """Store a trigger item whole (what ``item.save()`` does; a test's seed)."""
+        item.serialize()  # pynamodb's own check: a required attribute missing raises
+        with self._lock:
+            self._triggers[item.id] = _copy(item)
+
+    def get_trigger(self, trigger_id: str, *, consistent: bool = True) -> TriggerModel | None:
+        with self._lock:
+            item = self._triggers.get(trigger_id)
+            return None if item is None else _copy(item)
+
+    def _entry(self, trigger_id: str, run_id: str) -> tuple[TriggerModel | None, dict | None]:
+        item = self._triggers.get(trigger_id)
+        if item is None:
+            return None, None
+        entry = plain_map(item.in_flight).get(run_id)
+        return item, entry if isinstance(entry, dict) else None
+
+    @staticmethod
+    def _set_entry(item: TriggerModel, run_id: str, entry: dict | None) -> None:
+        in_flight = plain_map(item.in_flight)
+        if entry is None:
+            in_flight.pop(run_id, None)
+        else:
+            in_flight[run_id] = entry
+        item.in_flight = in_flight  # type: ignore[assignment]
+
+    # -- the claim ----------------------------------------------------------------------
+
+    def claim_slot_and_start(
+        self,
+        trigger_id: str,
+        *,
+        slot_ms: int,
+        sched: str,
+        next_slot_ms: int | None,
+        run_id: str,
+        lease_ms: int,
+        capacity: int,
+        shard: str,
+        standing: bool = False,
+        stands: bool = False,
+        move_shard: bool = False,
+        started_ms: int | None = None,
+    ) -> tuple[str, TriggerModel | None]:
+        with self._lock:
+            item = self._triggers.get(trigger_id)
+            if item is None:
+                return claims.ClaimResult.LOST, None
+            pointer = item.next_slot if standing else item.next_fire_at
+            in_flight = plain_map(item.in_flight)
+            if not (
+                pointer is not None
+                and int(pointer) == slot_ms
+                and item.sched == sched
+                and item.status == "active"
+                and len(in_flight) < capacity
+                and run_id not in in_flight
+            ):
+                return claims.ClaimResult.LOST, None
+            entry = {"l": lease_ms, "s": 1, "k": "s", "t": slot_ms, "o": secrets.token_hex(4)}
+            if started_ms is not None:
+                entry["a"] = started_ms
+            self._set_entry(item, run_id, entry)
+            self._move_slot(
+                item,
+                next_slot_ms=next_slot_ms,
+                lease_ms=lease_ms,
+                shard=shard,
+                standing=standing,
+                stands=stands,
+                move_shard=move_shard,
+            )
+            return claims.ClaimResult.CLAIMED, _copy(item)
+
+    @staticmethod
+    def _move_slot(
+        item: TriggerModel,
+        *,
+        next_slot_ms: int | None,
+        lease_ms: int,
+        shard: str,
+        standing: bool,
+        stands: bool,
+        move_shard: bool,
+    ) -> None:
+        """``claims._slot_actions``, applied."""
+        if stands and next_slot_ms is not None:
+            item.next_slot = next_slot_ms
+            if not standing:
+                item.next_fire_at = None
+                item.due_at = STANDING_DUE
+            if move_shard or not standing:
+                item.due_shard = shard
+            return
+        if next_slot_ms is None:
+            item.next_fire_at, item.due_at = None, lease_ms
+        else:
+            item.next_fire_at = next_slot_ms
+            item.due_at = due_with_slot([lease_ms], next_slot_ms=next_slot_ms)
+        item.due_shard = shard
+        if standing:
+            item.next_slot = None
+
+    def claim_and_start(
+        self,
+        trigger_id: str,
+        *,
+        run_id: str,
+        surface: str,
+        lease_ms: int,
+        capacity: int,
+        shard: str,
+        slot_ms: int | None = None,
+        started: bool = True,
+        event_id: str | None = None,
+        started_ms: int | None = None,
+    ) -> tuple[str, TriggerModel | None]:
+        with self._lock:
+            item = self._triggers.get(trigger_id)
+            in_flight = plain_map(item.in_flight) if item is not None else {}
+            if (
+                item is None
+                or item.status != "active"
+                or len(in_flight) >= capacity
+                or run_id in in_flight
+            ):
+                return claims.ClaimResult.BUSY, None
+            entry: dict = {"l": lease_ms, "s": 1 if started else 0, "k": surface[0]}
+            if slot_ms is not None:
+                entry["t"] = slot_ms
+            if event_id is not None:
+                entry["e"] = event_id
+            if started and started_ms is not None:
+                entry["a"] = started_ms
+            self._set_entry(item, run_id, entry)
+            item.due_at = lease_ms if item.due_at is None else item.due_at  # if_not_exists
+            item.due_shard = shard if item.due_shard is None else item.due_shard
+            return claims.ClaimResult.CLAIMED, _copy(item)
+
+    def start_run(
+        self, trigger_id: str, *, run_id: str, lease_ms: int, started_ms: int | None = None
+    ) -> TriggerModel | None:
+        with self._lock:
+            item, entry = self._entry(trigger_id, run_id)
+            if item is None or entry is None or int(entry.get("s", -1)) != 0:
+                return None
+            entry.update({"s": 1, "l": lease_ms, "o": secrets.token_hex(4)})
+            if started_ms is not None:
+                entry["a"] = started_ms
+            self._set_entry(item, run_id, entry)
+            return _copy(item)
+
+    def release_claim(
+        self, trigger_id: str, *, run_id: str, slot_ms: int | None, shard: str = "0"
+    ) -> bool:
+        with self._lock:
+            item, entry = self._entry(trigger_id, run_id)
+            if item is None or entry is None or int(entry.get("s", -1)) != 0:
+                return False
+            self._set_entry(item, run_id, None)
+            if slot_ms is not None:
+                item.next_fire_at, item.due_at, item.due_shard = slot_ms, slot_ms, shard
+                item.next_slot = None
+            return True
+
+    def defer_run(self, trigger_id: str, *, run_id: str, lease_ms: int | None) -> bool:
+        with self._lock:
+            item, entry = self._entry(trigger_id, run_id)
+            if item is None or entry is None or int(entry.get("s", -1)) != 1:
+                return False
+            self._set_entry(
+                item, run_id, None if lease_ms is None else {**entry, "s": 0, "l": lease_ms}
+            )
+            return True
+
+    # -- settle and reap ----------------------------------------------------------------
+
+    def settle_run(
+        self,
+        trigger_id: str,
+        *,
+        run_id: str,
+        succeeded: bool | None,
+        last_run: dict,
+        next_fire_override_ms: int | None = None,
+        shard: str,
+        failure_counts: bool = True,
+    ) -> TriggerModel | None:
+        with self._lock:
+            item, entry = self._entry(trigger_id, run_id)
+            if item is None:
+                return None
+            if entry is None:
+                # As the real settle reads after a refused write: our own settle applied
+                # already (its reply lost) if last_run is this very run's.
+                last = plain_map(item.last_run)
+                same = last.get("id") == run_id and _int(last.get("finished_at")) == _int(
+                    last_run.get("finished_at")
+                )
+                return _copy(item) if same else None
+            self._set_entry(item, run_id, None)
+            item.last_run = dict(last_run)  # type: ignore[assignment]
+            if succeeded is not None:
+                item.run_count = int(item.run_count or 0) + 1
+            if succeeded is True:
+                item.consecutive_failures = 0
+            elif succeeded is False and failure_counts:
+                item.consecutive_failures = int(item.consecutive_failures or 0) + 1
+            if next_fire_override_ms is not None:
+                item.next_fire_at = item.due_at = next_fire_override_ms
+                item.due_shard, item.next_slot = shard, None
+            return _copy(item)
+
+    def reap_run(
+        self,
+        trigger_id: str,
+        *,
+        run_id: str,
+        lease_ms: int,
+        last_run: dict,
+        failure_counts: bool = True,
+    ) -> bool:
+        with self._lock:
+            item, entry = self._entry(trigger_id, run_id)
+            if item is None or entry is None or _int(entry.get("l")) != lease_ms:
+                return False
+            self._set_entry(item, run_id, None)
+            item.run_count = int(item.run_count or 0) + 1
+            item.last_run = dict(last_run)  # type: ignore[assignment]
+            if failure_counts:
+                item.consecutive_failures = int(item.consecutive_failures or 0) + 1
+            return True
+
+    # -- state --------------------------------------------------------------------------
+
+    def get_state(self, trigger_id: str) -> tuple[dict, int]:
+        with self._lock:
+            found = self._states.get(trigger_id)
+        return ({}, 0) if found is None else (json.loads(found[0] or "{}"), found[1])
+
+    def write_state(self, trigger_id: str, state: dict, *, expected_version: int) -> bool:
+        text = json.dumps(state, separators=(",", ":"))
+        with self._lock:
+            found = self._states.get(trigger_id)
+            held = 0 if found is None else found[1]  # a state's first version is 1
+            if held != expected_version:
+                return False
+            self._states[trigger_id] = (text, expected_version + 1)
+            item = self._triggers.get(trigger_id)
+            if expected_version == 0 and item is not None:
+                item.stateless_version = None  # the first state removes the stamp
+            return True
+
+    def mark_stateless(self, trigger_id: str, *, version: int) -> bool:
+        with self._lock:
+            item = self._triggers.get(trigger_id)
+            if trigger_id in self._states or item is None or int(item.version) != version:
+                return False
+            item.stateless_version = version
+            return True
+
+    def state_of(self, item: TriggerModel) -> tuple[dict, int]:
+        if not real_state.has_state(item):
+            return {}, 0
+        state, version = self.get_state(item.id)
+        if version == 0:
+            self.mark_stateless(item.id, version=int(item.version or 1))
+        return state, version
+
+    # -- run records --------------------------------------------------------------------
+
+    def put_run(self, run: RunModel, *, only_new: bool = False) -> bool:
+        run.serialize()  # pynamodb's own check: a required attribute missing raises
+        key = (run.trigger_id, run.run_id)
+        with self._lock:
+            if only_new and key in self._runs:
+                return False
+            self._runs[key] = _copy(run)
+            return True
+
+    def get_run(self, trigger_id: str, run_id: str) -> RunModel | None:
+        with self._lock:
+            found = self._runs.get((trigger_id, run_id))
+            return None if found is None else _copy(found)
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
