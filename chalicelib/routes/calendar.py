@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 from chalicelib import wiring
-from chalicelib.declare import READ_ERRORS, WRITE_ERRORS
+from chalicelib.declare import WRITE_ERRORS
 from chalicelib.routes.resource import Resource, route
 
 triggers = wiring.lazy_module("chalicelib.services.triggers")
@@ -70,7 +70,7 @@ def add_extra(who, trigger_id):
     summary="What-if: a trigger's slots over a window, through outages, and what each becomes",
     answers={200: "SimulationOut"},
     body="SimulateIn",
-    errors=READ_ERRORS + (422,),
+    errors=WRITE_ERRORS,
     description="`trigger` (a create body) or `trigger_id`, `from`, `to` (at most 366 days "
     "apart), `outages` (nothing runs from `from` to `to`) and `run_s` (how long a run holds "
     "the trigger, 30). Each slot's `outcome` is `run`, `skipped`, `missed`, `moved`, "
