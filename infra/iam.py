@@ -3,8 +3,10 @@
 ``ACCESS`` says what each function touches; ``role_resources`` turns it into roles with
 exact resources (tables and their named indexes, the queue, the bucket, the key, the
 parameters). No statement grants ``*`` actions, and ``Resource: "*"`` appears only for
-X-Ray and SES receipt rules, whose actions have no resource-level permissions (the API's
-receipt rules are only ever made in this stage's rule set, by name).
+X-Ray, SES receipt rules and ``logs:GetQueryResults``, whose actions have no resource-level
+permissions (the API's receipt rules are only ever made in this stage's rule set, by name;
+the only Logs Insights queries the API can start are on the runner's and its own log
+groups, ``GET /v1/runs/{id}/logs``).
 
 ``lambda:`` targets are invoked under a role of their own (``target_invoke_resources``):
 the runner's role may invoke no function at all, only assume that role with the session
@@ -73,6 +75,7 @@ class Access:
     consume_ticks: bool = False  # the enqueuer's event source mapping polls the tick queue
     send_alerts: bool = False  # sqs:SendMessage on the alerts queue (transitions detected)
     alerts: bool = False  # the alerts worker: its queue, the bus, SES from the sender, SNS
+    run_logs: bool = False  # Logs Insights on the runner's and the API's log groups
 
 
 # Chalice's function names (config.json's lambda_functions keys) -> CloudFormation ids.
@@ -112,6 +115,7 @@ ACCESS: dict[str, Access] = {
         kms=("kms:Encrypt", "kms:Decrypt"),
         params=("switch",),
         source_rules=True,  # eventbridge/s3/email triggers: their rule, made on create
+        run_logs=True,  # GET /v1/runs/{id}/logs: a Logs Insights query on the run's id
     ),
     # The API's custom authorizer: look a key up by id (its hash), or compare the root key.
     "authorizer": Access(read=("keys",), params=("root_key",)),
@@ -394,6 +398,8 @@ def _statements(function: str, access: Access, log_group: str, stage: str) -> li
         from infra.alerts import alert_statements
 
         statements.extend(alert_statements(send=access.send_alerts, consume=access.alerts))
+    if access.run_logs:
+        statements.extend(_run_log_statements())
     if access.ingest:
         statements.append(
             {
@@ -417,6 +423,37 @@ def _statements(function: str, access: Access, log_group: str, stage: str) -> li
             }
         )
     return statements
+
+
+def _run_log_statements() -> list[dict]:
+    """``logs:StartQuery`` on the two log groups a run's lines are in (the group's ARN with
+    and without its ``:*``: IAM checks the bare one), and ``logs:GetQueryResults``, which
+    takes a query id and has no resource-level permission."""
+    groups = [f"{FUNCTIONS[f]}LogGroup" for f in ("runner", "api_handler")]
+    return [
+        {
+            "Sid": "RunLogs",
+            "Effect": "Allow",
+            "Action": ["logs:StartQuery"],
+            "Resource": [
+                arn
+                for group in groups
+                for arn in (
+                    {"Fn::GetAtt": [group, "Arn"]},
+                    {
+                        "Fn::Sub": "arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}"
+                        ":log-group:${" + group + "}"
+                    },
+                )
+            ],
+        },
+        {
+            "Sid": "RunLogResults",
+            "Effect": "Allow",
+            "Action": ["logs:GetQueryResults"],
+            "Resource": "*",
+        },
+    ]
 
 
 def role_resources(log_groups: dict[str, str], *, stage: str) -> dict[str, dict]:

@@ -12,6 +12,7 @@ Every line the engine writes about a run carries its ``run_id`` (``observability
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
@@ -149,7 +150,8 @@ def _query_cloudwatch(
     try:
         answer = _run_query(groups, query, start=start, end=end, sleep=sleep)
     except (ClientError, BotoCoreError) as exc:
-        # Not allowed (the API's role is not granted Logs Insights), or no such group yet:
+        # Not allowed (a role without Logs Insights: infra/iam.py grants it), or no such
+        # group yet (no run logged):
         # the link still opens the query with the caller's own console session.
         logger.info("run logs query failed", extra={"run_id": run_id, "why": str(exc)[:200]})
         return {
@@ -186,7 +188,7 @@ def _run_query(
     started = logs.start_query(
         logGroupNames=groups,
         startTime=int(start.timestamp()),
-        endTime=int(end.timestamp()),
+        endTime=math.ceil(end.timestamp()),  # whole seconds: rounded up, the last line in
         queryString=query,
         limit=MAX_LINES,
     )

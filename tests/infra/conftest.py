@@ -300,6 +300,8 @@ def scenario(deployed: Deployed) -> Scenario:
        interval trigger and of a webhook trigger, an Update of one, a Delete of both) go
        through the deployed TriggerProvider function, which answers each to a pre-signed
        URL stand-in.
+    9. A run's log lines (``GET /v1/runs/{id}/logs``): the API starts a Logs Insights query
+       on the runner's and its own log groups and reads its results.
     7. (Run right after step 3.) Fan-out on (``FanOutShards`` 1, over the deployed variables): the heartbeat
        sends one tick message per due shard; the enqueuer function reads each shard and
        sends the interval trigger's slot due then, which the runner runs.
@@ -514,6 +516,9 @@ def scenario(deployed: Deployed) -> Scenario:
         result.runs += runs["items"]
     status, health = call("health", "GET", "/v1/health")
     assert status == 200 and health["queue_depth"] is not None, health
+    # 9.
+    status, logs = call("run_logs", "GET", f"/v1/runs/{result.runs[0]['id']}/logs")
+    assert status == 200, logs
     assert call("delete_eventbridge", "DELETE", f"/v1/triggers/{bridge['id']}")[0] == 204
     call("disable", "POST", f"/v1/triggers/{interval_id}/disable")
     status, _ = call("delete", "DELETE", f"/v1/triggers/{interval_id}")

@@ -299,6 +299,14 @@ def required_permissions(call: Call, ctx: ArnContext) -> list[tuple[str, str]]:
         return [
             (f"ses:{op}", f"arn:aws:ses:{REGION}:{ACCOUNT}:receipt-rule-set/{p['RuleSetName']}")
         ]
+    if s == "logs":
+        if op == "StartQuery":
+            return [
+                ("logs:StartQuery", f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{group}")
+                for group in p["logGroupNames"]
+            ]
+        if op == "GetQueryResults":  # no resource-level permission: IAM checks "*"
+            return [("logs:GetQueryResults", "*")]
     raise ValueError(f"no IAM mapping for {s}:{op}; add one to tests/infra/harness.py")
 
 

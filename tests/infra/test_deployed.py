@@ -203,6 +203,18 @@ def test_heartbeat_and_runner_ran_every_kind_of_fire_on_the_deployed_resources(d
         assert head["ServerSideEncryption"] == "aws:kms"
 
 
+def test_a_runs_log_lines_come_from_a_logs_insights_query_the_apis_role_may_start(scenario):
+    # Scenario step 9; test_iam checks StartQuery and GetQueryResults against the API's
+    # deployed role (before, the role had neither and the route answered only a link).
+    status, answer = scenario.answers["run_logs"]
+    assert status == 200, answer
+    assert answer["source"] == "cloudwatch"
+    assert answer["complete"] is True, answer  # the query ran to its end
+    run_id = scenario.runs[0]["id"]
+    assert run_id in answer["query"]
+    assert answer["console_url"].startswith("https://"), answer
+
+
 def test_switch_parameter_off_stops_the_heartbeat_and_on_resumes(deployed, scenario):
     fn = deployed.functions
     auth = {"authorization": f"Bearer {deployed.root_key}"}
