@@ -8,9 +8,10 @@ Then the faults stop, the clock runs past every lease, and:
 
 - no fire ran twice (counted inside the workflow, by fire id);
 - every due slot ended one way: it ran exactly once, or it has a run record saying
-  ``failed``/``skipped``/``lost`` with a reason, or it was merged into a late fire of
-  an earlier slot (interval triggers skip missed slots: after an outage a trigger
-  fires once, not once per missed slot);
+  ``failed``/``skipped``/``lost`` with a reason, or it was passed by a late fire of an
+  earlier slot (``catchup: latest``, the default: after an outage a trigger fires once,
+  not once per missed slot): merged into it with no record when the fire came within
+  ``MISSED_AFTER_S``, recorded ``missed`` with a reason when it came later;
 - no claim is stuck: every trigger's ``in_flight`` is empty and it fires again.
 """
 
@@ -36,7 +37,7 @@ from tests.scenarios import Esm, runs_of
 TRIGGERS = 100
 FAULT_MINUTES = 10  # 100 triggers x 10 minutes = 1,000 due slots under faults
 MINUTE_MS = 60_000
-TERMINAL = {"succeeded", "failed", "skipped", "lost"}
+TERMINAL = {"succeeded", "failed", "skipped", "lost", "missed"}
 
 
 @pytest.mark.soak
@@ -113,6 +114,8 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
                     assert executions[run_id] == 1, run_id
                 else:
                     assert record.error, (run_id, record.status)
+                if record.status == "missed":
+                    assert executions[run_id] == 0, run_id  # a slot recorded missed never ran
                 outcomes[record.status] += 1
             elif executions[run_id] == 1:
                 outcomes["ran (record write failed)"] += 1
@@ -135,7 +138,7 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
     # 80 / 0 before the state read left the fire path). Ran stays the larger part.
     ran = outcomes["succeeded"] + outcomes["ran (record write failed)"]
     assert ran >= TRIGGERS * FAULT_MINUTES * 45 // 100, dict(outcomes)
-    merged = outcomes["merged into a late fire"]
+    merged = outcomes["merged into a late fire"] + outcomes["missed"]
     assert ran + merged >= TRIGGERS * FAULT_MINUTES * 9 // 10, dict(outcomes)
     # A run is lost only when every attempt of its settle failed: rare, never the rule.
     assert outcomes["lost"] <= TRIGGERS * FAULT_MINUTES // 100, dict(outcomes)
