@@ -202,7 +202,7 @@ def test_health_tells_whether_the_scheduler_ticks_and_counts_queues_and_fires(ap
     assert ticked["queue_depth"] == 1  # the manual fire, not yet run
     assert ticked["fires_last_hour"] == 0  # a queued fire has no run record yet
 
-    api.aws.drain(assembly.build_runner())
+    api.aws.drain(assembly.build_runner(clock=api.clock))
     api.clock.advance(2 * 60 + 1)  # two heartbeat periods (60 s) and a second: stale
     late = api.call("GET", "/v1/health").body
     assert late["stale"] is True and late["queue_depth"] == 0
