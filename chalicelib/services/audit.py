@@ -19,6 +19,7 @@ from typing import Any
 
 from chalicelib.domain.epoch_ms import dt, ms
 from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.records import AuditEntry
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
@@ -26,7 +27,6 @@ from chalicelib.services.pipeline import RunContext, RunPolicy
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import audit as audit_store
 from chalicelib.store import dynamo
-from chalicelib.store.audit import AuditModel
 from chalicelib.workflows.remote import display_target
 
 __all__ = [
@@ -80,9 +80,9 @@ def record(
 ) -> bool:
     """Write one audit entry; False if an entry with the same explicit ``sk`` exists already."""
     at_ms = ms(now)
-    entry = AuditModel(
-        tenant,
-        sk or f"{at_ms:013d}#{secrets.token_hex(4)}",
+    entry = AuditEntry(
+        tenant=tenant,
+        sk=sk or f"{at_ms:013d}#{secrets.token_hex(4)}",
         at_ms=at_ms,
         actor=principal.key_id if principal is not None else SYSTEM_ACTOR,
         action=action,
@@ -93,7 +93,7 @@ def record(
     return audit_store.put_entry(entry)
 
 
-def audit_view(entry: AuditModel) -> dict:
+def audit_view(entry: AuditEntry) -> dict:
     """An audit entry as the API shows it."""
     try:
         detail = json.loads(entry.detail or "{}")

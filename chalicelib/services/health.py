@@ -27,7 +27,7 @@ from chalicelib.services.auth import Principal
 from chalicelib.services.runs import iso_ms
 from chalicelib.settings import get_settings
 from chalicelib.store import heartbeats
-from chalicelib.store.models import RunModel
+from chalicelib.store.run_reads import schedule_lateness_since
 
 __all__ = ["record_tick", "health", "lateness_p99_ms", "MAX_RUNS_READ"]
 
@@ -81,15 +81,7 @@ def _queue_depths() -> tuple[int | None, int | None]:
 
 
 def _last_hour(tenant: str, *, now: datetime) -> tuple[int, list[int], bool]:
-    since = f"{ms(now) - 3_600_000:013d}"
-    count, lateness = 0, []
-    for run in RunModel.by_tenant.query(tenant, RunModel.sort_key >= since, page_size=500):
-        count += 1
-        if run.lateness_ms is not None and run.surface == "schedule":
-            lateness.append(int(run.lateness_ms))
-        if count >= MAX_RUNS_READ:
-            return count, lateness, True
-    return count, lateness, False
+    return schedule_lateness_since(tenant, ms(now) - 3_600_000, max_rows=MAX_RUNS_READ)
 
 
 def health(principal: Principal, *, now: datetime) -> dict:

@@ -19,6 +19,7 @@ from typing import Any
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.errors import Forbidden, NotFound, ValidationError
 from chalicelib.domain.ids import new_key_id
+from chalicelib.domain.records import ApiKey
 from chalicelib.domain.spec import KeyIn, parse_model
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import audit, quotas
@@ -26,7 +27,6 @@ from chalicelib.services.auth import Principal, hash_key, new_api_key
 from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import keys as key_store
-from chalicelib.store.keys import KeyModel
 
 __all__ = ["create_key", "list_keys", "delete_key", "key_view"]
 
@@ -34,7 +34,7 @@ CURSOR_SHAPE = {"id": "S", "tenant": "S", "created_ms": "N"}
 _TENANT_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
-def key_view(stored: KeyModel) -> dict:
+def key_view(stored: ApiKey) -> dict:
     """A key as the API lists it: never the key, never its hash."""
     return {
         "id": stored.id,
@@ -99,7 +99,7 @@ def list_keys(principal: Principal, params: dict) -> dict:
     return {"items": items, "next_cursor": encode_cursor(page.last_evaluated_key)}
 
 
-def _load_key(principal: Principal, key_id: str) -> KeyModel:
+def _load_key(principal: Principal, key_id: str) -> ApiKey:
     if not key_id.startswith("key_") or len(key_id) > 64:
         raise NotFound(f"key {key_id!r} not found")
     stored = key_store.get_key(key_id, consistent=True)
@@ -112,7 +112,7 @@ def _load_key(principal: Principal, key_id: str) -> KeyModel:
 
 def delete_key(principal: Principal, key_id: str, *, now: datetime) -> None:
     """Delete a key: it stops authenticating at once, and its triggers stop at their next fire."""
-    removed = key_store.delete_key(_load_key(principal, key_id))
+    removed = key_store.delete_key(_load_key(principal, key_id).id)
     if removed is None:  # a concurrent delete removed it: it releases, audits, answers 204
         raise NotFound(f"key {key_id!r} not found")
     stored = removed

@@ -7,6 +7,7 @@ from typing import Any
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.exceptions import PutError
 
+from chalicelib.domain.records import AuditEntry, Page
 from chalicelib.store.base import TableBase, condition_failed
 
 __all__ = ["AuditModel", "put_entry", "query_entries"]
@@ -28,10 +29,33 @@ class AuditModel(TableBase):
     expires = NumberAttribute(null=True)
 
 
-def put_entry(entry: AuditModel) -> bool:
+def _record(stored: AuditModel) -> AuditEntry:
+    return AuditEntry(
+        tenant=stored.tenant,
+        sk=stored.sk,
+        at_ms=int(stored.at_ms),
+        actor=stored.actor,
+        action=stored.action,
+        trigger_id=stored.trigger_id,
+        detail=stored.detail or "{}",
+        expires=int(stored.expires) if stored.expires is not None else None,
+    )
+
+
+def put_entry(entry: AuditEntry) -> bool:
     """Write one entry; False if an entry with the same ``sk`` exists already."""
+    stored = AuditModel(
+        entry.tenant,
+        entry.sk,
+        at_ms=entry.at_ms,
+        actor=entry.actor,
+        action=entry.action,
+        trigger_id=entry.trigger_id,
+        detail=entry.detail,
+        expires=entry.expires,
+    )
     try:
-        entry.save(condition=AuditModel.sk.does_not_exist())
+        stored.save(condition=AuditModel.sk.does_not_exist())
     except PutError as exc:
         if condition_failed(exc):
             return False
@@ -46,11 +70,9 @@ def query_entries(
     action: str | None,
     limit: int,
     last_evaluated_key: dict | None,
-) -> Any:
-    """One page of a tenant's entries, newest first, narrowed to a trigger and an action.
-
-    A pynamodb result iterator: read ``last_evaluated_key`` after consuming it (the filter
-    applies after the limit, so a page may hold fewer entries than ``limit``).
+) -> Page[AuditEntry]:
+    """One page of a tenant's entries, newest first, narrowed to a trigger and an action
+    (the filter applies after the limit, so a page may hold fewer entries than ``limit``).
     """
     condition: Any = None
     if trigger_id:
@@ -58,10 +80,12 @@ def query_entries(
     if action:
         clause = AuditModel.action == action
         condition = clause if condition is None else condition & clause
-    return AuditModel.query(
+    results = AuditModel.query(
         tenant,
         scan_index_forward=False,
         filter_condition=condition,
         limit=limit,
         last_evaluated_key=last_evaluated_key,
     )
+    items = tuple(_record(e) for e in results)
+    return Page(items, results.last_evaluated_key)

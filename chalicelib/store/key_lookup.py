@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from pynamodb.exceptions import DoesNotExist
-
-from chalicelib.store.models import KeyModel
+from chalicelib.domain.records import ApiKey
+from chalicelib.store.keys import get_key
 
 __all__ = ["find_key"]
 
 
-def find_key(key_id: str) -> KeyModel | None:
-    """The key item ``key_id``, or None if there is none."""
-    try:
-        return KeyModel.get(key_id)
-    except DoesNotExist:
-        return None
+def find_key(key_id: str) -> ApiKey | None:
+    """The key ``key_id``, or None if there is none."""
+    return get_key(key_id)

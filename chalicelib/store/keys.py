@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pynamodb.attributes import BooleanAttribute, NumberAttribute, UnicodeAttribute
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 
+from chalicelib.domain.records import ApiKey, Page
 from chalicelib.store.base import TableBase
 from chalicelib.store.removal import delete_if_present
 
@@ -40,10 +39,22 @@ class KeyModel(TableBase):
     by_tenant = KeysByTenant()
 
 
-def get_key(key_id: str, *, consistent: bool = False) -> KeyModel | None:
+def _record(stored: KeyModel) -> ApiKey:
+    return ApiKey(
+        id=stored.id,
+        tenant=stored.tenant,
+        role=stored.role,
+        key_hash=stored.key_hash,
+        created_ms=int(stored.created_ms),
+        created_by=stored.created_by,
+        revoked=bool(stored.revoked),
+    )
+
+
+def get_key(key_id: str, *, consistent: bool = False) -> ApiKey | None:
     """The stored key, or None."""
     try:
-        return KeyModel.get(key_id, consistent_read=consistent)
+        return _record(KeyModel.get(key_id, consistent_read=consistent))
     except DoesNotExist:
         return None
 
@@ -56,7 +67,7 @@ def put_key(
     key_hash: str,
     created_ms: int,
     created_by: str | None,
-) -> KeyModel:
+) -> ApiKey:
     """Store a new key (its id is fresh: the write fails rather than overwrite one)."""
     stored = KeyModel(
         key_id,
@@ -67,17 +78,20 @@ def put_key(
         created_by=created_by,
     )
     stored.save(condition=KeyModel.id.does_not_exist())
-    return stored
+    return _record(stored)
 
 
-def delete_key(stored: KeyModel) -> KeyModel | None:
-    """Delete a key: it stops authenticating at once. The key removed, or None if another
-    caller removed it first (``store/removal.py``)."""
-    return delete_if_present(stored)
+def delete_key(key_id: str) -> ApiKey | None:
+    """Delete a key: it stops authenticating at once. The key as it was when removed, or
+    None if another caller removed it first (``store/removal.py``)."""
+    removed = delete_if_present(KeyModel(key_id))
+    return _record(removed) if removed is not None else None
 
 
-def query_keys(tenant: str, *, limit: int, last_evaluated_key: dict | None) -> Any:
-    """A tenant's keys, newest first: a pynamodb result iterator (``last_evaluated_key``)."""
-    return KeyModel.by_tenant.query(
+def query_keys(tenant: str, *, limit: int, last_evaluated_key: dict | None) -> Page[ApiKey]:
+    """One page of a tenant's keys, newest first."""
+    results = KeyModel.by_tenant.query(
         tenant, scan_index_forward=False, limit=limit, last_evaluated_key=last_evaluated_key
     )
+    items = tuple(_record(k) for k in results)
+    return Page(items, results.last_evaluated_key)

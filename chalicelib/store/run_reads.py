@@ -6,7 +6,7 @@ from typing import Any
 
 from chalicelib.store.models import RunModel
 
-__all__ = ["RUN_ROW", "trigger_runs_query", "tenant_runs_query"]
+__all__ = ["RUN_ROW", "trigger_runs_query", "tenant_runs_query", "schedule_lateness_since"]
 
 # The item class of a run page (to read its raw rows back as records).
 RUN_ROW = RunModel
@@ -61,3 +61,19 @@ def tenant_runs_query(
         page_size=limit if condition is None else max(limit, _FILTERED_PAGE),
         last_evaluated_key=cursor,
     )
+
+
+def schedule_lateness_since(
+    tenant: str, since_ms: int, *, max_rows: int
+) -> tuple[int, list[int], bool]:
+    """A tenant's runs recorded since ``since_ms``: how many (at most ``max_rows`` are
+    read), the lateness of each scheduled one, in ms, and whether the count was capped."""
+    count, lateness = 0, []
+    since = f"{since_ms:013d}"
+    for run in RunModel.by_tenant.query(tenant, RunModel.sort_key >= since, page_size=500):
+        count += 1
+        if run.lateness_ms is not None and run.surface == "schedule":
+            lateness.append(int(run.lateness_ms))
+        if count >= max_rows:
+            return count, lateness, True
+    return count, lateness, False
