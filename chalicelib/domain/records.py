@@ -4,7 +4,7 @@ The store's functions take and return these (issue 27, item 1); the services nev
 model object, so a service cannot save, update or delete an item behind the store's back,
 and the store's twin (``tests/memory_store.py``) can hand back the same types.
 
-Converted so far: API keys, audit entries, and pages of either. The trigger, run and
+Converted so far: API keys, audit entries, recorded webhook deliveries, and pages of them. The trigger, run and
 event aggregates still cross as models (``tools/model_names_allowed.json`` counts them).
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["ApiKey", "AuditEntry", "Page"]
+__all__ = ["ApiKey", "AuditEntry", "Delivery", "Page"]
 
 _R = TypeVar("_R")
 
@@ -43,6 +43,24 @@ class AuditEntry:
     action: str
     trigger_id: str | None = None
     detail: str = "{}"
+    expires: int | None = None
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A webhook delivery that was not accepted (an accepted one is its event's item),
+    keyed ``(trigger_id, sk)`` with ``sk = <received ms:013d>#<id>``."""
+
+    trigger_id: str
+    sk: str
+    id: str
+    received_ms: int
+    outcome: str
+    status: int | None = None
+    size: int = 0
+    headers: str = "{}"  # JSON of the clipped headers: never a credential
+    detail: str | None = None
+    event_id: str | None = None
     expires: int | None = None
 
 

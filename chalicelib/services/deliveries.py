@@ -32,6 +32,7 @@ from chalicelib.domain import ids, signatures
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.errors import CronhookError, InvalidSignature, PayloadTooLarge
 from chalicelib.domain.event_sources import DELIVERED_SOURCES
+from chalicelib.domain.records import Delivery
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import offpath
 from chalicelib.services.auth import Principal
@@ -40,8 +41,7 @@ from chalicelib.services.pages import choice, decode_cursor, encode_cursor, pars
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import deliveries as store
 from chalicelib.store import dynamo, event_reads
-from chalicelib.store.models import DeliveryModel, EventModel
-from chalicelib.store.paging import take_page
+from chalicelib.store.models import EventModel
 
 __all__ = ["OUTCOMES", "REJECTED_PER_HOUR", "RETENTION_S", "recorded", "record", "list_deliveries"]
 
@@ -132,9 +132,9 @@ def record(
             return False
     delivery_id = "dlv_" + secrets.token_hex(8)
     store.put_delivery(
-        DeliveryModel(
-            trigger_id,
-            f"{now_ms:013d}#{delivery_id}",
+        Delivery(
+            trigger_id=trigger_id,
+            sk=f"{now_ms:013d}#{delivery_id}",
             id=delivery_id,
             received_ms=now_ms,
             outcome=outcome,
@@ -208,7 +208,7 @@ def recorded(receive: Callable[..., tuple[int, dict]]) -> Callable[..., tuple[in
     return wrapper
 
 
-def delivery_view(row: DeliveryModel) -> dict:
+def delivery_view(row: Delivery) -> dict:
     """A delivery as the API shows it (headers without credentials)."""
     try:
         headers = json.loads(row.headers or "{}")
@@ -219,10 +219,10 @@ def delivery_view(row: DeliveryModel) -> dict:
         "received_at": iso_ms(row.received_ms),
         "outcome": row.outcome,
         "detail": row.detail,
-        "status": int(row.status) if row.status is not None else None,
+        "status": row.status,
         "event_id": row.event_id,
         "run_id": None,
-        "size": int(row.size or 0),
+        "size": row.size,
         "headers": headers,
     }
 
@@ -260,11 +260,13 @@ def list_deliveries(principal: Principal, trigger_id: str, params: dict) -> dict
         params.get("cursor"), shape=DELIVERY_CURSOR, fixed={"trigger_id": item.id}
     )
     if outcome not in (None, "accepted"):
-        results = store.query_deliveries(
+        rows = store.query_deliveries(
             item.id, limit=limit, last_evaluated_key=cursor, outcome=outcome
         )
-        rows, last_key = take_page(results, DeliveryModel, limit=limit)
-        return {"items": [delivery_view(r) for r in rows], "next_cursor": encode_cursor(last_key)}
+        return {
+            "items": [delivery_view(r) for r in rows],
+            "next_cursor": encode_cursor(rows.last_evaluated_key),
+        }
     before = cursor["sk"]["S"] if cursor else None
     page, last_sk = _merged_page(item.id, before=before, limit=limit, accepted_only=bool(outcome))
     last_key = {"trigger_id": {"S": item.id}, "sk": {"S": last_sk}} if last_sk else None
@@ -281,7 +283,7 @@ def _merged_page(
     """
     rows: list[tuple[str, dict]] = []
     floors: list[str] = []
-    recorded: list[DeliveryModel] = []
+    recorded: list[Delivery] = []
     if not accepted_only:
         recorded = store.deliveries_before(trigger_id, before=before, limit=limit)
         if len(recorded) == limit:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.expressions.condition import Condition
 
+from chalicelib.domain.records import Delivery, Page
 from chalicelib.store.base import TableBase
+from chalicelib.store.paging import take_page
 
 __all__ = [
     "DeliveryModel",
@@ -53,9 +53,37 @@ COUNTER_PREFIX = "#n#"
 RATE_PREFIX = "#r#"
 
 
-def put_delivery(record: DeliveryModel) -> None:
+def _record(row: DeliveryModel) -> Delivery:
+    return Delivery(
+        trigger_id=row.trigger_id,
+        sk=row.sk,
+        id=row.id or "",
+        received_ms=int(row.received_ms or 0),
+        outcome=row.outcome or "",
+        status=int(row.status) if row.status is not None else None,
+        size=int(row.size or 0),
+        headers=row.headers or "{}",
+        detail=row.detail,
+        event_id=row.event_id,
+        expires=int(row.expires) if row.expires is not None else None,
+    )
+
+
+def put_delivery(record: Delivery) -> None:
     """Write one delivery (its id is fresh: a plain put)."""
-    record.save()
+    DeliveryModel(
+        record.trigger_id,
+        record.sk,
+        id=record.id,
+        received_ms=record.received_ms,
+        outcome=record.outcome,
+        detail=record.detail,
+        status=record.status,
+        event_id=record.event_id,
+        size=record.size,
+        headers=record.headers,
+        expires=record.expires,
+    ).save()
 
 
 def count_in_hour(trigger_id: str, *, hour: int, expires: int) -> int:
@@ -78,9 +106,9 @@ def count_in_window(trigger_id: str, *, per_s: int, window: int, expires: int) -
 
 def query_deliveries(
     trigger_id: str, *, limit: int, last_evaluated_key: dict | None, outcome: str | None
-) -> Any:
-    """Newest first; a pynamodb result iterator (for ``take_page``)."""
-    return DeliveryModel.query(
+) -> Page[Delivery]:
+    """Up to ``limit`` recorded deliveries, newest first, of one ``outcome`` (or any)."""
+    results = DeliveryModel.query(
         trigger_id,
         DeliveryModel.sk >= "0",
         filter_condition=(DeliveryModel.outcome == outcome) if outcome else None,
@@ -88,9 +116,11 @@ def query_deliveries(
         page_size=limit,
         last_evaluated_key=last_evaluated_key,
     )
+    rows, last_key = take_page(results, DeliveryModel, limit=limit)
+    return Page(tuple(_record(r) for r in rows), last_key)
 
 
-def deliveries_before(trigger_id: str, *, before: str | None, limit: int) -> list[DeliveryModel]:
+def deliveries_before(trigger_id: str, *, before: str | None, limit: int) -> list[Delivery]:
     """Up to ``limit`` recorded deliveries, newest first, whose ``sk`` sorts before ``before``."""
     condition: Condition = DeliveryModel.sk >= "0"
     if before is not None:
@@ -98,4 +128,4 @@ def deliveries_before(trigger_id: str, *, before: str | None, limit: int) -> lis
     rows = DeliveryModel.query(
         trigger_id, condition, scan_index_forward=False, limit=limit + 1, page_size=limit + 1
     )
-    return [r for r in rows if r.sk != before][:limit]
+    return [_record(r) for r in rows if r.sk != before][:limit]
