@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -165,8 +166,9 @@ def record_settled_runs() -> None:
         record = new_run_record(
             item, run_id=run_id, surface="schedule", scheduled_ms=slot_ms, now=finished
         )
-        record.status, record.error = status, last.get("error")
-        record.finished_at = int(finished_ms)
+        record = replace(
+            record, status=status, error=last.get("error"), finished_at=int(finished_ms)
+        )
         dynamo.put_run(record, only_new=True)
 
 

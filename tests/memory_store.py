@@ -27,16 +27,16 @@ import secrets
 import threading
 from typing import Any, TypeVar
 
+from chalicelib.domain.records import RunRecord
 from chalicelib.domain.rules import due_with_slot
 from chalicelib.store import claims, payloads, triggers
 from chalicelib.store import state as real_state
 from chalicelib.store.base import plain_map
-from chalicelib.store.runs import RunModel
 from chalicelib.store.triggers import STANDING_DUE, TriggerModel
 
 __all__ = ["MemoryStore"]
 
-M = TypeVar("M", TriggerModel, RunModel)
+M = TypeVar("M", bound=TriggerModel)
 
 
 def _copy(item: M) -> M:
@@ -61,7 +61,7 @@ class MemoryStore:
         self._lock = threading.RLock()
         self._triggers: dict[str, TriggerModel] = {}
         self._states: dict[str, tuple[str, int]] = {}
-        self._runs: dict[tuple[str, str], RunModel] = {}
+        self._runs: dict[tuple[str, str], RunRecord] = {}
 
     # -- triggers -----------------------------------------------------------------------
 
@@ -337,19 +337,19 @@ class MemoryStore:
 
     # -- run records --------------------------------------------------------------------
 
-    def put_run(self, run: RunModel, *, only_new: bool = False) -> bool:
-        run.serialize()  # pynamodb's own check: a required attribute missing raises
+    def put_run(self, run: RunRecord, *, only_new: bool = False) -> bool:
         key = (run.trigger_id, run.run_id)
         with self._lock:
             if only_new and key in self._runs:
                 return False
-            self._runs[key] = _copy(run)
+            self._runs[key] = run  # frozen: what is kept cannot change under the store
             return True
 
-    def get_run(self, trigger_id: str, run_id: str) -> RunModel | None:
+    def get_run(
+        self, trigger_id: str, run_id: str, *, consistent: bool = False
+    ) -> RunRecord | None:
         with self._lock:
-            found = self._runs.get((trigger_id, run_id))
-            return None if found is None else _copy(found)
+            return self._runs.get((trigger_id, run_id))
 
 
 def _int(value: Any) -> int | None:

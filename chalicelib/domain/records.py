@@ -4,8 +4,9 @@ The store's functions take and return these (issue 27, item 1); the services nev
 model object, so a service cannot save, update or delete an item behind the store's back,
 and the store's twin (``tests/memory_store.py``) can hand back the same types.
 
-Converted so far: API keys, audit entries, recorded webhook deliveries, and pages of them. The trigger, run and
-event aggregates still cross as models (``tools/model_names_allowed.json`` counts them).
+Converted so far: API keys, audit entries, recorded webhook deliveries, run records, and
+pages of them. The trigger and event aggregates still cross as models
+(``tools/model_names_allowed.json`` counts them).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["ApiKey", "AuditEntry", "Delivery", "Page"]
+__all__ = ["ApiKey", "AuditEntry", "Delivery", "Page", "RunRecord"]
 
 _R = TypeVar("_R")
 
@@ -61,6 +62,34 @@ class Delivery:
     headers: str = "{}"  # JSON of the clipped headers: never a credential
     detail: str | None = None
     event_id: str | None = None
+    expires: int | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One fire's record, keyed ``(trigger_id, run_id)``; run ids are time-ordered within a
+    trigger, and ``sort_key`` orders a tenant's runs (``ids.run_sort_key``). Instants are
+    epoch milliseconds. A record changes by ``dataclasses.replace`` and a new ``put_run``."""
+
+    trigger_id: str
+    run_id: str
+    tenant: str
+    sort_key: str
+    surface: str
+    status: str
+    workflow: str | None = None
+    scheduled_for: int | None = None
+    fire_at: int | None = None  # the slot plus its jitter (``schedule.jitter_s``)
+    started_at: int | None = None
+    finished_at: int | None = None
+    lateness_ms: int | None = None
+    error: str | None = None
+    cost_usd: float = 0.0
+    event_id: str | None = None
+    attempt: int = 1
+    output: str | None = None  # JSON text, clipped
+    rerun_of: str | None = None  # a rerun's origin (reruns only)
+    state_written: bool = False  # the run wrote its state
     expires: int | None = None
 
 

@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.ids import run_sort_key
+from chalicelib.domain.records import RunRecord
 from chalicelib.domain.run_detail import duration_of
 from chalicelib.settings import get_settings
-from chalicelib.store.models import RunModel, TriggerModel
+from chalicelib.store.models import TriggerModel
 from chalicelib.workflows.remote import display_target
 
 __all__ = ["new_run_record", "run_view", "iso_ms"]
@@ -37,13 +38,13 @@ def new_run_record(
     scheduled_ms: int | None,
     now: datetime,
     event_id: str | None = None,
-) -> RunModel:
+) -> RunRecord:
     """A run record for ``run_id`` of ``item`` (not yet saved)."""
     now_ms = ms(now)
     retention_s = get_settings().run_retention_days * 86400
-    return RunModel(
-        item.id,
-        run_id,
+    return RunRecord(
+        trigger_id=item.id,
+        run_id=run_id,
         tenant=item.tenant,
         sort_key=run_sort_key(scheduled_ms or now_ms, run_id),
         surface=surface,
@@ -55,7 +56,7 @@ def new_run_record(
     )
 
 
-def run_view(run: RunModel) -> dict:
+def run_view(run: RunRecord) -> dict:
     """A run as the API shows it."""
     output = None
     if run.output:
@@ -68,18 +69,19 @@ def run_view(run: RunModel) -> dict:
         "trigger_id": run.trigger_id,
         "surface": run.surface,
         "status": run.status,
-        "workflow": display_target(run.workflow),  # query values masked
+        # query values masked
+        "workflow": display_target(run.workflow) if run.workflow is not None else None,
         "scheduled_for": iso_ms(run.scheduled_for),
         "fire_at": iso_ms(run.fire_at),
         "started_at": iso_ms(run.started_at),
         "finished_at": iso_ms(run.finished_at),
-        "lateness_ms": int(run.lateness_ms) if run.lateness_ms is not None else None,
+        "lateness_ms": run.lateness_ms,
         "error": run.error,
-        "cost_usd": float(run.cost_usd or 0),
+        "cost_usd": run.cost_usd,
         "event_id": run.event_id,
-        "attempt": int(run.attempt or 1),
+        "attempt": run.attempt,
         "output": output,
         "duration_ms": duration_of(run.started_at, run.finished_at),
         "rerun_of": run.rerun_of,
-        "state_written": bool(run.state_written),
+        "state_written": run.state_written,
     }

@@ -11,7 +11,9 @@ from collections.abc import Iterator
 
 from pynamodb.exceptions import DoesNotExist
 
-from chalicelib.store.models import EventModel, RunModel
+from chalicelib.domain.records import RunRecord
+from chalicelib.store.models import EventModel
+from chalicelib.store.runs import get_run
 
 __all__ = [
     "get_event",
@@ -93,9 +95,6 @@ def events_before(trigger_id: str, *, before: str | None, limit: int) -> list[Ev
     return [found[i] for i in ids_in_order if i in found]
 
 
-def get_run_consistent(trigger_id: str, run_id: str) -> RunModel | None:
+def get_run_consistent(trigger_id: str, run_id: str) -> RunRecord | None:
     """One run record (strongly consistent: the sweep decides on it), or None."""
-    try:
-        return RunModel.get(trigger_id, run_id, consistent_read=True)
-    except DoesNotExist:
-        return None
+    return get_run(trigger_id, run_id, consistent=True)

@@ -23,9 +23,11 @@ from pynamodb.expressions.update import Action
 
 from chalicelib.domain.errors import ServiceUnavailable
 from chalicelib.domain.event_rules import pending_key
+from chalicelib.domain.records import RunRecord
 from chalicelib.store.aws import client
 from chalicelib.store.conditions import condition_failed
 from chalicelib.store.models import EventModel, RunModel
+from chalicelib.store.runs import run_item
 
 __all__ = [
     "put_event",
@@ -212,7 +214,7 @@ def reset_for_replay(
     )
 
 
-def put_recovered_run(record: RunModel, *, started_ms: int) -> bool:
+def put_recovered_run(record: RunRecord, *, started_ms: int) -> bool:
     """The run record the sweep rebuilt, never over a record of this attempt (False then).
 
     A late runner's own record is the better one: the write holds only if there is no
@@ -220,7 +222,7 @@ def put_recovered_run(record: RunModel, *, started_ms: int) -> bool:
     """
     r = RunModel
     try:
-        record.save(
+        run_item(record).save(
             condition=r.run_id.does_not_exist()
             | r.finished_at.does_not_exist()
             | (r.finished_at < started_ms)

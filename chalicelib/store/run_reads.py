@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.domain.records import Page, RunRecord
 from chalicelib.store.models import RunModel
+from chalicelib.store.paging import take_page
+from chalicelib.store.runs import run_record
 
-__all__ = ["RUN_ROW", "trigger_runs_query", "tenant_runs_query", "schedule_lateness_since"]
-
-# The item class of a run page (to read its raw rows back as records).
-RUN_ROW = RunModel
+__all__ = ["trigger_runs_page", "tenant_runs_page", "schedule_lateness_since"]
 # A filtered read asks for at least this many rows a page: a filter drops rows after the
 # read, and a page of ``limit`` rows would come back nearly empty.
 _FILTERED_PAGE = 200
@@ -25,42 +25,51 @@ def _condition(status: str | None, surface: str | None) -> Any:
     return condition
 
 
-def trigger_runs_query(
+def _page(results: Any, *, take: int) -> Page[RunRecord]:
+    rows, last_key = take_page(results, RunModel, limit=take)
+    return Page(tuple(run_record(r) for r in rows), last_key)
+
+
+def trigger_runs_page(
     trigger_id: str,
     *,
     status: str | None,
     surface: str | None,
     limit: int,
     cursor: dict | None,
-) -> Any:
-    """A trigger's run records, newest first (for ``store.paging.take_page``)."""
+    take: int,
+) -> Page[RunRecord]:
+    """Up to ``take`` of a trigger's run records, newest first, read ``limit`` a page."""
     condition = _condition(status, surface)
-    return RunModel.query(
+    results = RunModel.query(
         trigger_id,
         scan_index_forward=False,
         filter_condition=condition,
         page_size=limit if condition is None else max(limit, _FILTERED_PAGE),
         last_evaluated_key=cursor,
     )
+    return _page(results, take=take)
 
 
-def tenant_runs_query(
+def tenant_runs_page(
     tenant: str,
     *,
     status: str | None,
     surface: str | None,
     limit: int,
     cursor: dict | None,
-) -> Any:
-    """A tenant's run records, newest first (for ``store.paging.take_page``)."""
+    take: int,
+) -> Page[RunRecord]:
+    """Up to ``take`` of a tenant's run records, newest first, read ``limit`` a page."""
     condition = _condition(status, surface)
-    return RunModel.by_tenant.query(
+    results = RunModel.by_tenant.query(
         tenant,
         scan_index_forward=False,
         filter_condition=condition,
         page_size=limit if condition is None else max(limit, _FILTERED_PAGE),
         last_evaluated_key=cursor,
     )
+    return _page(results, take=take)
 
 
 def schedule_lateness_since(

@@ -8,9 +8,18 @@ from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.exceptions import DoesNotExist, PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 
+from chalicelib.domain.records import RunRecord
 from chalicelib.store.base import TableBase, condition_failed
 
-__all__ = ["RunModel", "RunsByTenant", "RUN_RECORD_ATTEMPTS", "put_run", "get_run"]
+__all__ = [
+    "RunModel",
+    "RunsByTenant",
+    "RUN_RECORD_ATTEMPTS",
+    "put_run",
+    "get_run",
+    "run_record",
+    "run_item",
+]
 
 
 class RunsByTenant(GlobalSecondaryIndex):
@@ -56,7 +65,64 @@ class RunModel(TableBase):
 RUN_RECORD_ATTEMPTS = 3
 
 
-def put_run(run: RunModel, *, only_new: bool = False) -> bool:
+def _opt_int(value: float | None) -> int | None:
+    return int(value) if value is not None else None
+
+
+def run_record(stored: RunModel) -> RunRecord:
+    """The record a stored run item holds."""
+    return RunRecord(
+        trigger_id=stored.trigger_id,
+        run_id=stored.run_id,
+        tenant=stored.tenant,
+        sort_key=stored.sort_key,
+        surface=stored.surface,
+        status=stored.status,
+        workflow=stored.workflow,
+        scheduled_for=_opt_int(stored.scheduled_for),
+        fire_at=_opt_int(stored.fire_at),
+        started_at=_opt_int(stored.started_at),
+        finished_at=_opt_int(stored.finished_at),
+        lateness_ms=_opt_int(stored.lateness_ms),
+        error=stored.error,
+        cost_usd=float(stored.cost_usd or 0),
+        event_id=stored.event_id,
+        attempt=int(stored.attempt or 1),
+        output=stored.output,
+        rerun_of=stored.rerun_of,
+        state_written=bool(stored.state_written),
+        expires=_opt_int(stored.expires),
+    )
+
+
+def run_item(run: RunRecord) -> RunModel:
+    """The item that stores ``run`` (not saved). Attributes left at None are not written:
+    a record of a run that wrote no state carries no ``sw`` (4 bytes a record)."""
+    return RunModel(
+        run.trigger_id,
+        run.run_id,
+        tenant=run.tenant,
+        sort_key=run.sort_key,
+        surface=run.surface,
+        status=run.status,
+        workflow=run.workflow,
+        scheduled_for=run.scheduled_for,
+        fire_at=run.fire_at,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        lateness_ms=run.lateness_ms,
+        error=run.error,
+        cost_usd=run.cost_usd,
+        event_id=run.event_id,
+        attempt=run.attempt,
+        output=run.output,
+        rerun_of=run.rerun_of,
+        state_written=1 if run.state_written else None,
+        expires=run.expires,
+    )
+
+
+def put_run(run: RunRecord, *, only_new: bool = False) -> bool:
     """Write a run record (its final state, or a terminal status like ``lost``).
 
     The write is a whole item keyed by run id, so repeating it is harmless: it is tried a
@@ -65,9 +131,10 @@ def put_run(run: RunModel, *, only_new: bool = False) -> bool:
     an existing record (False if one exists).
     """
     condition = RunModel.run_id.does_not_exist() if only_new else None
+    item = run_item(run)
     for attempt in range(RUN_RECORD_ATTEMPTS):
         try:
-            run.save(condition=condition)
+            item.save(condition=condition)
             return True
         except PutError as exc:
             if only_new and condition_failed(exc):
@@ -78,9 +145,9 @@ def put_run(run: RunModel, *, only_new: bool = False) -> bool:
     return True
 
 
-def get_run(trigger_id: str, run_id: str) -> RunModel | None:
+def get_run(trigger_id: str, run_id: str, *, consistent: bool = False) -> RunRecord | None:
     """One run record, or None."""
     try:
-        return RunModel.get(trigger_id, run_id)
+        return run_record(RunModel.get(trigger_id, run_id, consistent_read=consistent))
     except DoesNotExist:
         return None

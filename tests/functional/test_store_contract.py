@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from chalicelib.domain.records import RunRecord
 from chalicelib.domain.rules import LEASE_LEFT_TO_NEXT_CLAIM_MS
 from chalicelib.store.base import plain_map
-from chalicelib.store.runs import RunModel
 from chalicelib.store.triggers import STANDING_DUE, TriggerModel
 from tests.memory_store import MemoryStore
 
@@ -356,13 +356,13 @@ def test_the_stateless_stamp_is_refused_after_an_edit_or_a_state(store: Any) -> 
 # -- the run record -----------------------------------------------------------------------
 
 
-def _run(status: str, **fields: Any) -> RunModel:
+def _run(status: str, **fields: Any) -> RunRecord:
     values: dict[str, Any] = {
         "tenant": "local",
         "sort_key": f"{SLOT:013d}#r1",
         "surface": "schedule",
     }
-    return RunModel("t1", "r1", status=status, **values, **fields)
+    return RunRecord("t1", "r1", status=status, **values, **fields)
 
 
 def test_a_run_record_round_trips_and_only_new_never_overwrites(store: Any) -> None:
@@ -381,7 +381,31 @@ def test_a_run_record_round_trips_and_only_new_never_overwrites(store: Any) -> N
     assert (got.attempt, got.cost_usd, got.error) == (1, 0, None)
 
 
-def test_a_write_missing_a_required_attribute_is_refused_alike(store: Any) -> None:
-    with pytest.raises(ValueError, match="tenant"):
-        store.put_run(RunModel("t1", "r2", sort_key="s", surface="schedule", status="ok"))
+def test_a_run_record_is_read_back_field_for_field_and_cannot_lack_a_required_one(
+    store: Any,
+) -> None:
+    with pytest.raises(TypeError, match="tenant"):
+        RunRecord("t1", "r2", sort_key="s", surface="schedule", status="ok")  # type: ignore[call-arg]
     assert store.get_run("t1", "r2") is None
+    full = _run(
+        "failed",
+        workflow="echo",
+        scheduled_for=SLOT,
+        fire_at=SLOT + 3,
+        started_at=SLOT + 4,
+        finished_at=SLOT + 9,
+        lateness_ms=4,
+        error="RuntimeError: boom",
+        cost_usd=0.25,
+        event_id="evt_1",
+        attempt=2,
+        output='{"a":1}',
+        rerun_of="t1.r0",
+        state_written=True,
+        expires=123,
+    )
+    assert store.put_run(full)
+    assert store.get_run("t1", "r1") == full
+    bare = _run("skipped")
+    assert store.put_run(bare)
+    assert store.get_run("t1", "r1") == bare  # every optional field back to its default

@@ -11,6 +11,7 @@ The workflow is never run again for an attempt that is on record as finished.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from chalicelib.domain.event_rules import (
@@ -60,11 +61,14 @@ def outcome_of_run(item: TriggerModel | None, event: EventModel, *, now: datetim
         now=datetime.fromtimestamp(started_ms / 1000, tz=UTC) if started_ms else now,
         event_id=event.id,
     )
-    record.status = outcome.status
-    record.error = outcome.error
-    record.started_at = started_ms or None
-    record.finished_at = outcome.finished_ms
-    record.attempt = int(event.attempt or 1)
+    record = replace(
+        record,
+        status=outcome.status,
+        error=outcome.error,
+        started_at=started_ms or None,
+        finished_at=outcome.finished_ms,
+        attempt=int(event.attempt or 1),
+    )
     if event_writes.put_recovered_run(record, started_ms=started_ms):
         record_metric("Runs", status=outcome.status, surface="event")
         return outcome.status

@@ -7,6 +7,7 @@ a budget hold charged, a backfill goes on).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from chalicelib.domain.epoch_ms import ms, opt_dt
@@ -42,9 +43,7 @@ def record_terminal(
 ) -> None:
     """Record a scheduled slot that ended without running (``skipped``)."""
     run = new_run_record(item, run_id=run_id, surface="schedule", scheduled_ms=slot_ms, now=now)
-    run.status = status
-    run.error = error
-    run.finished_at = ms(now)
+    run = replace(run, status=status, error=error, finished_at=ms(now))
     if dynamo.put_run(run, only_new=only_new):
         record_metric("Runs", status=status)
 
@@ -175,10 +174,8 @@ def _record_lost(
     # A run that started and then died: its record says when it started (the entry
     # kept it), not null as if it had never run.
     if run.started_at is None and started_ms is not None:
-        run.started_at = started_ms
-    run.status = "lost"
-    run.error = error
-    run.finished_at = ms(now)
+        run = replace(run, started_at=started_ms)
+    run = replace(run, status="lost", error=error, finished_at=ms(now))
     dynamo.put_run(run)
     record_metric("Runs", status="lost")
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from chalicelib.domain.epoch_ms import ms, opt_dt
 from chalicelib.domain.exceptions import exception_of
+from chalicelib.domain.records import RunRecord
 from chalicelib.domain.run_detail import error_detail
 from chalicelib.domain.settle import lateness_ms
 from chalicelib.observability import logger, record_metric
@@ -41,7 +42,7 @@ from chalicelib.services.runner.timing import fire_at_of
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
-from chalicelib.store.models import RunModel, TriggerModel
+from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
 from chalicelib.workflows import (
     DestructiveRefused,
@@ -164,8 +165,8 @@ class Runner:
             event_id=ctx.message.event_id,
         )
         if ctx.event is not None:
-            run.attempt = int(ctx.event.attempt or 1)
-        run.fire_at = fire_at_of(ctx.message)
+            run = replace(run, attempt=int(ctx.event.attempt or 1))
+        run = replace(run, fire_at=fire_at_of(ctx.message))
         outcome = Outcome()
         try:
             refusal = self._check(ctx)
@@ -204,7 +205,7 @@ class Runner:
             )
         return self.pipeline.check(ctx)
 
-    def _execute(self, ctx: RunContext, run: RunModel, outcome: Outcome) -> None:
+    def _execute(self, ctx: RunContext, run: RunRecord, outcome: Outcome) -> None:
         """Build the fire, run the workflow, and note its result in ``outcome``."""
         item, message = ctx.item, ctx.message
         state, outcome.state_version = dynamo.state_of(item)
@@ -215,11 +216,11 @@ class Runner:
         # started_at is when the workflow starts: after the start fence and every
         # check (a serialize_key wait included), not when the message arrived.
         started_at = self.clock()
-        run.started_at = ms(started_at)
+        outcome.started_ms = ms(started_at)  # on the run's record, whatever happens next
         if message.surface == "schedule":
             # Late against the fire's own instant: the slot plus its jitter.
             fire_at = fire_at_of(message)
-            run.lateness_ms = lateness_ms(opt_dt(fire_at), started_at)
+            outcome.lateness_ms = lateness_ms(opt_dt(fire_at), started_at)
         try:
             answered = invoke(item.workflow, fire)
         finally:

@@ -7,11 +7,13 @@ manual run with a body of its own or a rerun (``domain/run_detail.detail_to_keep
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from chalicelib.domain.records import RunRecord
 from chalicelib.domain.run_detail import detail_to_keep, error_detail
 from chalicelib.observability import logger
 from chalicelib.services.pipeline import Pipeline, RunContext
 from chalicelib.store import run_details
-from chalicelib.store.models import RunModel
 
 __all__ = ["keep_detail"]
 
@@ -29,14 +31,15 @@ def _redacted(ctx: RunContext, detail: dict | None, *, pipeline: Pipeline) -> di
 
 def keep_detail(
     ctx: RunContext,
-    run: RunModel,
+    run: RunRecord,
     *,
     status: str,
     error: str | None,
     detail: dict | None,
     pipeline: Pipeline,
-) -> None:
-    """Write the run's detail item when there is something to keep (before its record).
+) -> RunRecord:
+    """Write the run's detail item when there is something to keep (before its record);
+    the record, marked as a rerun or as a run that wrote its state.
 
     A rerun also says so on its record (``rerun_of``, ~40 bytes on reruns only), so every
     listing can link it, and so does a run that wrote its state (``sw``). The detail is best effort: its write failing never keeps the
@@ -54,15 +57,15 @@ def keep_detail(
         rerun_of=request.get("rerun_of"),
     )
     if request.get("rerun_of"):
-        run.rerun_of = str(request["rerun_of"])
+        run = replace(run, rerun_of=str(request["rerun_of"]))
     if ctx.notes.get("state_written"):
-        run.state_written = 1  # 4 bytes on the record of a run that wrote its state
+        run = replace(run, state_written=True)  # 4 bytes on the record (``sw``)
     if keep is None:
-        return
+        return run
     try:
-        expires = int(run.expires) if run.expires is not None else None
-        run_details.save_detail(run.run_id, keep, expires=expires)
+        run_details.save_detail(run.run_id, keep, expires=run.expires)
     except Exception:
         logger.warning(
             "run detail not saved", extra={"trigger_id": run.trigger_id, "run_id": run.run_id}
         )
+    return run

@@ -42,10 +42,13 @@ def _skip(item: TriggerModel, message: FireMessage, *, now: datetime) -> str:
     run = new_run_record(
         item, run_id=message.run_id, surface="manual", scheduled_ms=message.scheduled_ms, now=now
     )
-    run.status = "skipped"
     reason = item.disabled_reason or "manual"
-    run.error = f"trigger is disabled ({reason}); the queued run did not start"
-    run.finished_at = ms(now)
+    run = replace(
+        run,
+        status="skipped",
+        error=f"trigger is disabled ({reason}); the queued run did not start",
+        finished_at=ms(now),
+    )
     dynamo.put_run(run, only_new=True)
     backfill.delete_fire_payload(message.run_id)
     record_metric("Runs", status="skipped", surface="manual")

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from chalicelib.domain import schedule
 from chalicelib.domain.epoch_ms import dt, ms, parse_iso
 from chalicelib.domain.history import records_run
 from chalicelib.domain.limits import MAX_STATE_BYTES
+from chalicelib.domain.records import RunRecord
 from chalicelib.domain.rules import (
     event_will_retry,
     max_attempts_of,
@@ -34,7 +35,7 @@ from chalicelib.services.pipeline import Pipeline, RunContext
 from chalicelib.services.runner.details import keep_detail
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
-from chalicelib.store.models import RunModel, TriggerModel
+from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import send_fires
 from chalicelib.workflows import Result
 
@@ -57,6 +58,10 @@ class Outcome:
     disable_reason: str | None = None
     deferred: bool = False
     defer_s: int = 0
+    # When the workflow started (after every check), and how late that was against the
+    # fire's instant (scheduled fires): None for a run refused before it started.
+    started_ms: int | None = None
+    lateness_ms: int | None = None
 
 
 def check_result(result: Result) -> str | None:
@@ -79,7 +84,7 @@ def will_retry(ctx: RunContext) -> bool:
 
 def settle(
     ctx: RunContext,
-    run: RunModel,
+    run: RunRecord,
     outcome: Outcome,
     *,
     pipeline: Pipeline,
@@ -167,25 +172,31 @@ def _next_fire_override(ctx: RunContext, result: Result | None, *, now: datetime
 
 
 def _record_run(
-    ctx: RunContext, run: RunModel, outcome: Outcome, *, finished_ms: int, pipeline: Pipeline
+    ctx: RunContext, run: RunRecord, outcome: Outcome, *, finished_ms: int, pipeline: Pipeline
 ) -> None:
-    run.status = outcome.status
-    run.error = clip_text(outcome.error, max_bytes=4000) if outcome.error else None
-    run.finished_at = finished_ms
+    run = replace(
+        run,
+        status=outcome.status,
+        error=clip_text(outcome.error, max_bytes=4000) if outcome.error else None,
+        finished_at=finished_ms,
+        started_at=outcome.started_ms if outcome.started_ms is not None else run.started_at,
+        lateness_ms=outcome.lateness_ms if outcome.lateness_ms is not None else run.lateness_ms,
+    )
     result = outcome.result
     if result is not None:
-        run.cost_usd = float(result.cost_usd or 0)
+        run = replace(run, cost_usd=float(result.cost_usd or 0))
         if result.output is not None:
-            run.output = clip_text(
-                pipeline.redact(ctx, json.dumps(result.output, default=str)),
-                max_bytes=OUTPUT_LIMIT_BYTES,
+            output = json.dumps(result.output, default=str)
+            run = replace(
+                run,
+                output=clip_text(pipeline.redact(ctx, output), max_bytes=OUTPUT_LIMIT_BYTES),
             )
     # ``history: failures`` keeps no record of a success (two write units a fire); its
     # last_run, counters, metrics and log line are written all the same.
     history = TriggerSpec.from_dict(ctx.spec).history
     if records_run(history, status=outcome.status, surface=ctx.message.surface):
         # Before the record it completes (a failure's traceback, a payload of its own).
-        keep_detail(
+        run = keep_detail(
             ctx,
             run,
             status=outcome.status,

@@ -23,7 +23,6 @@ from chalicelib.services.runs import iso_ms, run_view
 from chalicelib.services.triggers.shared import in_flight, last_run_of, stored_spec
 from chalicelib.store import dynamo, run_reads, trigger_reads
 from chalicelib.store.models import TriggerModel
-from chalicelib.store.paging import take_page
 from chalicelib.workflows.remote import display_target
 
 __all__ = [
@@ -117,11 +116,11 @@ def list_trigger_runs(principal: Principal, trigger_id: str, params: dict) -> di
     if cursor is None:
         live = [r for r in in_flight_runs(item) if _wanted(r, status, surface)][:limit]
         unrecorded = [r for r in unrecorded_last_run(item) if _wanted(r, status, surface)]
-    results = run_reads.trigger_runs_query(
-        item.id, status=status, surface=surface, limit=limit, cursor=cursor
-    )
     room = max(1, limit - len(live) - len(unrecorded))
-    done, last_key = take_page(results, run_reads.RUN_ROW, limit=room)
+    done = run_reads.trigger_runs_page(
+        item.id, status=status, surface=surface, limit=limit, cursor=cursor, take=room
+    )
+    last_key = done.last_evaluated_key
     # A run that settled between the two reads is in both: its record is the newer truth.
     recorded = {r.run_id for r in done}
     live = [r for r in live if r["id"] not in recorded]
@@ -159,10 +158,10 @@ def list_runs(principal: Principal, params: dict) -> dict:
     if cursor is None and not status:
         live = _in_flight_runs_of_tenant(principal, None, surface, limit=limit)
     room = max(1, limit - len(live))
-    results = run_reads.tenant_runs_query(
-        principal.tenant, status=status, surface=surface, limit=room, cursor=cursor
+    runs = run_reads.tenant_runs_page(
+        principal.tenant, status=status, surface=surface, limit=room, cursor=cursor, take=room
     )
-    runs, last_key = take_page(results, run_reads.RUN_ROW, limit=room)
+    last_key = runs.last_evaluated_key
     # A run that settled between the two reads is in both: its record is the newer truth.
     recorded = {r.run_id for r in runs}
     live = [r for r in live if r["id"] not in recorded]
