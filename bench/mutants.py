@@ -34,6 +34,7 @@ SUITE = [
     "tests/functional/test_concurrent_deletes.py",
     "tests/functional/test_events_pull.py",
     "tests/functional/test_ingress.py",
+    "tests/functional/test_run_pages.py",
 ]
 
 # pytest's exit codes: 0 all passed, 1 some test failed. Anything else (5: ``-k`` chose
@@ -278,6 +279,20 @@ MUTATIONS = [
         '            TableName=table,\n            Key={"id": {"S": stored.id}},\n'
         '            ConditionExpression="attribute_exists(#id)",\n',
         focus="simultaneous_deletes",
+    ),
+    Mutation(
+        "a run's start is not on its record (the runner's Outcome dropped at settle)",
+        "chalicelib/services/runner/settle.py",
+        "        started_at=outcome.started_ms if outcome.started_ms is not None else run.started_at,\n",
+        "        started_at=run.started_at,\n",
+        focus="really_started_and_ended",
+    ),
+    Mutation(
+        "a rerun's record does not say so (the record keep_detail marks is dropped)",
+        "chalicelib/services/runner/settle.py",
+        "        run = keep_detail(\n",
+        "        keep_detail(\n",
+        focus="rerun",
     ),
 ]
 
