@@ -161,7 +161,7 @@ MUTATIONS = [
     Mutation(
         "a body that goes to S3 is never written (a stored event without its body)",
         "chalicelib/services/events/accept.py",
-        "        s3.put_body(record.body_s3_key, body)\n",
+        "        s3.put_body(s3_key, body)\n",
         "        pass\n",
         focus="under_1_kb or 700_kb",
     ),

@@ -4,9 +4,9 @@ The store's functions take and return these (issue 27, item 1); the services nev
 model object, so a service cannot save, update or delete an item behind the store's back,
 and the store's twin (``tests/memory_store.py``) can hand back the same types.
 
-Converted so far: API keys, audit entries, recorded webhook deliveries, run records, and
-pages of them. The trigger and event aggregates still cross as models
-(``tools/model_names_allowed.json`` counts them).
+Converted so far: API keys, audit entries, recorded webhook deliveries, run records,
+events (and the rows of their queue indexes), and pages of them. The trigger aggregate
+still crosses as a model (``tools/model_names_allowed.json`` counts it).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["ApiKey", "AuditEntry", "Delivery", "Page", "RunRecord"]
+__all__ = ["ApiKey", "AuditEntry", "Delivery", "EventRecord", "Page", "PendingRow", "RunRecord"]
 
 _R = TypeVar("_R")
 
@@ -91,6 +91,52 @@ class RunRecord:
     rerun_of: str | None = None  # a rerun's origin (reruns only)
     state_written: bool = False  # the run wrote its state
     expires: int | None = None
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """A received webhook (or EventBridge, S3, mail) event; its id comes from the dedupe key,
+    so its put is the dedupe. Instants are epoch milliseconds.
+
+    A *mark* (a delivery that stores no event) has no run (``run_id`` and ``received_sk``
+    are empty and not stored) and none of the pending keys; an event has the pending keys
+    while pending or running (``pending_sk = "<ready ms:013d>#<run id>"``).
+    """
+
+    id: str
+    trigger_id: str
+    tenant: str
+    received_ms: int
+    source: str
+    run_id: str = ""
+    received_sk: str = ""
+    status: str = "pending"
+    attempt: int = 0
+    event_type: str | None = None
+    dedupe_key: str | None = None
+    body: str | None = None
+    body_s3_key: str | None = None
+    body_size: int = 0
+    headers: str = "{}"
+    pending_trigger: str | None = None
+    pending_shard: str | None = None
+    pending_sk: str | None = None
+    retry_at: int | None = None
+    dedupe_until: int | None = None
+    finished_ms: int | None = None
+    started_ms: int | None = None  # set by each attempt's start, with its run's lease
+    lease_ms: int | None = None
+    expires: int | None = None
+    surface: str = "event"
+
+
+@dataclass(frozen=True)
+class PendingRow:
+    """A row of a pending index (the trigger's queue, or the sweep's): the event's id and
+    its pending sort key, which carries the ready time and the run id."""
+
+    id: str
+    pending_sk: str | None
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from chalicelib.domain import ids, signatures
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.errors import CronhookError, InvalidSignature, PayloadTooLarge
 from chalicelib.domain.event_sources import DELIVERED_SOURCES
-from chalicelib.domain.records import Delivery
+from chalicelib.domain.records import Delivery, EventRecord
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import offpath
 from chalicelib.services.auth import Principal
@@ -41,7 +41,6 @@ from chalicelib.services.pages import choice, decode_cursor, encode_cursor, pars
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import deliveries as store
 from chalicelib.store import dynamo, event_reads
-from chalicelib.store.models import EventModel
 
 __all__ = ["OUTCOMES", "REJECTED_PER_HOUR", "RETENTION_S", "recorded", "record", "list_deliveries"]
 
@@ -227,7 +226,7 @@ def delivery_view(row: Delivery) -> dict:
     }
 
 
-def accepted_view(event: EventModel) -> dict:
+def accepted_view(event: EventRecord) -> dict:
     """The delivery an event was accepted from, as ``delivery_view`` shows a recorded one."""
     try:
         headers = json.loads(event.headers or "{}")

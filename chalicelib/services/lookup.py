@@ -6,15 +6,17 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from chalicelib.domain.errors import NotFound
+from chalicelib.domain.records import EventRecord
 from chalicelib.services.auth import Principal
 from chalicelib.store import dynamo, event_reads
-from chalicelib.store.models import EventModel, TriggerModel
+from chalicelib.store.models import TriggerModel
 
 __all__ = ["load_owned", "load_owned_event"]
 
 
 class _Owned(Protocol):
-    tenant: str
+    @property
+    def tenant(self) -> str: ...
 
 
 T = TypeVar("T", bound=_Owned)
@@ -38,6 +40,6 @@ def load_owned(principal: Principal, trigger_id: str) -> TriggerModel:
     return _owned(principal, "trigger", trigger_id, "trg_", dynamo.get_trigger)
 
 
-def load_owned_event(principal: Principal, event_id: str) -> EventModel:
+def load_owned_event(principal: Principal, event_id: str) -> EventRecord:
     """The caller's stored event; 404 for anything else (another tenant's is not there)."""
     return _owned(principal, "event", event_id, "evt_", event_reads.get_event)

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 from pynamodb.exceptions import DoesNotExist
 
-from chalicelib.domain.records import RunRecord
+from chalicelib.domain.records import EventRecord, PendingRow, RunRecord
+from chalicelib.store.events import event_record, pending_row
 from chalicelib.store.models import EventModel
 from chalicelib.store.runs import get_run
 
@@ -26,29 +27,29 @@ __all__ = [
 ]
 
 
-def get_event(event_id: str) -> EventModel | None:
+def get_event(event_id: str) -> EventRecord | None:
     """One event (strongly consistent), or None."""
     try:
-        return EventModel.get(event_id, consistent_read=True)
+        return event_record(EventModel.get(event_id, consistent_read=True))
     except DoesNotExist:
         return None
 
 
-def queue_of(trigger_id: str, *, limit: int, until_sk: str | None = None) -> list[EventModel]:
+def queue_of(trigger_id: str, *, limit: int, until_sk: str | None = None) -> list[PendingRow]:
     """The first ``limit`` rows of a trigger's queue, the longest waiting first.
 
     ``until_sk`` stops at that pending sort key (included).
     """
     if until_sk is None:
-        return list(EventModel.pending_by_trigger.query(trigger_id, limit=limit, page_size=limit))
-    return list(
-        EventModel.pending_by_trigger.query(
+        rows = EventModel.pending_by_trigger.query(trigger_id, limit=limit, page_size=limit)
+    else:
+        rows = EventModel.pending_by_trigger.query(
             trigger_id,
             EventModel.pending_sk <= until_sk,
             limit=limit,
             page_size=min(500, limit),
         )
-    )
+    return [pending_row(row) for row in rows]
 
 
 def waiting_count(trigger_id: str, *, cap: int) -> int:
@@ -62,28 +63,28 @@ def waiting_count(trigger_id: str, *, cap: int) -> int:
     return sum(1 for _ in rows)
 
 
-def overdue(shard: str, *, until_sk: str, limit: int) -> Iterator[EventModel]:
+def overdue(shard: str, *, until_sk: str, limit: int) -> Iterator[PendingRow]:
     """The sweep's rows of one shard whose ready time is at or before ``until_sk``."""
-    return iter(
-        EventModel.pending_all.query(
-            shard, EventModel.pending_sk <= until_sk, limit=limit, page_size=500
-        )
+    rows = EventModel.pending_all.query(
+        shard, EventModel.pending_sk <= until_sk, limit=limit, page_size=500
     )
+    return (pending_row(row) for row in rows)
 
 
 def events_page(
     trigger_id: str, *, limit: int, cursor: dict | None
-) -> tuple[list[EventModel], dict | None]:
+) -> tuple[list[EventRecord], dict | None]:
     """One page of a trigger's events, newest first, and the key to continue from."""
     page = EventModel.by_trigger.query(
         trigger_id, scan_index_forward=False, limit=limit, last_evaluated_key=cursor
     )
     ids_in_order = [row.id for row in page]
     found = {e.id: e for e in EventModel.batch_get(ids_in_order)} if ids_in_order else {}
-    return [found[i] for i in ids_in_order if i in found], page.last_evaluated_key
+    events = [event_record(found[i]) for i in ids_in_order if i in found]
+    return events, page.last_evaluated_key
 
 
-def events_before(trigger_id: str, *, before: str | None, limit: int) -> list[EventModel]:
+def events_before(trigger_id: str, *, before: str | None, limit: int) -> list[EventRecord]:
     """Up to ``limit`` events of a trigger, newest first, whose ``received_sk`` sorts before
     ``before`` (``None``: the newest)."""
     condition = None if before is None else EventModel.received_sk < before
@@ -92,7 +93,7 @@ def events_before(trigger_id: str, *, before: str | None, limit: int) -> list[Ev
     )
     ids_in_order = [row.id for row in page]
     found = {e.id: e for e in EventModel.batch_get(ids_in_order)} if ids_in_order else {}
-    return [found[i] for i in ids_in_order if i in found]
+    return [event_record(found[i]) for i in ids_in_order if i in found]
 
 
 def get_run_consistent(trigger_id: str, run_id: str) -> RunRecord | None:

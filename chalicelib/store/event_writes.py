@@ -23,9 +23,10 @@ from pynamodb.expressions.update import Action
 
 from chalicelib.domain.errors import ServiceUnavailable
 from chalicelib.domain.event_rules import pending_key
-from chalicelib.domain.records import RunRecord
+from chalicelib.domain.records import EventRecord, RunRecord
 from chalicelib.store.aws import client
 from chalicelib.store.conditions import condition_failed
+from chalicelib.store.events import event_item, event_record
 from chalicelib.store.models import EventModel, RunModel
 from chalicelib.store.runs import run_item
 
@@ -43,7 +44,7 @@ __all__ = [
 _NOT_STORED = "the event could not be stored; try again"
 
 
-def put_event(record: EventModel, *, now_ms: int, mark: bool = False) -> EventModel | None:
+def put_event(record: EventRecord, *, now_ms: int, mark: bool = False) -> EventRecord | None:
     """Store a new event; if its id is taken within the dedupe window, return that event.
 
     One PutItem: the condition is the dedupe, and ``ReturnValuesOnConditionCheckFailure``
@@ -54,7 +55,7 @@ def put_event(record: EventModel, *, now_ms: int, mark: bool = False) -> EventMo
     try:
         client("dynamodb").put_item(
             TableName=EventModel.Meta.table_name,
-            Item=record.serialize(null_check=not mark),
+            Item=event_item(record).serialize(null_check=not mark),
             ConditionExpression="attribute_not_exists(#id) OR #until < :now",
             ExpressionAttributeNames={"#id": "id", "#until": "dedupe_until"},
             ExpressionAttributeValues={":now": {"N": str(now_ms)}},
@@ -68,9 +69,9 @@ def put_event(record: EventModel, *, now_ms: int, mark: bool = False) -> EventMo
     except BotoCoreError:
         raise ServiceUnavailable(_NOT_STORED) from None
     if old:
-        return EventModel.from_raw_data(old)
+        return event_record(EventModel.from_raw_data(old))
     try:
-        return EventModel.get(record.id, consistent_read=True)
+        return event_record(EventModel.get(record.id, consistent_read=True))
     except DoesNotExist:
         raise ServiceUnavailable(_NOT_STORED) from None
 
@@ -104,7 +105,7 @@ def requeue(event_id: str, *, run_id: str, trigger_id: str, ready_by_ms: int) ->
 
 def start_attempt(
     event_id: str, *, run_id: str, now_ms: int, lease_ms: int, ready_by_ms: int
-) -> EventModel | None:
+) -> EventRecord | None:
     """pending → running for this run id: the event's start fence (None if fenced out).
 
     The event leaves its trigger's queue but stays in the sweep's index (same key) until
@@ -127,7 +128,7 @@ def start_attempt(
         & (e.run_id == run_id)
         & (e.retry_at.does_not_exist() | (e.retry_at <= ready_by_ms)),
     )
-    return event if started else None
+    return event_record(event) if started else None  # the item as the update left it
 
 
 def end_pending(event_id: str, *, run_id: str, status: str, now_ms: int) -> bool:
@@ -193,12 +194,12 @@ def end_attempt(event_id: str, *, run_id: str, status: str, now_ms: int) -> bool
 
 
 def reset_for_replay(
-    event: EventModel, *, run_id: str, trigger_id: str, shard: str, now_ms: int
+    event: EventRecord, *, run_id: str, trigger_id: str, shard: str, now_ms: int
 ) -> bool:
     """An ended event, pending again as a new run: fenced on the status and run it had."""
     e = EventModel
     return _update(
-        event,
+        EventModel(event.id),
         [
             e.status.set("pending"),
             e.run_id.set(run_id),

@@ -1,13 +1,24 @@
-"""Received webhooks: the event table and its three indexes (the writes are in services/events.py)."""
+"""Received events: the event table, its three indexes, and the record an item holds
+(the writes are in ``store/event_writes.py``, the reads in ``store/event_reads.py``)."""
 
 from __future__ import annotations
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import GlobalSecondaryIndex, KeysOnlyProjection
 
+from chalicelib.domain.records import EventRecord, PendingRow
 from chalicelib.store.base import TableBase
 
-__all__ = ["EventModel", "EventsByTrigger", "PendingByTrigger", "PendingAll"]
+__all__ = [
+    "EventModel",
+    "EventsByTrigger",
+    "PendingByTrigger",
+    "PendingAll",
+    "event_record",
+    "event_item",
+    "pending_row",
+    "item_bytes",
+]
 
 
 class EventsByTrigger(GlobalSecondaryIndex):
@@ -88,3 +99,84 @@ class EventModel(TableBase):
     by_trigger = EventsByTrigger()
     pending_by_trigger = PendingByTrigger()
     pending_all = PendingAll()
+
+
+def _opt_int(value: float | None) -> int | None:
+    return int(value) if value is not None else None
+
+
+def event_record(stored: EventModel) -> EventRecord:
+    """The record a stored event item holds."""
+    return EventRecord(
+        id=stored.id,
+        trigger_id=stored.trigger_id,
+        tenant=stored.tenant,
+        received_ms=int(stored.received_ms),
+        source=stored.source,
+        run_id=stored.run_id or "",
+        received_sk=stored.received_sk or "",
+        status=stored.status,
+        attempt=int(stored.attempt or 0),
+        event_type=stored.event_type,
+        dedupe_key=stored.dedupe_key,
+        body=stored.body,
+        body_s3_key=stored.body_s3_key,
+        body_size=int(stored.body_size or 0),
+        headers=stored.headers or "{}",
+        pending_trigger=stored.pending_trigger,
+        pending_shard=stored.pending_shard,
+        pending_sk=stored.pending_sk,
+        retry_at=_opt_int(stored.retry_at),
+        dedupe_until=_opt_int(stored.dedupe_until),
+        finished_ms=_opt_int(stored.finished_ms),
+        started_ms=_opt_int(stored.started_ms),
+        lease_ms=_opt_int(stored.lease_ms),
+        expires=_opt_int(stored.expires),
+        surface=stored.surface or "event",
+    )
+
+
+def event_item(record: EventRecord) -> EventModel:
+    """The item that stores ``record`` (not saved)."""
+    return EventModel(
+        record.id,
+        trigger_id=record.trigger_id,
+        tenant=record.tenant,
+        received_ms=record.received_ms,
+        source=record.source,
+        run_id=record.run_id or None,  # a mark's: not stored
+        received_sk=record.received_sk or None,
+        status=record.status,
+        attempt=record.attempt,
+        event_type=record.event_type,
+        dedupe_key=record.dedupe_key,
+        body=record.body,
+        body_s3_key=record.body_s3_key,
+        body_size=record.body_size,
+        headers=record.headers,
+        pending_trigger=record.pending_trigger,
+        pending_shard=record.pending_shard,
+        pending_sk=record.pending_sk,
+        retry_at=record.retry_at,
+        dedupe_until=record.dedupe_until,
+        finished_ms=record.finished_ms,
+        started_ms=record.started_ms,
+        lease_ms=record.lease_ms,
+        expires=record.expires,
+        surface=record.surface,
+    )
+
+
+def pending_row(row: EventModel) -> PendingRow:
+    """A pending index's row (KEYS_ONLY: the id and the pending key are all it holds)."""
+    return PendingRow(id=row.id, pending_sk=row.pending_sk)
+
+
+def item_bytes(record: EventRecord) -> int:
+    """The item's size as DynamoDB bills it: names and values (a number at most 21 bytes)."""
+    size = 0
+    for name, value in event_item(record).serialize(null_check=False).items():
+        kind, raw = next(iter(value.items()))
+        size += len(name.encode())
+        size += min(21, len(raw)) if kind == "N" else len(str(raw).encode())
+    return size

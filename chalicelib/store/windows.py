@@ -18,8 +18,10 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
 from chalicelib.domain.event_rules import parse_pending_key
+from chalicelib.domain.records import EventRecord
 from chalicelib.store.aws import client
 from chalicelib.store.conditions import condition_failed
+from chalicelib.store.events import event_record
 from chalicelib.store.models import EventModel
 
 __all__ = [
@@ -232,7 +234,7 @@ def earlier_unfinished(trigger_id: str, *, event_id: str, look_back: int = 5) ->
     )
 
 
-def riders_of(event_ids: list[str], *, run_id: str) -> list[EventModel]:
+def riders_of(event_ids: list[str], *, run_id: str) -> list[EventRecord]:
     """The events of ``event_ids`` batched under ``run_id`` (a window's riders), read
     consistently; any other (ended, replayed since) is left out."""
     found = {
@@ -240,7 +242,7 @@ def riders_of(event_ids: list[str], *, run_id: str) -> list[EventModel]:
         for e in EventModel.batch_get(event_ids, consistent_read=True)
         if e.status == BATCHED and e.run_id == run_id
     }
-    return [found[i] for i in event_ids if i in found]
+    return [event_record(found[i]) for i in event_ids if i in found]
 
 
 def end_rider(event_id: str, *, run_id: str, status: str, now_ms: int) -> bool:

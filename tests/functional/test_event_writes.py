@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from chalicelib.domain.event_rules import pending_key
+from chalicelib.domain.records import EventRecord
 from chalicelib.store import event_reads, event_writes
-from chalicelib.store.models import EventModel, RunModel
+from chalicelib.store.models import RunModel
 
 NOW = 1_790_000_000_000
 TRIGGER = "trg_events_writes"
 RUN = "run_1"
 
 
-def _event(event_id: str = "evt_1", *, until: int = NOW + 60_000) -> EventModel:
-    return EventModel(
-        event_id,
+def _event(event_id: str = "evt_1", *, until: int = NOW + 60_000) -> EventRecord:
+    return EventRecord(
+        id=event_id,
         trigger_id=TRIGGER,
         tenant="t1",
         received_ms=NOW,
@@ -32,22 +35,20 @@ def _event(event_id: str = "evt_1", *, until: int = NOW + 60_000) -> EventModel:
 
 
 @pytest.fixture
-def stored(aws) -> EventModel:
+def stored(aws) -> EventRecord:
     assert event_writes.put_event(_event(), now_ms=NOW) is None
     return _event()
 
 
 def test_a_second_put_within_the_dedupe_window_returns_the_original(stored):
-    again = _event()
-    again.run_id = "run_2"
+    again = dataclasses.replace(_event(), run_id="run_2")
     original = event_writes.put_event(again, now_ms=NOW + 1)
     assert original is not None and original.run_id == RUN
 
 
 def test_a_put_after_the_dedupe_window_stores_the_event_again(aws):
     assert event_writes.put_event(_event(until=NOW + 10), now_ms=NOW) is None
-    fresh = _event()
-    fresh.run_id = "run_2"
+    fresh = dataclasses.replace(_event(), run_id="run_2")
     assert event_writes.put_event(fresh, now_ms=NOW + 11) is None
     assert event_reads.get_event("evt_1").run_id == "run_2"
 

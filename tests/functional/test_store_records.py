@@ -78,3 +78,43 @@ def test_a_recorded_delivery_is_read_back_by_outcome_and_before_a_key(aws):
     )
     assert list(more) == [rows[1]]
     assert deliveries.deliveries_before("trg_1", before=rows[2].sk, limit=5) == rows[1::-1]
+
+
+def test_an_event_put_is_the_event_read_and_a_mark_stores_no_run(aws):
+    from chalicelib.domain.records import EventRecord, PendingRow
+    from chalicelib.store import event_reads, event_writes
+    from chalicelib.store.models import EventModel
+
+    full = EventRecord(
+        id="evt_r1",
+        trigger_id="trg_r",
+        tenant="t1",
+        received_ms=1_000,
+        source="webhook",
+        run_id="trg_r.run1",
+        received_sk="0000000001000#evt_r1",
+        event_type="push",
+        dedupe_key="k1",
+        body='{"a":1}',
+        body_size=7,
+        headers='{"x-a":"1"}',
+        pending_trigger="trg_r",
+        pending_shard="0",
+        pending_sk="0000000001000#trg_r.run1",
+        dedupe_until=61_000,
+        expires=99,
+    )
+    assert event_writes.put_event(full, now_ms=1_000) is None
+    assert event_reads.get_event("evt_r1") == full
+    assert event_writes.put_event(full, now_ms=2_000) == full  # the dedupe hands it back
+    assert event_reads.queue_of("trg_r", limit=5) == [PendingRow("evt_r1", full.pending_sk)]
+    mark = EventRecord(
+        id="evt_m1", trigger_id="trg_r", tenant="t1", received_ms=1_000, source="webhook",
+        status="ignored", dedupe_until=61_000,
+    )  # fmt: skip
+    assert event_writes.put_event(mark, now_ms=1_000, mark=True) is None
+    assert event_reads.get_event("evt_m1") == mark
+    stored = EventModel.get("evt_m1").attribute_values
+    assert "run_id" not in stored and "received_sk" not in stored  # nothing a mark lacks
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        full.status = "running"  # type: ignore[misc]

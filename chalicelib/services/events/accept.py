@@ -23,19 +23,22 @@ from __future__ import annotations
 import json
 import secrets as _random
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from chalicelib.domain import filters, ids, signatures
 from chalicelib.domain.errors import CronhookError, QuotaExceeded
 from chalicelib.domain.event_rules import pending_key
+from chalicelib.domain.records import EventRecord
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.events import rate, window
 from chalicelib.services.events.spec import ms, parse_json, pending_shard
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, event_reads, event_writes, s3
-from chalicelib.store.models import EventModel, TriggerModel
+from chalicelib.store.events import item_bytes
+from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = [
@@ -67,7 +70,7 @@ def _window_s(spec: dict) -> int:
     return TriggerSpec.from_dict(spec).dedupe_window_s
 
 
-def duplicate(original: EventModel) -> dict:
+def duplicate(original: EventRecord) -> dict:
     """The answer to a delivery seen before: the original ids (none for a mark)."""
     if original.status == "ignored":
         return {"event_id": None, "run_id": None, "duplicate": True}
@@ -85,7 +88,7 @@ def put_mark(
     body: bytes,
     headers: Mapping[str, str],
     now: datetime,
-) -> EventModel | None:
+) -> EventRecord | None:
     """Remember a delivery that stores no event (a goodbye, or one that could be one).
 
     The mark is an events item under the delivery's event id, with no body, no run and
@@ -96,8 +99,8 @@ def put_mark(
     now_ms = ms(now)
     window_s = _window_s(spec)
     kind = filters.event_type(source, headers=headers, body_json=parse_json(body))
-    mark = EventModel(
-        ids.event_id_for(item.id, key),
+    mark = EventRecord(
+        id=ids.event_id_for(item.id, key),
         trigger_id=item.id,
         tenant=item.tenant,
         received_ms=now_ms,
@@ -122,7 +125,7 @@ def _new_event(
     body_json: Any,
     headers: Mapping[str, str],
     now_ms: int,
-) -> EventModel:
+) -> EventRecord:
     """The event item of an accepted delivery, its body inline or in S3 (not yet stored)."""
     settings = get_settings()
     event_id = ids.event_id_for(item.id, key)
@@ -130,8 +133,8 @@ def _new_event(
     window_s = _window_s(spec)
     keep_s = max(window_s, settings.event_retention_days * 86400)
     kind = filters.event_type(source, headers=headers, body_json=body_json)
-    record = EventModel(
-        event_id,
+    record = EventRecord(
+        id=event_id,
         trigger_id=item.id,
         tenant=item.tenant,
         received_ms=now_ms,
@@ -152,13 +155,13 @@ def _new_event(
     )
     text = _utf8_or_none(body)
     if text is not None and len(body) <= settings.inline_body_limit:
-        record.body = text
+        record = replace(record, body=text)
     if record.body is None or item_bytes(record) > HOT_ITEM_BYTES:
         # Too big for a hot item (or not text): the body goes to S3 first, then the item
         # that points at it, so a stored event always has its body.
-        record.body = None
-        record.body_s3_key = f"events/{item.id}/{event_id}/{now_ms}-{_random.token_hex(4)}"
-        s3.put_body(record.body_s3_key, body)
+        s3_key = f"events/{item.id}/{event_id}/{now_ms}-{_random.token_hex(4)}"
+        record = replace(record, body=None, body_s3_key=s3_key)
+        s3.put_body(s3_key, body)
     return record
 
 
@@ -184,10 +187,12 @@ def accept(
         item, spec, source, key=key, body=body, body_json=body_json, headers=headers, now_ms=now_ms
     )
     throttled = rate.over_rate(item.id, spec, now_ms=now_ms)
+    window_delay_s = None
     if throttled:
-        rate.throttle(record)  # stored, never run: beyond the trigger's rate limit
-    # A debounced or batched trigger's event waits for its window (services/events/window).
-    window_delay_s = None if throttled else window.hold(record, spec, now_ms=now_ms)
+        record = rate.throttle(record)  # stored, never run: beyond the trigger's rate limit
+    else:
+        # A debounced or batched trigger's event waits for its window (services/events/window).
+        record, window_delay_s = window.hold(record, spec, now_ms=now_ms)
     run_id = record.run_id
     original = event_writes.put_event(record, now_ms=now_ms)
     if original is not None:
@@ -213,7 +218,7 @@ def accept(
 
 def _check_waiting_quota(
     item: TriggerModel, spec: dict, *, event_id: str, now_ms: int
-) -> EventModel | None:
+) -> EventRecord | None:
     """429 ``quota`` (nothing stored) if the trigger already has its cap of waiting events.
 
     Only a full trigger has a queue, so only then (the GetItem read its runs in flight)
@@ -280,16 +285,6 @@ def _dispatch_new(
             "event stored but not dispatched; the heartbeat will dispatch it",
             extra={"trigger_id": trigger_id, "event_id": event_id},
         )
-
-
-def item_bytes(record: EventModel) -> int:
-    """The item's size as DynamoDB bills it: names and values (a number at most 21 bytes)."""
-    size = 0
-    for name, value in record.serialize(null_check=False).items():
-        kind, raw = next(iter(value.items()))
-        size += len(name.encode())
-        size += min(21, len(raw)) if kind == "N" else len(str(raw).encode())
-    return size
 
 
 def _utf8_or_none(body: bytes) -> str | None:

@@ -13,13 +13,13 @@ from typing import Any
 
 from chalicelib.domain import ids
 from chalicelib.domain.event_rules import lease_end_ms, parse_pending_key
+from chalicelib.domain.records import PendingRow
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.events.pull import message_for
 from chalicelib.services.events.recovery import recover
 from chalicelib.services.events.spec import ms
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, event_reads, shard_registry
-from chalicelib.store.models import EventModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = ["SWEEP_GRACE_S", "SWEEP_ROWS_PER_SHARD", "sweep"]
@@ -70,9 +70,9 @@ def sweep(*, now: datetime, report: Any) -> None:
 
 def _overdue_by_trigger(
     *, until_sk: str, shards: int | None = None
-) -> dict[str, list[tuple[EventModel, str]]]:
+) -> dict[str, list[tuple[PendingRow, str]]]:
     """Every shard's overdue rows, as (row, run id) grouped by trigger."""
-    rows: dict[str, list[tuple[EventModel, str]]] = {}
+    rows: dict[str, list[tuple[PendingRow, str]]] = {}
     read = range(shards) if shards else shard_registry.shards_to_read(get_settings().due_shards)
     for shard in read:
         for row in event_reads.overdue(str(shard), until_sk=until_sk, limit=SWEEP_ROWS_PER_SHARD):
@@ -84,7 +84,7 @@ def _overdue_by_trigger(
 
 
 def _sweep_trigger(
-    trigger_id: str, found: list[tuple[EventModel, str]], *, now: datetime, report: Any
+    trigger_id: str, found: list[tuple[PendingRow, str]], *, now: datetime, report: Any
 ) -> list[FireMessage]:
     """The sweep of one trigger's overdue rows (oldest first): the messages to send."""
     item = dynamo.get_trigger(trigger_id, consistent=False)
@@ -97,7 +97,7 @@ def _sweep_trigger(
         row.id for row in event_reads.queue_of(trigger_id, limit=len(loose), until_sk=last_sk)
     }
     messages: list[FireMessage] = []
-    head: EventModel | None = None
+    head: PendingRow | None = None
     for row, run_id in loose:
         if row.id in queued:
             head = head or row
@@ -118,7 +118,7 @@ def _sweep_trigger(
     return messages
 
 
-def _sort_out(row: EventModel, run_id: str, *, now: datetime, report: Any) -> str | None:
+def _sort_out(row: PendingRow, run_id: str, *, now: datetime, report: Any) -> str | None:
     """An overdue row neither in flight nor queued: ``queued``, ``lost message``, or None
     (nothing to send; a running one whose run is over is recovered here)."""
     event = event_reads.get_event(row.id)

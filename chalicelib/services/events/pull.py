@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from chalicelib.domain import ids
 from chalicelib.domain.event_rules import parse_pending_key
+from chalicelib.domain.records import PendingRow
 from chalicelib.observability import logger, record_metric
 from chalicelib.store import event_reads
-from chalicelib.store.models import EventModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = ["PULL_ATTEMPTS", "PullFailed", "message_for", "dispatch_pending"]
@@ -26,7 +26,7 @@ class PullFailed(Exception):
     """The next event of a trigger's queue could not be sent (the chain would stall)."""
 
 
-def message_for(row: EventModel, *, waited: bool = False) -> FireMessage | None:
+def message_for(row: PendingRow, *, waited: bool = False) -> FireMessage | None:
     """The fire message of a pending-index row (its sort key carries the run id).
 
     ``waited`` marks the message of an event that waited out of the queue (a retry, a

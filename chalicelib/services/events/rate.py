@@ -19,11 +19,12 @@ comes before the dedupe put, which is what decides the status it is stored with)
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from chalicelib.domain.records import EventRecord
 from chalicelib.observability import record_metric
 from chalicelib.store import deliveries
-from chalicelib.store.models import EventModel
 
 __all__ = ["THROTTLED", "over_rate", "throttle", "throttled_answer"]
 
@@ -43,15 +44,14 @@ def over_rate(trigger_id: str, spec: dict, *, now_ms: int) -> bool:
     return seen > most
 
 
-def throttle(record: EventModel) -> None:
-    """Make a new event's item a throttled one: kept and listed, never run (until replayed)."""
-    record.status = THROTTLED
-    record.pending_trigger = None
-    record.pending_shard = None
-    record.pending_sk = None
+def throttle(record: EventRecord) -> EventRecord:
+    """A new event's item made a throttled one: kept and listed, never run (until replayed)."""
     record_metric("EventsThrottled")
+    return replace(
+        record, status=THROTTLED, pending_trigger=None, pending_shard=None, pending_sk=None
+    )
 
 
-def throttled_answer(record: EventModel) -> dict:
+def throttled_answer(record: EventRecord) -> dict:
     """The 202 body of a delivery stored throttled."""
     return {"event_id": record.id, "run_id": None, "throttled": True}

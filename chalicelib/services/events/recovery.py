@@ -20,12 +20,13 @@ from chalicelib.domain.event_rules import (
     max_attempts_of,
     run_outcome,
 )
+from chalicelib.domain.records import EventRecord
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import runs
 from chalicelib.services.events import attempts
 from chalicelib.services.events.spec import event_spec, ms
 from chalicelib.store import dynamo, event_reads, event_writes
-from chalicelib.store.models import EventModel, TriggerModel
+from chalicelib.store.models import TriggerModel
 
 __all__ = ["recover", "outcome_of_run", "finish_if_run_over"]
 
@@ -37,7 +38,7 @@ def _last_run_of(item: TriggerModel | None) -> dict:
     return last if isinstance(last, dict) else {}
 
 
-def outcome_of_run(item: TriggerModel | None, event: EventModel, *, now: datetime) -> str:
+def outcome_of_run(item: TriggerModel | None, event: EventRecord, *, now: datetime) -> str:
     """How the attempt of ``event`` ended; its run record is written if only ``last_run``
     (or nothing: ``lost``) says so. See ``event_rules.run_outcome`` for the order."""
     trigger_id, run_id = event.trigger_id, event.run_id
@@ -79,7 +80,7 @@ def outcome_of_run(item: TriggerModel | None, event: EventModel, *, now: datetim
     return outcome.status
 
 
-def recover(event: EventModel, *, now: datetime) -> str | None:
+def recover(event: EventRecord, *, now: datetime) -> str | None:
     """Finish the bookkeeping of a running event whose run is over; None if not ours to do.
 
     A failed or lost attempt is retried while attempts are left.

@@ -7,6 +7,7 @@ from datetime import datetime
 from chalicelib.domain import ids
 from chalicelib.domain.errors import Conflict, Gone, NotFound
 from chalicelib.domain.event_rules import TERMINAL
+from chalicelib.domain.records import EventRecord
 from chalicelib.observability import logger
 from chalicelib.services import audit
 from chalicelib.services.auth import Principal
@@ -14,7 +15,6 @@ from chalicelib.services.events.spec import ms, pending_shard
 from chalicelib.services.lookup import load_owned, load_owned_event
 from chalicelib.settings import get_settings
 from chalicelib.store import event_writes, s3
-from chalicelib.store.models import EventModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = ["replay_event"]
@@ -54,7 +54,7 @@ def replay_event(principal: Principal, event_id: str, *, now: datetime) -> dict:
     return {"event_id": event_id, "run_id": run_id}
 
 
-def _check_body_kept(event: EventModel, *, now_ms: int) -> None:
+def _check_body_kept(event: EventRecord, *, now_ms: int) -> None:
     """410 if the event's body was in S3 and is no longer kept: a replay could only fail.
 
     The bucket keeps bodies ``event_retention_days`` + 1 days (its lifecycle rule), but

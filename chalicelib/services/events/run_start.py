@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from chalicelib.domain.records import EventRecord
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import record_metric
 from chalicelib.services.events.pull import dispatch_pending, message_for
@@ -19,7 +20,7 @@ from chalicelib.services.events.spec import ms
 from chalicelib.services.events.window import window_turn
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, event_reads, event_writes
-from chalicelib.store.models import EventModel, TriggerModel
+from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage
 
 __all__ = ["EARLY_MS", "start_event_run", "started_message"]
@@ -30,7 +31,7 @@ EARLY_MS = 1000
 
 def start_event_run(
     message: FireMessage, *, lease_ms: int, now: datetime
-) -> tuple[TriggerModel, EventModel] | None:
+) -> tuple[TriggerModel, EventRecord] | None:
     """Claim and start an event run; None if it must not run now (full, duplicate, gone).
 
     1. Read the trigger: a disabled or deleted one ends the event ``skipped``; a full one
@@ -110,7 +111,7 @@ def _claim_and_flip(
     room: bool,
     lease_ms: int,
     now: datetime,
-) -> tuple[TriggerModel, EventModel] | None:
+) -> tuple[TriggerModel, EventRecord] | None:
     """Steps 3 and 4: claim a slot and start, then the event's own start fence."""
     event_id, now_ms = str(message.event_id), ms(now)
     outcome, claimed = dynamo.claim_and_start(
@@ -149,7 +150,7 @@ def _claim_and_flip(
     return claimed, event
 
 
-def started_message(message: FireMessage, event: EventModel) -> FireMessage:
+def started_message(message: FireMessage, event: EventRecord) -> FireMessage:
     """The message of the event that was started (the queue's head may have replaced it)."""
     if event.id == message.event_id:
         return message

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 
+from chalicelib.domain.records import EventRecord
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import event_reads
-from chalicelib.store.models import EventModel
 
 __all__ = ["event_view", "list_events"]
 
 
-def event_view(event: EventModel) -> dict:
+def event_view(event: EventRecord) -> dict:
     """An event as the API shows it (no body; headers already clipped and credential-free)."""
     try:
         headers = json.loads(event.headers or "{}")

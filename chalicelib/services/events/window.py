@@ -33,15 +33,17 @@ exists, so it keeps the same exactly-once protocol:
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from chalicelib.domain.event_rules import TERMINAL, parse_pending_key, pending_key
+from chalicelib.domain.records import EventRecord
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.events.spec import event_spec, ms, parse_json
 from chalicelib.services.pipeline import RunContext
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import event_reads, s3, windows
-from chalicelib.store.models import EventModel, TriggerModel
+from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
 
 __all__ = [
@@ -75,18 +77,17 @@ def _shift_s(kind: str, params: dict) -> int:
     return int(params["wait_s"] if kind == "debounce" else params["max_wait_s"])
 
 
-def hold(record: EventModel, spec: dict, *, now_ms: int) -> int | None:
+def hold(record: EventRecord, spec: dict, *, now_ms: int) -> tuple[EventRecord, int | None]:
     """A new event of a windowed trigger: its queue ready time moved to when its window can
-    be due. Returns the delay of its message (s), or None if the trigger has no window."""
+    be due, and the delay of its message (s); unchanged and None if it has no window."""
     window = window_of(spec.get("event"))
     if window is None:
-        return None
+        return record, None
     delay_s = _shift_s(*window)
-    record.pending_sk = pending_key(now_ms + delay_s * 1000, record.run_id)
-    return delay_s
+    return replace(record, pending_sk=pending_key(now_ms + delay_s * 1000, record.run_id)), delay_s
 
 
-def send_delayed(item: TriggerModel, record: EventModel, spec: dict, *, delay_s: int) -> None:
+def send_delayed(item: TriggerModel, record: EventRecord, spec: dict, *, delay_s: int) -> None:
     """The event's own message, for when its window can be due (at once if it fills a batch)."""
     kind, params = window_of(spec.get("event")) or ("", {})
     if kind == "batch":
@@ -169,7 +170,7 @@ def _due_ms(item: TriggerModel, kind: str, params: dict, *, head_ready_ms: int) 
     return min(latest_ms, newest_ready_ms)  # the newest event's ready time: it + wait_s
 
 
-def window_events(ctx: RunContext, head: EventModel, head_payload: Any) -> dict:
+def window_events(ctx: RunContext, head: EventRecord, head_payload: Any) -> dict:
     """``fire.events`` and ``fire.events_dropped`` of a window's run ({} for other runs)."""
     window = window_of(ctx.spec.get("event"))
     if window is None:
@@ -198,7 +199,7 @@ def window_events(ctx: RunContext, head: EventModel, head_payload: Any) -> dict:
     }
 
 
-def _as_fire_event(event: EventModel, payload: Any) -> dict:
+def _as_fire_event(event: EventRecord, payload: Any) -> dict:
     if payload is None:
         raw = b""
         if event.body is not None:

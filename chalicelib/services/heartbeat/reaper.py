@@ -23,8 +23,8 @@ from chalicelib.services.alerts import detect as alerts
 from chalicelib.services.pipeline import Pipeline
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo
-from chalicelib.store.models import EventModel, TriggerModel
+from chalicelib.store import dynamo, event_reads
+from chalicelib.store.models import TriggerModel
 
 __all__ = ["LOST_ERROR", "reap_expired", "record_terminal", "refresh_due"]
 
@@ -142,8 +142,10 @@ def _event_will_retry(item: TriggerModel, entry: object) -> bool:
     if not isinstance(entry, dict) or entry.get("k") != "e" or not entry.get("e"):
         return False
     try:
-        event = EventModel.get(str(entry["e"]), consistent_read=True)
+        event = event_reads.get_event(str(entry["e"]))
     except Exception:  # unknown: count it, as any lost run
+        return False
+    if event is None:
         return False
     max_attempts = TriggerSpec.from_json(item.spec).max_attempts
     return event.status == "running" and event_will_retry(
