@@ -9,7 +9,8 @@ read per trigger that has ``limits.max_usd``; none for the others.
 from __future__ import annotations
 
 from chalicelib.domain.trigger_spec import TriggerSpec
-from chalicelib.store.models import LedgerModel, TriggerModel
+from chalicelib.store.ledger import LedgerTotals, newest_totals
+from chalicelib.store.models import TriggerModel
 
 __all__ = ["budget_view"]
 
@@ -20,13 +21,14 @@ def budget_view(item: TriggerModel, spec: dict) -> dict:
     if found is None:
         return {}
     max_usd, period = found
-    newest = next(iter(LedgerModel.query(item.id, scan_index_forward=False, limit=1)), None)
+    newest = newest_totals(item.id)
+    shown, spent = newest if newest is not None else (None, LedgerTotals(0.0, 0.0))
     return {
         "budget": {
             "max_usd": max_usd,
             "budget_period": period,
-            "period": newest.period if newest is not None else None,
-            "spent_usd": float(newest.spent_usd or 0) if newest is not None else 0.0,
-            "reserved_usd": float(newest.reserved_usd or 0) if newest is not None else 0.0,
+            "period": shown,
+            "spent_usd": spent.spent_usd,
+            "reserved_usd": spent.reserved_usd,
         }
     }

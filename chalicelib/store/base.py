@@ -13,7 +13,7 @@ from pynamodb.models import Model
 
 from chalicelib.store.conditions import condition_failed
 
-__all__ = ["TableBase", "condition_failed", "missing_path", "plain_map"]
+__all__ = ["TableBase", "condition_failed", "missing_path", "plain_map", "opt_int"]
 
 
 class TableBase(Model):
@@ -24,6 +24,11 @@ class TableBase(Model):
         region = "us-east-1"
         billing_mode = "PAY_PER_REQUEST"
         max_retry_attempts = 3
+
+
+def opt_int(value: Any) -> int | None:
+    """A number attribute as an int (pynamodb reads numbers as floats), None kept."""
+    return None if value is None else int(value)
 
 
 def missing_path(exc: BaseException) -> bool:

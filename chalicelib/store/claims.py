@@ -21,7 +21,7 @@ from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition, size
 
 from chalicelib.domain.rules import due_with_slot
-from chalicelib.store.base import condition_failed, missing_path, plain_map
+from chalicelib.store.base import condition_failed, missing_path, opt_int, plain_map
 from chalicelib.store.triggers import STANDING_DUE, TriggerModel, entry_after_error
 
 __all__ = [
@@ -46,10 +46,6 @@ class ClaimResult:
 
 # Writes retried in place on an error that may not have applied them (timeouts, 5xx).
 SETTLE_ATTEMPTS = 3
-
-
-def _int(value: Any) -> int | None:
-    return None if value is None else int(value)
 
 
 def _started(started_ms: int | None) -> dict:
@@ -332,7 +328,7 @@ def settle_run(
             fresh, mine = entry_after_error(trigger_id, run_id)
             if fresh is not None and mine is None:
                 last = plain_map(fresh.last_run)
-                if last.get("id") == run_id and _int(last.get("finished_at")) == _int(
+                if last.get("id") == run_id and opt_int(last.get("finished_at")) == opt_int(
                     last_run.get("finished_at")
                 ):
                     return fresh

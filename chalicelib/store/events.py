@@ -7,7 +7,7 @@ from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import GlobalSecondaryIndex, KeysOnlyProjection
 
 from chalicelib.domain.records import EventRecord, PendingRow
-from chalicelib.store.base import TableBase
+from chalicelib.store.base import TableBase, opt_int
 
 __all__ = [
     "EventModel",
@@ -101,10 +101,6 @@ class EventModel(TableBase):
     pending_all = PendingAll()
 
 
-def _opt_int(value: float | None) -> int | None:
-    return int(value) if value is not None else None
-
-
 def event_record(stored: EventModel) -> EventRecord:
     """The record a stored event item holds."""
     return EventRecord(
@@ -126,12 +122,12 @@ def event_record(stored: EventModel) -> EventRecord:
         pending_trigger=stored.pending_trigger,
         pending_shard=stored.pending_shard,
         pending_sk=stored.pending_sk,
-        retry_at=_opt_int(stored.retry_at),
-        dedupe_until=_opt_int(stored.dedupe_until),
-        finished_ms=_opt_int(stored.finished_ms),
-        started_ms=_opt_int(stored.started_ms),
-        lease_ms=_opt_int(stored.lease_ms),
-        expires=_opt_int(stored.expires),
+        retry_at=opt_int(stored.retry_at),
+        dedupe_until=opt_int(stored.dedupe_until),
+        finished_ms=opt_int(stored.finished_ms),
+        started_ms=opt_int(stored.started_ms),
+        lease_ms=opt_int(stored.lease_ms),
+        expires=opt_int(stored.expires),
         surface=stored.surface or "event",
     )
 

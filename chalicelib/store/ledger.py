@@ -33,6 +33,7 @@ __all__ = [
     "holds_of",
     "recent_holds",
     "totals",
+    "newest_totals",
 ]
 
 
@@ -185,3 +186,10 @@ def totals(trigger_id: str, period: str) -> LedgerTotals:
     if item is None:
         return LedgerTotals(0.0, 0.0)
     return LedgerTotals(float(item.spent_usd or 0), float(item.reserved_usd or 0))
+
+
+def newest_totals(trigger_id: str) -> tuple[str, LedgerTotals] | None:
+    """The newest budget period with a ledger item, and its totals; None if none has one."""
+    for item in LedgerModel.query(trigger_id, scan_index_forward=False, limit=1):
+        return item.period, LedgerTotals(float(item.spent_usd or 0), float(item.reserved_usd or 0))
+    return None

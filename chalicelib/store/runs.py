@@ -9,7 +9,7 @@ from pynamodb.exceptions import DoesNotExist, PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 
 from chalicelib.domain.records import RunRecord
-from chalicelib.store.base import TableBase, condition_failed
+from chalicelib.store.base import TableBase, condition_failed, opt_int
 
 __all__ = [
     "RunModel",
@@ -65,10 +65,6 @@ class RunModel(TableBase):
 RUN_RECORD_ATTEMPTS = 3
 
 
-def _opt_int(value: float | None) -> int | None:
-    return int(value) if value is not None else None
-
-
 def run_record(stored: RunModel) -> RunRecord:
     """The record a stored run item holds."""
     return RunRecord(
@@ -79,11 +75,11 @@ def run_record(stored: RunModel) -> RunRecord:
         surface=stored.surface,
         status=stored.status,
         workflow=stored.workflow,
-        scheduled_for=_opt_int(stored.scheduled_for),
-        fire_at=_opt_int(stored.fire_at),
-        started_at=_opt_int(stored.started_at),
-        finished_at=_opt_int(stored.finished_at),
-        lateness_ms=_opt_int(stored.lateness_ms),
+        scheduled_for=opt_int(stored.scheduled_for),
+        fire_at=opt_int(stored.fire_at),
+        started_at=opt_int(stored.started_at),
+        finished_at=opt_int(stored.finished_at),
+        lateness_ms=opt_int(stored.lateness_ms),
         error=stored.error,
         cost_usd=float(stored.cost_usd or 0),
         event_id=stored.event_id,
@@ -91,7 +87,7 @@ def run_record(stored: RunModel) -> RunRecord:
         output=stored.output,
         rerun_of=stored.rerun_of,
         state_written=bool(stored.state_written),
-        expires=_opt_int(stored.expires),
+        expires=opt_int(stored.expires),
     )
 
 
