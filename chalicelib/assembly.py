@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
+from chalicelib.domain.records import Trigger
 from chalicelib.services import events, guardrails, heartbeat, ondemand
 from chalicelib.services.audit import AuditPolicy
 from chalicelib.services.heartbeat import Sweep, TickReport
 from chalicelib.services.heartbeat import enqueuer as _enqueuer
 from chalicelib.services.pipeline import Pipeline, RunPolicy
 from chalicelib.services.runner import Runner
-from chalicelib.store.models import TriggerModel
 
 __all__ = [
     "POLICIES",
@@ -104,7 +104,7 @@ def tick_messages(
 
 
 def reap_expired(
-    item: TriggerModel, *, now: datetime, reap_all: bool = False, error: str | None = None
+    item: Trigger, *, now: datetime, reap_all: bool = False, error: str | None = None
 ) -> int:
     """Reap ``item``'s expired runs (every run, with ``reap_all``) through the run pipeline."""
     if error is None:

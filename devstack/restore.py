@@ -76,14 +76,14 @@ def _forget_cursors() -> None:
 def _key_standing_rows() -> None:
     """Key every standing row on its next slot (``forget_queue``)."""
     from chalicelib.settings import get_settings
-    from chalicelib.store import dynamo
-    from chalicelib.store.models import TriggerModel
+    from chalicelib.store import dynamo, trigger_reads
 
     shards = get_settings().due_shards
-    for item in TriggerModel.scan(TriggerModel.next_slot.exists()):
-        dynamo.key_standing(
-            item.id, slot_ms=int(item.next_slot), shard=dynamo.shard_of(item.id, shards)
-        )
+    for item in trigger_reads.scan_triggers(standing=True):
+        if item.next_slot is not None:
+            dynamo.key_standing(
+                item.id, slot_ms=item.next_slot, shard=dynamo.shard_of(item.id, shards)
+            )
 
 
 def forget_queue() -> None:
@@ -110,14 +110,13 @@ def recover_claims(*, now: datetime | None = None, clean_stop: bool = False) -> 
     from chalicelib.assembly import reap_expired
     from chalicelib.services.heartbeat import refresh_due
     from chalicelib.settings import get_settings
-    from chalicelib.store import dynamo
-    from chalicelib.store.models import TriggerModel
+    from chalicelib.store import dynamo, trigger_reads
 
     now = now or datetime.now(UTC)
     forget_queue()
     record_settled_runs()  # before the reaps below write a newer last_run
     shards = get_settings().due_shards
-    for item in TriggerModel.scan():
+    for item in trigger_reads.scan_triggers():
         in_flight = dynamo.in_flight_of(item)
         if not in_flight:
             continue
@@ -150,11 +149,10 @@ def record_settled_runs() -> None:
     from chalicelib.domain.history import records_run
     from chalicelib.domain.trigger_spec import TriggerSpec
     from chalicelib.services.runs import new_run_record
-    from chalicelib.store import dynamo
-    from chalicelib.store.models import TriggerModel
+    from chalicelib.store import dynamo, trigger_reads
 
-    for item in TriggerModel.scan(TriggerModel.last_run.exists()):
-        last = item.last_run.as_dict() if hasattr(item.last_run, "as_dict") else item.last_run
+    for item in trigger_reads.scan_triggers(with_last_run=True):
+        last = item.last_run or {}
         run_id, status = str(last.get("id") or ""), str(last.get("status") or "")
         slot_ms, finished_ms = _schedule_slot(item.id, run_id), last.get("finished_at")
         history = TriggerSpec.from_json(item.spec).history

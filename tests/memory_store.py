@@ -5,9 +5,9 @@ the claim (``claim_slot_and_start``, ``claim_and_start``), ``start_run``, ``defe
 ``release_claim``, ``reap_run``, ``settle_run``, the state (``get_state``, ``write_state``,
 ``state_of``, ``mark_stateless``) and the run record (``put_run``, ``get_run``), and the
 pure helpers a caller reads an item with (``in_flight_of``, ``next_slot_of``, ...), so an
-instance stands in for the ``dynamo`` module. Items are the same pynamodb models the real
-store returns, never saved: each read hands out a copy made through the item's DynamoDB
-form, as a read of the table would.
+instance stands in for the ``dynamo`` module. Items are kept as the table keeps them (the
+store's pynamodb model, never saved), and each read or write answers what the real store
+answers: a frozen ``Trigger`` record made from a copy of the item's DynamoDB form.
 
 A fenced write whose condition fails answers exactly as the real one does: the fire path's
 fences report a lost race by their answer (``ClaimResult.LOST``, None, False), not by an
@@ -27,7 +27,7 @@ import secrets
 import threading
 from typing import Any, TypeVar
 
-from chalicelib.domain.records import RunRecord
+from chalicelib.domain.records import RunRecord, Trigger
 from chalicelib.domain.rules import due_with_slot
 from chalicelib.store import claims, payloads, triggers
 from chalicelib.store import state as real_state
@@ -42,6 +42,11 @@ M = TypeVar("M", bound=TriggerModel)
 def _copy(item: M) -> M:
     """The item as a read of the table would return it (its DynamoDB form and back)."""
     return type(item).from_raw_data(item.serialize(null_check=False))
+
+
+def _read(item: TriggerModel) -> Trigger:
+    """What the store hands out for ``item``: the record of a copy (nothing shared)."""
+    return triggers.trigger_record(_copy(item))
 
 
 class MemoryStore:
@@ -65,16 +70,18 @@ class MemoryStore:
 
     # -- triggers -----------------------------------------------------------------------
 
-    def put_trigger(self, item: TriggerModel) -> None:
-        """Store a trigger item whole (what ``item.save()`` does; a test's seed)."""
+    def put_trigger(self, item: TriggerModel | Trigger) -> None:
+        """Store a trigger whole (what ``insert_trigger`` does, unconditionally; a test's seed)."""
+        if isinstance(item, Trigger):
+            item = triggers.trigger_item(item)
         item.serialize()  # pynamodb's own check: a required attribute missing raises
         with self._lock:
             self._triggers[item.id] = _copy(item)
 
-    def get_trigger(self, trigger_id: str, *, consistent: bool = True) -> TriggerModel | None:
+    def get_trigger(self, trigger_id: str, *, consistent: bool = True) -> Trigger | None:
         with self._lock:
             item = self._triggers.get(trigger_id)
-            return None if item is None else _copy(item)
+            return None if item is None else _read(item)
 
     def _entry(self, trigger_id: str, run_id: str) -> tuple[TriggerModel | None, dict | None]:
         item = self._triggers.get(trigger_id)
@@ -109,7 +116,7 @@ class MemoryStore:
         stands: bool = False,
         move_shard: bool = False,
         started_ms: int | None = None,
-    ) -> tuple[str, TriggerModel | None]:
+    ) -> tuple[str, Trigger | None]:
         with self._lock:
             item = self._triggers.get(trigger_id)
             if item is None:
@@ -138,7 +145,7 @@ class MemoryStore:
                 stands=stands,
                 move_shard=move_shard,
             )
-            return claims.ClaimResult.CLAIMED, _copy(item)
+            return claims.ClaimResult.CLAIMED, _read(item)
 
     @staticmethod
     def _move_slot(
@@ -182,7 +189,7 @@ class MemoryStore:
         started: bool = True,
         event_id: str | None = None,
         started_ms: int | None = None,
-    ) -> tuple[str, TriggerModel | None]:
+    ) -> tuple[str, Trigger | None]:
         with self._lock:
             item = self._triggers.get(trigger_id)
             in_flight = plain_map(item.in_flight) if item is not None else {}
@@ -203,11 +210,11 @@ class MemoryStore:
             self._set_entry(item, run_id, entry)
             item.due_at = lease_ms if item.due_at is None else item.due_at  # if_not_exists
             item.due_shard = shard if item.due_shard is None else item.due_shard
-            return claims.ClaimResult.CLAIMED, _copy(item)
+            return claims.ClaimResult.CLAIMED, _read(item)
 
     def start_run(
         self, trigger_id: str, *, run_id: str, lease_ms: int, started_ms: int | None = None
-    ) -> TriggerModel | None:
+    ) -> Trigger | None:
         with self._lock:
             item, entry = self._entry(trigger_id, run_id)
             if item is None or entry is None or int(entry.get("s", -1)) != 0:
@@ -216,7 +223,7 @@ class MemoryStore:
             if started_ms is not None:
                 entry["a"] = started_ms
             self._set_entry(item, run_id, entry)
-            return _copy(item)
+            return _read(item)
 
     def release_claim(
         self, trigger_id: str, *, run_id: str, slot_ms: int | None, shard: str = "0"
@@ -253,7 +260,7 @@ class MemoryStore:
         next_fire_override_ms: int | None = None,
         shard: str,
         failure_counts: bool = True,
-    ) -> TriggerModel | None:
+    ) -> Trigger | None:
         with self._lock:
             item, entry = self._entry(trigger_id, run_id)
             if item is None:
@@ -265,7 +272,7 @@ class MemoryStore:
                 same = last.get("id") == run_id and _int(last.get("finished_at")) == _int(
                     last_run.get("finished_at")
                 )
-                return _copy(item) if same else None
+                return _read(item) if same else None
             self._set_entry(item, run_id, None)
             item.last_run = dict(last_run)  # type: ignore[assignment]
             if succeeded is not None:
@@ -277,7 +284,7 @@ class MemoryStore:
             if next_fire_override_ms is not None:
                 item.next_fire_at = item.due_at = next_fire_override_ms
                 item.due_shard, item.next_slot = shard, None
-            return _copy(item)
+            return _read(item)
 
     def reap_run(
         self,
@@ -327,7 +334,7 @@ class MemoryStore:
             item.stateless_version = version
             return True
 
-    def state_of(self, item: TriggerModel) -> tuple[dict, int]:
+    def state_of(self, item: Trigger) -> tuple[dict, int]:
         if not real_state.has_state(item):
             return {}, 0
         state, version = self.get_state(item.id)

@@ -4,20 +4,87 @@ The store's functions take and return these (issue 27, item 1); the services nev
 model object, so a service cannot save, update or delete an item behind the store's back,
 and the store's twin (``tests/memory_store.py``) can hand back the same types.
 
-Converted so far: API keys, audit entries, recorded webhook deliveries, run records,
-events (and the rows of their queue indexes), and pages of them. The trigger aggregate
-still crosses as a model (``tools/model_names_allowed.json`` counts it).
+Every aggregate crosses as one of these: triggers, API keys, audit entries, recorded
+webhook deliveries, run records, events (and the rows of their queue indexes), and pages
+of them. A change to a stored item is one of the store's named writes (most of them fenced),
+never a record handed back to be saved: to build a new trigger, ``dataclasses.replace`` the
+record and give it to ``store/trigger_writes.insert_trigger``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
-__all__ = ["ApiKey", "AuditEntry", "Delivery", "EventRecord", "Page", "PendingRow", "RunRecord"]
+__all__ = [
+    "ApiKey",
+    "AuditEntry",
+    "Delivery",
+    "EventRecord",
+    "Notification",
+    "Page",
+    "PendingRow",
+    "RunRecord",
+    "Trigger",
+]
 
 _R = TypeVar("_R")
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """A trigger as stored: its settings (``spec``, compact JSON), its schedule (``sched``),
+    where the due index keys it, who owns it now (``in_flight``: ``run_id`` → ``{l: lease,
+    s: started, k: surface, t: slot}``) and its counters. The field names are the item's.
+
+    A read of the item, not a handle on it: the store's writes take the id (and, where they
+    are fenced, the ``version`` or the ``in_flight`` size read here).
+    """
+
+    id: str
+    tenant: str = ""
+    workflow: str = ""
+    kind: str = "schedule"
+    spec: str = "{}"
+    created_ms: int = 0
+    updated_ms: int = 0
+    sched: str | None = None
+    status: str = "active"
+    disabled_reason: str | None = None
+    due_shard: str | None = None
+    due_at: int | None = None
+    next_fire_at: int | None = None
+    in_flight: dict[str, Any] = field(default_factory=dict)
+    consecutive_failures: int = 0
+    run_count: int = 0
+    last_run: dict[str, Any] | None = None
+    created_by: str | None = None
+    version: int = 1
+    webhook_token: str | None = None
+    secret_sealed: str | None = None
+    secret_prev_sealed: str | None = None
+    secret_prev_until: int | None = None
+    secret_older: str | None = None
+    outbound_secret_sealed: str | None = None
+    disabled_note: str | None = None
+    disabled_by: str | None = None
+    disabled_ms: int | None = None
+    backfill_left: int | None = None
+    stateless_version: int | None = None
+    next_slot: int | None = None
+    key: str | None = None
+    managed_by: str | None = None
+    drift: str | None = None
+
+
+@dataclass(frozen=True)
+class Notification:
+    """One alert notification as kept: what it said (``body``) and how its sending ended."""
+
+    body: dict[str, Any]
+    outcome: str | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""A trigger's stored settings (``TriggerModel.spec``), typed, with every default in one place.
+"""A trigger's stored settings (``Trigger.spec``), typed, with every default in one place.
 
 The spec is stored as the JSON of a validated ``TriggerIn`` without ``state``, ``enabled``
 and the event's secret, and **without its defaults** (``compact``): the trigger item is
@@ -271,7 +271,7 @@ class TriggerSpec:
 
     @classmethod
     def from_json(cls, text: str | None) -> TriggerSpec:
-        """Read ``TriggerModel.spec`` as stored (an externalized payload is not read back)."""
+        """Read ``Trigger.spec`` as stored (an externalized payload is not read back)."""
         return cls.from_dict(json.loads(text or "{}"))
 
     def has_tag(self, tag: str) -> bool:

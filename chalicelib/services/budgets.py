@@ -8,14 +8,14 @@ read per trigger that has ``limits.max_usd``; none for the others.
 
 from __future__ import annotations
 
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.store.ledger import LedgerTotals, newest_totals
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["budget_view"]
 
 
-def budget_view(item: TriggerModel, spec: dict) -> dict:
+def budget_view(item: Trigger, spec: dict) -> dict:
     """``{"budget": {max_usd, budget_period, period, spent_usd, reserved_usd}}`` or nothing."""
     found = TriggerSpec.from_dict(spec).budget
     if found is None:

@@ -6,10 +6,9 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from chalicelib.domain.errors import NotFound
-from chalicelib.domain.records import EventRecord
+from chalicelib.domain.records import EventRecord, Trigger
 from chalicelib.services.auth import Principal
 from chalicelib.store import dynamo, event_reads
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["load_owned", "load_owned_event"]
 
@@ -35,7 +34,7 @@ def _owned(
     return found
 
 
-def load_owned(principal: Principal, trigger_id: str) -> TriggerModel:
+def load_owned(principal: Principal, trigger_id: str) -> Trigger:
     """The trigger if it belongs to the caller's tenant; 404 otherwise (also for other tenants)."""
     return _owned(principal, "trigger", trigger_id, "trg_", dynamo.get_trigger)
 

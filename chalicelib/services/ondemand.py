@@ -37,6 +37,7 @@ from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.errors import Conflict, ServiceUnavailable, ValidationError
 from chalicelib.domain.history import slot_ran
 from chalicelib.domain.ids import schedule_run_id
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.runs import scheduled_slot_of_run
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
@@ -49,7 +50,6 @@ from chalicelib.settings import get_settings
 from chalicelib.store import backfill as store
 from chalicelib.store import dynamo
 from chalicelib.store.backfill import delete_fire_payload, save_fire_payload
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def drop_backfill(trigger_id: str) -> None:
     store.drop_pending(trigger_id)
 
 
-def _already_ran(item: TriggerModel, run_ids: list[str]) -> set[str]:
+def _already_ran(item: Trigger, run_ids: list[str]) -> set[str]:
     """The run ids among ``run_ids`` that ran, run now, or are claimed.
 
     A ``skipped`` record does not count: the slot never ran its workflow (the switch was
@@ -126,7 +126,7 @@ def _already_ran(item: TriggerModel, run_ids: list[str]) -> set[str]:
     return done & set(run_ids)
 
 
-def _estimate_usd(item: TriggerModel, slots: int) -> tuple[float, int]:
+def _estimate_usd(item: Trigger, slots: int) -> tuple[float, int]:
     """The mean cost of the trigger's latest finished runs, times ``slots``."""
     costs = store.recent_costs(item.id, limit=ESTIMATE_FROM_RUNS)
     if not costs:
@@ -182,7 +182,7 @@ def backfill(principal: Principal, trigger_id: str, body: Any, *, now: datetime)
     return {"slots": len(todo), "run_ids": [ids[slot] for slot in todo]}
 
 
-def _check_window(item: TriggerModel, data: BackfillIn, *, now: datetime) -> None:
+def _check_window(item: Trigger, data: BackfillIn, *, now: datetime) -> None:
     """Step 1's checks that need no slots: a schedule, the switch, a past window."""
     if item.kind == "event" or not item.sched:
         raise ValidationError(
@@ -199,7 +199,7 @@ def _check_window(item: TriggerModel, data: BackfillIn, *, now: datetime) -> Non
         )
 
 
-def _slots_to_consider(item: TriggerModel, data: BackfillIn) -> list[int]:
+def _slots_to_consider(item: Trigger, data: BackfillIn) -> list[int]:
     """The window's slots (epoch ms), those the heartbeat fires itself left out."""
     spec = decode_schedule(item.sched or "")
     found = slots_between(spec, start=data.from_, end=data.to, limit=MAX_BACKFILL_SLOTS)
@@ -216,9 +216,9 @@ def _slots_to_consider(item: TriggerModel, data: BackfillIn) -> list[int]:
     return slot_ms
 
 
-def _start(item: TriggerModel, todo: list[int]) -> None:
+def _start(item: Trigger, todo: list[int]) -> None:
     # One backfill at a time: the marker is set only if none is pending.
-    if not store.mark_started(item, len(todo)):
+    if not store.mark_started(item.id, len(todo)):
         fresh = dynamo.get_trigger(item.id)
         left = int(fresh.backfill_left or 0) if fresh is not None else 0
         raise Conflict(
@@ -302,7 +302,7 @@ def _on_finish(ctx: RunContext) -> None:
         dispatch_backfill(ctx.item.id, now=ctx.finished_at or ctx.now)
 
 
-def _on_lost(*, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+def _on_lost(*, item: Trigger, run_id: str, entry: Any, now: datetime) -> None:
     kind = entry.get("k") if isinstance(entry, dict) else None
     if kind == "m":
         delete_fire_payload(run_id)
@@ -322,5 +322,5 @@ class OnDemandPolicy(RunPolicy):
     def after_settle(self, ctx: RunContext) -> None:
         _on_finish(ctx)
 
-    def after_lost(self, *, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+    def after_lost(self, *, item: Trigger, run_id: str, entry: Any, now: datetime) -> None:
         _on_lost(item=item, run_id=run_id, entry=entry, now=now)

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from chalicelib.domain.records import Trigger
 from chalicelib.observability import logger, record_metric
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage
 from chalicelib.workflows import Fire, Result
 
@@ -70,7 +70,7 @@ class Refusal:
 class RunContext:
     """What a guard or hook sees of the run."""
 
-    item: TriggerModel
+    item: Trigger
     spec: dict
     message: FireMessage
     now: datetime
@@ -104,7 +104,7 @@ class RunPolicy:
     def after_settle(self, ctx: RunContext) -> None:
         return None
 
-    def after_lost(self, *, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+    def after_lost(self, *, item: Trigger, run_id: str, entry: Any, now: datetime) -> None:
         return None
 
 
@@ -174,7 +174,7 @@ class Pipeline:
                 self.sleep(0.05 * 2**attempt)
         return None
 
-    def after_lost(self, *, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+    def after_lost(self, *, item: Trigger, run_id: str, entry: Any, now: datetime) -> None:
         """Every policy's ``after_lost``, in reverse order; one that raises does not stop the
         others, and the first error is raised once they all ran (the sweep retries)."""
         first: Exception | None = None

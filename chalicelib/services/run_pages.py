@@ -17,6 +17,7 @@ from typing import Any
 from chalicelib.domain.errors import Conflict, NotFound
 from chalicelib.domain.history import records_run
 from chalicelib.domain.ids import trigger_id_of_run
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.run_detail import clip_payload, error_detail
 from chalicelib.domain.runs import SURFACE_CODES
 from chalicelib.services.auth import Principal
@@ -26,7 +27,6 @@ from chalicelib.services.triggers.run_lists import get_run_view
 from chalicelib.services.triggers.shared import last_run_of, stored_spec
 from chalicelib.store import backfill, dynamo, event_reads, run_details
 from chalicelib.store.backfill import NO_PAYLOAD
-from chalicelib.store.models import TriggerModel
 from chalicelib.workflows.remote import display_target
 
 __all__ = ["get_run_page", "rerun", "owned_trigger_of_run", "RECORD_WAIT_S"]
@@ -37,7 +37,7 @@ RECORD_DUE_WINDOW_MS = 30_000
 RECORD_WAIT_S = 3.0
 
 
-def owned_trigger_of_run(principal: Principal, run_id: str) -> TriggerModel | None:
+def owned_trigger_of_run(principal: Principal, run_id: str) -> Trigger | None:
     """The trigger of ``run_id`` if the caller's tenant owns it (None if gone)."""
     trigger_id = trigger_id_of_run(run_id) if len(run_id) <= 200 else None
     if trigger_id is None:
@@ -136,7 +136,7 @@ def _event_payload(event_id: str | None) -> tuple[bool, Any]:
     return True, payload_of(raw)
 
 
-def _payload(view: dict, detail: dict, item: TriggerModel | None) -> tuple[bool, Any, str]:
+def _payload(view: dict, detail: dict, item: Trigger | None) -> tuple[bool, Any, str]:
     """``(known, payload, source)``: the run's own, the event's, or the trigger's."""
     if "payload" in detail:
         return True, detail["payload"], "run"

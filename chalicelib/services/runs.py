@@ -7,10 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.ids import run_sort_key
-from chalicelib.domain.records import RunRecord
+from chalicelib.domain.records import RunRecord, Trigger
 from chalicelib.domain.run_detail import duration_of
 from chalicelib.settings import get_settings
-from chalicelib.store.models import TriggerModel
 from chalicelib.workflows.remote import display_target
 
 __all__ = ["new_run_record", "run_view", "iso_ms"]
@@ -31,7 +30,7 @@ def iso_ms(ms: float | int | None) -> str | None:
 
 
 def new_run_record(
-    item: TriggerModel,
+    item: Trigger,
     *,
     run_id: str,
     surface: str,

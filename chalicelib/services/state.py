@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.records import Trigger
 from chalicelib.observability import logger
-from chalicelib.store.models import TriggerModel
 from chalicelib.workflows import Workflow, get_workflow, is_known_target
 
 __all__ = ["state_problem", "validate_state", "seed_state", "warnings_view"]
@@ -72,7 +72,7 @@ def seed_state(workflow: Workflow | None, data: Any, state: dict) -> dict:
     return {**seeded, **(state or {})}
 
 
-def warnings_view(item: TriggerModel, state: dict | None) -> dict:
+def warnings_view(item: Trigger, state: dict | None) -> dict:
     """On the trigger's view: what a reader of this trigger should know (``warnings``)."""
     warnings: list[str] = []
     if not is_known_target(item.workflow):

@@ -19,9 +19,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.domain.event_sources import DELIVERED_SOURCES
+from chalicelib.domain.records import Trigger
 from chalicelib.services import events
 from chalicelib.sources import wiring
-from chalicelib.store.models import TriggerModel
 
 if TYPE_CHECKING:  # the request models load pydantic: not on the ingest path (cold start)
     from chalicelib.domain.spec import EventIn
@@ -29,8 +29,9 @@ if TYPE_CHECKING:  # the request models load pydantic: not on the ingest path (c
 __all__ = ["prepare", "on_delete"]
 
 
-def prepare(item: TriggerModel, event_in: EventIn, *, now: datetime) -> dict:
-    """Create-time checks and wiring of an event trigger, whatever its source."""
+def prepare(item: Trigger, event_in: EventIn, *, now: datetime) -> tuple[Trigger, dict]:
+    """Create-time checks and wiring of an event trigger, whatever its source: the
+    trigger to store (a webhook's token and sealed secret), and what is shown once."""
     from chalicelib.domain.spec import validate_source_fields  # cold start: API only
 
     validate_source_fields(event_in)
@@ -38,7 +39,7 @@ def prepare(item: TriggerModel, event_in: EventIn, *, now: datetime) -> dict:
         return events.prepare(item, event_in, now=now)
     events.validate_event(event_in)
     wiring.provision(item.id, event_in)
-    return {}
+    return item, {}
 
 
 def validate_event(event_in: EventIn) -> None:
@@ -50,7 +51,7 @@ def validate_event(event_in: EventIn) -> None:
     events.validate_event(event_in)
 
 
-def on_delete(item: TriggerModel) -> None:
+def on_delete(item: Trigger) -> None:
     """Remove the AWS wiring of a deleted trigger (nothing for webhooks)."""
     if item.kind != "event":
         return

@@ -21,6 +21,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib.domain.errors import Gone, ServiceUnavailable
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import events
@@ -28,7 +29,6 @@ from chalicelib.sources.payloads import email_payload, s3_matches, s3_payload
 from chalicelib.sources.wiring import mail_prefix
 from chalicelib.store import dynamo
 from chalicelib.store.aws import client
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["handle_batch", "handle_message"]
 
@@ -78,7 +78,7 @@ def _dropped(why: str) -> str:
     return why
 
 
-def _trigger(trigger_id: str, source: str) -> tuple[TriggerModel, dict] | None:
+def _trigger(trigger_id: str, source: str) -> tuple[Trigger, dict] | None:
     item = dynamo.get_trigger(trigger_id)
     if item is None or item.kind != "event":
         return None
@@ -88,7 +88,7 @@ def _trigger(trigger_id: str, source: str) -> tuple[TriggerModel, dict] | None:
     return item, event
 
 
-def _store(item: TriggerModel, source: str, payload: dict, *, now: datetime) -> str:
+def _store(item: Trigger, source: str, payload: dict, *, now: datetime) -> str:
     try:
         status, answer = events.ingest(item, source=source, payload=payload, now=now)
     except Gone:

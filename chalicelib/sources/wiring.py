@@ -24,14 +24,15 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib.domain.errors import ServiceUnavailable, ValidationError
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger
 from chalicelib.settings import get_settings
+from chalicelib.store import trigger_reads
 from chalicelib.store.aws import client
 
 if TYPE_CHECKING:  # the request models load pydantic: not on the ingest path (cold start)
     from chalicelib.domain.spec import EventIn
-from chalicelib.store.models import TriggerModel
 
 __all__ = [
     "rule_name",
@@ -265,7 +266,7 @@ def _put_receipt_rule(trigger_id: str, *, address: str) -> None:
     )
 
 
-def unprovision(item: TriggerModel) -> None:
+def unprovision(item: Trigger) -> None:
     """Remove a deleted trigger's wiring; a failure is logged, never raised (it is deleted)."""
     event = TriggerSpec.from_json(item.spec).event or {}
     source = event.get("source")
@@ -291,7 +292,7 @@ def rewire_all() -> list[tuple[str, str]]:
     from chalicelib.domain.spec import DELIVERED_SOURCES, EventIn, parse_model
 
     problems = []
-    for item in TriggerModel.scan(TriggerModel.kind == "event"):
+    for item in trigger_reads.scan_triggers(kind="event"):
         event = TriggerSpec.from_json(item.spec).event or {}
         if event.get("source") not in DELIVERED_SOURCES or event.get("source") == "file":
             continue

@@ -24,8 +24,10 @@ from typing import Any
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 
+from chalicelib.domain.records import Notification
 from chalicelib.store.base import TableBase, condition_failed
 from chalicelib.store.events import EventModel
+from chalicelib.store.paging import take_page
 
 __all__ = [
     "AlertModel",
@@ -39,7 +41,7 @@ __all__ = [
     "set_outcome",
     "set_outcomes",
     "pending_in",
-    "query_notifications",
+    "notifications_page",
     "take_quiet",
     "claim_flush",
     "release_flush",
@@ -181,14 +183,18 @@ def pending_in(policy_id: str, *, from_ms: int, to_ms: int) -> list[tuple[str, d
     return [(item.sk, json.loads(item.body or "{}")) for item in results]
 
 
-def query_notifications(policy_id: str, *, limit: int, last_evaluated_key: dict | None) -> Any:
-    """Newest first; a pynamodb result iterator (for ``take_page``)."""
-    return AlertModel.query(
-        f"n#{policy_id}",
-        scan_index_forward=False,
-        page_size=limit,
-        last_evaluated_key=last_evaluated_key,
+def notifications_page(
+    policy_id: str, *, limit: int, cursor: dict | None
+) -> tuple[list[Notification], dict | None]:
+    """A page of a policy's notifications, newest first, and the key to resume after."""
+    results = AlertModel.query(
+        f"n#{policy_id}", scan_index_forward=False, page_size=limit, last_evaluated_key=cursor
     )
+    rows, last_key = take_page(results, AlertModel, limit=limit)
+    return [
+        Notification(json.loads(row.body or "{}"), outcome=row.outcome, error=row.error)
+        for row in rows
+    ], last_key
 
 
 def take_quiet(

@@ -149,11 +149,11 @@ def set_left(trigger_id: str, left: int) -> None:
             raise  # else the trigger was deleted meanwhile
 
 
-def mark_started(item: TriggerModel, slots: int) -> bool:
+def mark_started(trigger_id: str, slots: int) -> bool:
     """Set ``backfill_left`` only if no backfill is pending (one at a time); False if one is."""
     t = TriggerModel
     try:
-        item.update(
+        TriggerModel(trigger_id).update(
             actions=[t.backfill_left.set(slots)],
             condition=t.backfill_left.does_not_exist() | (t.backfill_left == 0),
         )

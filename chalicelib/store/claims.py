@@ -20,9 +20,10 @@ from typing import Any
 from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition, size
 
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.rules import due_with_slot
 from chalicelib.store.base import condition_failed, missing_path, opt_int, plain_map
-from chalicelib.store.triggers import STANDING_DUE, TriggerModel, entry_after_error
+from chalicelib.store.triggers import STANDING_DUE, TriggerModel, entry_after_error, trigger_record
 
 __all__ = [
     "ClaimResult",
@@ -67,7 +68,7 @@ def claim_slot_and_start(
     stands: bool = False,
     move_shard: bool = False,
     started_ms: int | None = None,
-) -> tuple[str, TriggerModel | None]:
+) -> tuple[str, Trigger | None]:
     """The runner's first write for a scheduled fire: claim the slot and start the run.
 
     One conditional update, taken when the fire is due (not when it was enqueued): the
@@ -112,7 +113,7 @@ def claim_slot_and_start(
         if condition_failed(exc):
             return ClaimResult.LOST, None
         raise
-    return ClaimResult.CLAIMED, item
+    return ClaimResult.CLAIMED, trigger_record(item)
 
 
 def _slot_actions(
@@ -170,7 +171,7 @@ def release_claim(trigger_id: str, *, run_id: str, slot_ms: int | None, shard: s
 
 def start_run(
     trigger_id: str, *, run_id: str, lease_ms: int, started_ms: int | None = None
-) -> TriggerModel | None:
+) -> Trigger | None:
     """The runner's first write: accept the run only if it is still ours and not started.
 
     None means fenced out: a duplicate delivery, or a claim that was reaped or released.
@@ -199,7 +200,7 @@ def start_run(
         if condition_failed(exc) or missing_path(exc):
             return None
         raise
-    return item
+    return trigger_record(item)
 
 
 def claim_and_start(
@@ -214,7 +215,7 @@ def claim_and_start(
     started: bool = True,
     event_id: str | None = None,
     started_ms: int | None = None,
-) -> tuple[str, TriggerModel | None]:
+) -> tuple[str, Trigger | None]:
     """Claim a slot for an event or manual run (and start it in the same write if ``started``)."""
     t = TriggerModel
     entry: dict = {"l": lease_ms, "s": 1 if started else 0, "k": surface[0]}
@@ -240,7 +241,7 @@ def claim_and_start(
         if condition_failed(exc):
             return ClaimResult.BUSY, None
         raise
-    return ClaimResult.CLAIMED, item
+    return ClaimResult.CLAIMED, trigger_record(item)
 
 
 def drop_claim(trigger_id: str, *, run_id: str, lease_ms: int) -> bool:
@@ -292,7 +293,7 @@ def settle_run(
     next_fire_override_ms: int | None = None,
     shard: str,
     failure_counts: bool = True,
-) -> TriggerModel | None:
+) -> Trigger | None:
     """Release the claim and count the run: fenced on ``in_flight[run_id]``.
 
     Always called, on success and on failure: a claim leaked here is a trigger stuck
@@ -321,7 +322,7 @@ def settle_run(
     for attempt in range(SETTLE_ATTEMPTS):
         try:
             item.update(actions=actions, condition=t.in_flight[run_id].exists())
-            return item
+            return trigger_record(item)
         except UpdateError as exc:
             # Settling is fenced (it removes our entry), so it can apply only once and is
             # safe to try again; after a lost reply, last_run says whether it applied.

@@ -24,9 +24,9 @@ from collections.abc import Iterable
 
 from pynamodb.exceptions import DoesNotExist
 
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.trigger_spec import expand, split_about
 from chalicelib.store.state import StateModel
-from chalicelib.store.triggers import TriggerModel
 
 __all__ = [
     "PAYLOAD_INLINE_BYTES",
@@ -108,7 +108,7 @@ def payload_ref(spec: dict) -> str | None:
     return str(ref) if ref else None
 
 
-def load_spec(item: TriggerModel, *, about: bool | dict = False) -> dict:
+def load_spec(item: Trigger, *, about: bool | dict = False) -> dict:
     """The trigger's settings as the user gave them, every default spelled out (as the
     request model dumps them) and an externalized payload read back.
 
@@ -128,7 +128,7 @@ def load_spec(item: TriggerModel, *, about: bool | dict = False) -> dict:
     return spec
 
 
-def load_abouts(items: Iterable[TriggerModel]) -> dict[str, dict]:
+def load_abouts(items: Iterable[Trigger]) -> dict[str, dict]:
     """The about parts of ``items`` that have one, by trigger id (one BatchGetItem a 100)."""
     refs = {}
     for item in items:

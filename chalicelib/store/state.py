@@ -23,6 +23,7 @@ from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist, PutError, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.domain.records import Trigger
 from chalicelib.store.base import TableBase, condition_failed
 from chalicelib.store.conditions import transaction_cancelled
 from chalicelib.store.triggers import TriggerModel
@@ -66,7 +67,7 @@ def has_state(item: Any) -> bool:
     return stamp is None or int(stamp) != int(getattr(item, "version", None) or 1)
 
 
-def state_of(item: TriggerModel) -> tuple[dict, int]:
+def state_of(item: Trigger) -> tuple[dict, int]:
     """``get_state`` for a fire of ``item``, without a read when it is known to have none.
 
     A fire that reads and finds none stamps the trigger, so the fires after it skip the read.

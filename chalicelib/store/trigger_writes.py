@@ -19,15 +19,13 @@ from pynamodb.expressions.condition import size
 from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
-from chalicelib.store import dynamo
+from chalicelib.domain.records import Trigger
 from chalicelib.store.conditions import condition_failed, transaction_cancelled
-from chalicelib.store.models import StateModel, TriggerModel
 from chalicelib.store.removal import delete_if_present
-from chalicelib.store.state import transaction_connection
+from chalicelib.store.state import StateModel, get_state, transaction_connection
+from chalicelib.store.triggers import TriggerModel, trigger_item, trigger_record
 
 __all__ = [
-    "new_trigger",
-    "target_probe",
     "insert_trigger",
     "delete_trigger",
     "delete_state",
@@ -46,27 +44,18 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def new_trigger(trigger_id: str, **attributes: Any) -> TriggerModel:
-    """A trigger item, not yet stored (``insert_trigger`` stores it)."""
-    return TriggerModel(trigger_id, **attributes)
-
-
-def target_probe(item: TriggerModel) -> TriggerModel:
-    """A blank item of the same trigger and tenant: checks a target without touching ``item``."""
-    return TriggerModel(item.id, tenant=item.tenant)
-
-
-def insert_trigger(item: TriggerModel, *, state: dict | None) -> None:
+def insert_trigger(item: Trigger, *, state: dict | None) -> None:
     """Store a new trigger (and its first state): never over an existing id."""
     if state:
         StateModel(item.id, state=_compact(state), version=1).save()
-    item.save(condition=TriggerModel.id.does_not_exist())
+    trigger_item(item).save(condition=TriggerModel.id.does_not_exist())
 
 
-def delete_trigger(item: TriggerModel) -> TriggerModel | None:
-    """Delete the trigger item (its runs stay until their retention): the item as it was
-    when removed, or None if another caller removed it first (``store/removal.py``)."""
-    return delete_if_present(item)
+def delete_trigger(trigger_id: str) -> Trigger | None:
+    """Delete the trigger item (its runs stay until their retention): the trigger as it
+    was when removed, or None if another caller removed it first (``store/removal.py``)."""
+    removed = delete_if_present(TriggerModel(trigger_id))
+    return None if removed is None else trigger_record(removed)
 
 
 def delete_state(trigger_id: str) -> None:
@@ -97,8 +86,9 @@ def _cleared_pause() -> list[Action]:
     ]
 
 
-def enable_trigger(item: TriggerModel, *, now_ms: int, slot: Slot | None) -> None:
-    """Make ``item`` active (updated in place): the pause's reason, note and author go."""
+def enable_trigger(trigger_id: str, *, now_ms: int, slot: Slot | None) -> Trigger:
+    """Make the trigger active: the pause's reason, note and author go. The trigger as
+    written."""
     t = TriggerModel
     actions: list[Action] = [t.updated_ms.set(now_ms), t.version.add(1), t.status.set("active")]
     actions += _cleared_pause()
@@ -109,13 +99,16 @@ def enable_trigger(item: TriggerModel, *, now_ms: int, slot: Slot | None) -> Non
             t.due_shard.set(slot.due_shard),
             t.next_slot.remove(),  # keyed on the new slot; its claim stands it again
         ]
+    item = TriggerModel(trigger_id)
     item.update(actions=actions)
+    return trigger_record(item)
 
 
 def pause_trigger(
-    item: TriggerModel, *, by: str, now_ms: int, note: str | None, manual: bool
-) -> None:
-    """Disable ``item`` (updated in place), recording who and when, and the note if any.
+    trigger_id: str, *, by: str, now_ms: int, note: str | None, manual: bool
+) -> Trigger:
+    """Disable the trigger, recording who and when, and the note if any; the trigger as
+    written.
 
     ``manual`` sets the reason to ``manual`` (an already disabled trigger keeps its own).
     """
@@ -130,7 +123,9 @@ def pause_trigger(
     ]
     if manual:
         actions.append(t.disabled_reason.set("manual"))
+    item = TriggerModel(trigger_id)
     item.update(actions=actions)
+    return trigger_record(item)
 
 
 @dataclass(frozen=True)
@@ -266,26 +261,30 @@ def _write_with_state(
             raise
         # Which condition failed? Ask the items rather than the cancellation reasons:
         # moto lists the reasons in table-name order, DynamoDB in request order.
-        if dynamo.get_state(trigger_id)[1] != state.expected_version:
+        if get_state(trigger_id)[1] != state.expected_version:
             return EditOutcome.STATE_RACED
         return EditOutcome.RACED
     return EditOutcome.WRITTEN
 
 
-def write_edit(item: TriggerModel, edit: TriggerEdit, state: StateEdit | None = None) -> str:
-    """Write one PATCH; an ``EditOutcome``.
+def write_edit(
+    trigger_id: str, edit: TriggerEdit, state: StateEdit | None = None
+) -> tuple[str, Trigger | None]:
+    """Write one PATCH: an ``EditOutcome``, and the trigger as written when it is known.
 
-    Without a state, one conditional UpdateItem (``item`` is updated in place); with one,
-    a transaction of the update and the state's compare-and-set (re-read the item after).
+    Without a state, one conditional UpdateItem (it answers the item as written); with
+    one, a transaction of the update and the state's compare-and-set (it answers no item:
+    read it again).
     """
     actions = _edit_actions(edit)
     condition = _edit_condition(edit)
     if state is not None:
-        return _write_with_state(item.id, actions, condition, state)
+        return _write_with_state(trigger_id, actions, condition, state), None
+    item = TriggerModel(trigger_id)
     try:
         item.update(actions=actions, condition=condition)
     except UpdateError as exc:
         if condition_failed(exc):
-            return EditOutcome.RACED
+            return EditOutcome.RACED, None
         raise
-    return EditOutcome.WRITTEN
+    return EditOutcome.WRITTEN, trigger_record(item)

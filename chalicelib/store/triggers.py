@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from pynamodb.attributes import MapAttribute, NumberAttribute, UnicodeAttribute
@@ -32,6 +32,7 @@ from pynamodb.exceptions import DoesNotExist, UpdateError
 from pynamodb.expressions.condition import size
 from pynamodb.indexes import GlobalSecondaryIndex, IncludeProjection, KeysOnlyProjection
 
+from chalicelib.domain.records import Trigger
 from chalicelib.store.base import TableBase, condition_failed, plain_map
 
 __all__ = [
@@ -40,6 +41,8 @@ __all__ = [
     "TriggersByTenant",
     "DueRow",
     "STANDING_DUE",
+    "trigger_record",
+    "trigger_item",
     "next_slot_of",
     "is_standing",
     "iter_standing",
@@ -152,13 +155,42 @@ class DueRow:
         return self.due_at == STANDING_DUE
 
 
-def next_slot_of(item: TriggerModel) -> int | None:
+_MAPS = frozenset({"in_flight", "last_run"})
+_TEXT = frozenset(
+    f.name for f in fields(Trigger) if f.type in ("str", "str | None")
+)  # the rest, maps aside, are numbers
+
+
+def _field_value(name: str, value: Any) -> Any:
+    if value is None or name in _TEXT:
+        return value
+    if name in _MAPS:
+        return plain_map(value)
+    return int(value)
+
+
+def trigger_record(stored: TriggerModel) -> Trigger:
+    """The record a stored trigger item holds (its maps as plain dicts)."""
+    values = {f.name: _field_value(f.name, getattr(stored, f.name)) for f in fields(Trigger)}
+    if values["last_run"] == {}:
+        values["last_run"] = None
+    values["in_flight"] = values["in_flight"] or {}
+    return Trigger(**values)
+
+
+def trigger_item(record: Trigger) -> TriggerModel:
+    """The item that stores ``record`` (not saved)."""
+    values = {f.name: getattr(record, f.name) for f in fields(Trigger) if f.name != "id"}
+    return TriggerModel(record.id, **values)
+
+
+def next_slot_of(item: Trigger) -> int | None:
     """The trigger's next slot, standing (``next_slot``) or keyed (``next_fire_at``)."""
     value = item.next_slot if item.next_slot is not None else item.next_fire_at
     return None if value is None else int(value)
 
 
-def is_standing(item: TriggerModel) -> bool:
+def is_standing(item: Trigger) -> bool:
     """Whether the item is in the standing form (its claims fence on ``next_slot``)."""
     return item.next_slot is not None
 
@@ -209,10 +241,10 @@ def query_due(shard: str, *, until_ms: int, limit: int = 1000) -> list[DueRow]:
     return rows
 
 
-def get_trigger(trigger_id: str, *, consistent: bool = True) -> TriggerModel | None:
-    """The trigger item, or None."""
+def get_trigger(trigger_id: str, *, consistent: bool = True) -> Trigger | None:
+    """The trigger, or None."""
     try:
-        return TriggerModel.get(trigger_id, consistent_read=consistent)
+        return trigger_record(TriggerModel.get(trigger_id, consistent_read=consistent))
     except DoesNotExist:
         return None
 
@@ -222,12 +254,12 @@ def entry_lease(entry: Any) -> int:
     return int(entry.get("l", 0)) if isinstance(entry, dict) else 0
 
 
-def in_flight_of(item: TriggerModel) -> dict:
-    """The ``in_flight`` map of an item as a plain dict."""
+def in_flight_of(item: Trigger) -> dict:
+    """The ``in_flight`` map of a trigger as a plain dict."""
     return plain_map(item.in_flight)
 
 
-def entry_after_error(trigger_id: str, run_id: str) -> tuple[TriggerModel | None, dict | None]:
+def entry_after_error(trigger_id: str, run_id: str) -> tuple[Trigger | None, dict | None]:
     """After a write that failed or went unanswered: the item and our ``in_flight`` entry.
 
     Used to tell a write that was applied (its reply lost) from one that was not. A read
@@ -320,7 +352,7 @@ def set_due(
     return _fenced_update(trigger_id, actions, condition)
 
 
-def disable_trigger(trigger_id: str, *, reason: str, now_ms: int) -> TriggerModel | None:
+def disable_trigger(trigger_id: str, *, reason: str, now_ms: int) -> Trigger | None:
     """Disable an active trigger with a visible reason (no-op if already disabled).
 
     With no run in flight it also leaves the due index in the same write, so the
@@ -343,7 +375,7 @@ def disable_trigger(trigger_id: str, *, reason: str, now_ms: int) -> TriggerMode
             condition &= size(t.in_flight) == 0
         try:
             item.update(actions=actions, condition=condition)
-            return item
+            return trigger_record(item)
         except UpdateError as exc:
             if not condition_failed(exc):
                 raise

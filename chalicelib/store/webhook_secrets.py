@@ -7,14 +7,15 @@ import json
 from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.update import Action
 
+from chalicelib.domain.records import Trigger
 from chalicelib.store.conditions import condition_failed
-from chalicelib.store.models import TriggerModel
+from chalicelib.store.triggers import TriggerModel
 
 __all__ = ["write_secrets"]
 
 
 def write_secrets(
-    item: TriggerModel, *, sealed: str, previous: list[tuple[str, int]], now_ms: int
+    item: Trigger, *, sealed: str, previous: list[tuple[str, int]], now_ms: int
 ) -> bool:
     """Replace the secret ``item`` was read with; False if it changed meanwhile.
 
@@ -45,7 +46,7 @@ def write_secrets(
         else t.secret_sealed.does_not_exist()
     )
     try:
-        item.update(actions=actions, condition=condition & t.id.exists())
+        TriggerModel(item.id).update(actions=actions, condition=condition & t.id.exists())
     except UpdateError as exc:
         if condition_failed(exc):
             return False

@@ -26,6 +26,7 @@ from chalicelib.services import keys, triggers
 from chalicelib.services.auth import Principal
 from chalicelib.settings import get_settings, reset_settings
 from chalicelib.store import dynamo, kms
+from chalicelib.store.triggers import TriggerModel
 from chalicelib.workflows import remote
 from chalicelib.workflows.remote import http_target, lambda_target
 from tests.scenarios import fire_next
@@ -248,8 +249,9 @@ def test_a_trigger_holding_another_tenants_function_fails_its_run_and_calls_noth
     trigger_id = triggers.create_trigger(
         root, {"workflow": f"lambda:{FN}ok-fn", "schedule": {"interval_s": 60}}, now=clock()
     )["id"]
-    item = dynamo.get_trigger(trigger_id)
-    item.update(actions=[type(item).workflow.set("lambda:cronhook-test-acme-ok-fn")])
+    TriggerModel(trigger_id).update(
+        actions=[TriggerModel.workflow.set("lambda:cronhook-test-acme-ok-fn")]
+    )
     clock.advance(60)
     assembly.tick(now=clock())
     assert aws.drain(assembly.build_runner(clock=clock)) == ["failed"]

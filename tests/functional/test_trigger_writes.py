@@ -30,17 +30,21 @@ def _edit(item, **fields):
     return TriggerEdit(**{**base, **fields})
 
 
-def test_an_edit_on_the_version_read_is_written_in_place(aws, root, clock):
+def test_an_edit_on_the_version_read_is_written_and_answers_the_trigger_as_written(
+    aws, root, clock
+):
     item = _trigger(root, clock)
-    assert trigger_writes.write_edit(item, _edit(item, workflow="noop")) == EditOutcome.WRITTEN
-    assert item.workflow == "noop" and int(item.version) == 2  # updated in place
-    assert dynamo.get_trigger(item.id).workflow == "noop"
+    outcome, written = trigger_writes.write_edit(item.id, _edit(item, workflow="noop"))
+    assert outcome == EditOutcome.WRITTEN
+    assert written is not None and (written.workflow, written.version) == ("noop", 2)
+    assert item.workflow == "echo"  # the record read before is a value, not a handle
+    assert dynamo.get_trigger(item.id) == written
 
 
 def test_an_edit_on_a_stale_version_is_a_race_and_writes_nothing(aws, root, clock):
     item = _trigger(root, clock)
     edit = _edit(item, workflow="noop", expected_version=int(item.version) + 1)
-    assert trigger_writes.write_edit(item, edit) == EditOutcome.RACED
+    assert trigger_writes.write_edit(item.id, edit) == (EditOutcome.RACED, None)
     assert dynamo.get_trigger(item.id).workflow == "echo"
 
 
@@ -56,7 +60,7 @@ def test_the_slot_fence_fails_when_a_claim_moved_the_slot(aws, root, clock, move
         expected_next_fire_at=expected,
         expected_in_flight=0,
     )
-    assert trigger_writes.write_edit(item, edit) == outcome
+    assert trigger_writes.write_edit(item.id, edit)[0] == outcome
     stored = dynamo.get_trigger(item.id)
     assert int(stored.next_fire_at) == (int(item.next_fire_at) if moved else expected + 60_000)
 
@@ -64,15 +68,16 @@ def test_the_slot_fence_fails_when_a_claim_moved_the_slot(aws, root, clock, move
 def test_the_in_flight_fence_fails_when_a_run_was_claimed(aws, root, clock):
     item = _trigger(root, clock)
     edit = _edit(item, status="disabled", due=DueChange(None), expected_in_flight=1)
-    assert trigger_writes.write_edit(item, edit) == EditOutcome.RACED
+    assert trigger_writes.write_edit(item.id, edit) == (EditOutcome.RACED, None)
     assert dynamo.get_trigger(item.id).status == "active"
 
 
 def test_a_pause_edit_leaves_the_due_index_and_records_who(aws, root, clock):
     item = _trigger(root, clock)
     edit = _edit(item, status="disabled", due=DueChange(None), expected_in_flight=0)
-    assert trigger_writes.write_edit(item, edit) == EditOutcome.WRITTEN
+    outcome, written = trigger_writes.write_edit(item.id, edit)
     stored = dynamo.get_trigger(item.id)
+    assert outcome == EditOutcome.WRITTEN and written == stored
     assert (stored.status, stored.disabled_reason, stored.disabled_by) == (
         "disabled",
         "manual",
@@ -85,31 +90,42 @@ def test_an_edit_with_state_is_one_transaction_and_reports_which_side_raced(aws,
     item = _trigger(root, clock)
     _, version = dynamo.get_state(item.id)
     stale_state = StateEdit({"n": 2}, expected_version=version + 1)
-    assert trigger_writes.write_edit(item, _edit(item), stale_state) == EditOutcome.STATE_RACED
+    assert trigger_writes.write_edit(item.id, _edit(item), stale_state) == (
+        EditOutcome.STATE_RACED,
+        None,
+    )
     stale_item = _edit(item, expected_version=int(item.version) + 1)
-    assert (
-        trigger_writes.write_edit(item, stale_item, StateEdit({"n": 2}, version))
-        == EditOutcome.RACED
+    assert trigger_writes.write_edit(item.id, stale_item, StateEdit({"n": 2}, version)) == (
+        EditOutcome.RACED,
+        None,
     )
     assert dynamo.get_state(item.id) == ({"n": 1}, version)  # neither wrote
     edit = _edit(item, workflow="noop")
-    assert trigger_writes.write_edit(item, edit, StateEdit({"n": 3}, version)) == "written"
+    # A transaction answers no item: the caller reads it again.
+    assert trigger_writes.write_edit(item.id, edit, StateEdit({"n": 3}, version)) == (
+        "written",
+        None,
+    )
     assert dynamo.get_state(item.id) == ({"n": 3}, version + 1)
     assert dynamo.get_trigger(item.id).workflow == "noop"
 
 
 def test_pause_then_enable_clear_the_pause_and_key_the_slot(aws, root, clock):
     item = _trigger(root, clock)
-    trigger_writes.pause_trigger(item, by="key_a", now_ms=7, note="maintenance", manual=True)
+    paused = trigger_writes.pause_trigger(
+        item.id, by="key_a", now_ms=7, note="maintenance", manual=True
+    )
     stored = dynamo.get_trigger(item.id)
+    assert paused == stored
     assert (stored.status, stored.disabled_note, stored.disabled_reason) == (
         "disabled",
         "maintenance",
         "manual",
     )
     slot = Slot(next_fire_at=10_000, due_at=9_000, due_shard="0")
-    trigger_writes.enable_trigger(item, now_ms=8, slot=slot)
+    enabled = trigger_writes.enable_trigger(item.id, now_ms=8, slot=slot)
     stored = dynamo.get_trigger(item.id)
+    assert enabled == stored
     assert stored.status == "active" and stored.disabled_note is None
     assert (int(stored.next_fire_at), int(stored.due_at), stored.due_shard) == (10_000, 9_000, "0")
 
@@ -119,7 +135,8 @@ def test_insert_never_overwrites_and_delete_takes_the_state(aws, root, clock):
     with pytest.raises(Exception) as caught:
         trigger_writes.insert_trigger(item, state=None)
     assert condition_failed(caught.value) and not transaction_cancelled(caught.value)
-    trigger_writes.delete_trigger(item)
+    assert trigger_writes.delete_trigger(item.id) == item  # the trigger as it was removed
+    assert trigger_writes.delete_trigger(item.id) is None  # another caller removed it first
     trigger_writes.delete_state(item.id)
     trigger_writes.delete_state(item.id)  # already gone: no error
     assert dynamo.get_trigger(item.id) is None and dynamo.get_state(item.id) == ({}, 0)

@@ -7,6 +7,7 @@ The twin (``tests/memory_store.py``) answers as the real store does; the contrac
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -94,8 +95,8 @@ def test_a_lease_that_ran_out_is_reaped_at_the_claim_and_recorded_lost(
 ) -> None:
     item = store.get_trigger("t1")
     expired = {"l": ms(NOW) - 1, "s": 1, "k": "s", "t": ms(SLOT) - 60_000}
-    item.in_flight = {"t1.r0": expired}  # type: ignore[assignment]
-    store.put_trigger(item)
+    assert item is not None
+    store.put_trigger(replace(item, in_flight={"t1.r0": expired}))
     outcome = _claim(_message())
     assert isinstance(outcome, tuple)
     assert list(store.in_flight_of(store.get_trigger("t1"))) == ["t1.r1"]

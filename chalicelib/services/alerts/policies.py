@@ -9,12 +9,12 @@ Secrets are sealed with KMS like trigger secrets, under the policy's own context
 from __future__ import annotations
 
 import base64
-import json
 import secrets as _random
 from datetime import datetime
 from urllib.parse import urlsplit
 
 from chalicelib.domain.errors import NotFound, ServiceUnavailable, ValidationError
+from chalicelib.domain.records import Notification
 from chalicelib.domain.signatures import generate_secret
 from chalicelib.domain.spec.alerts import parse_alert, parse_alert_patch
 from chalicelib.services import audit
@@ -26,7 +26,6 @@ from chalicelib.settings import get_settings
 from chalicelib.store import alerts as store
 from chalicelib.store import kms
 from chalicelib.store.alert_queue import send_alert_messages
-from chalicelib.store.paging import take_page
 from chalicelib.workflows.remote.addresses import check_http_url
 
 __all__ = [
@@ -229,9 +228,9 @@ def test_alert(principal: Principal, alert_id: str, *, now: datetime) -> dict:
     return {"queued": True, "channels": len(channels)}
 
 
-def notification_view(row: store.AlertModel) -> dict:
+def notification_view(row: Notification) -> dict:
     """A notification as the API shows it."""
-    body = json.loads(row.body or "{}")
+    body = row.body
     return {
         "id": body.get("id"),
         "at": iso_ms(body.get("at_ms")),
@@ -251,6 +250,5 @@ def list_notifications(principal: Principal, alert_id: str, params: dict) -> dic
     cursor = decode_cursor(
         params.get("cursor"), shape=NOTIFICATION_CURSOR, fixed={"pk": f"n#{alert_id}"}
     )
-    results = store.query_notifications(alert_id, limit=limit, last_evaluated_key=cursor)
-    rows, last_key = take_page(results, store.AlertModel, limit=limit)
+    rows, last_key = store.notifications_page(alert_id, limit=limit, cursor=cursor)
     return {"items": [notification_view(r) for r in rows], "next_cursor": encode_cursor(last_key)}

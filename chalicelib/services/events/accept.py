@@ -30,7 +30,7 @@ from typing import Any
 from chalicelib.domain import filters, ids, signatures
 from chalicelib.domain.errors import CronhookError, QuotaExceeded
 from chalicelib.domain.event_rules import pending_key
-from chalicelib.domain.records import EventRecord
+from chalicelib.domain.records import EventRecord, Trigger
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.events import rate, window
@@ -38,7 +38,6 @@ from chalicelib.services.events.spec import ms, parse_json, pending_shard
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, event_reads, event_writes, s3
 from chalicelib.store.events import item_bytes
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = [
@@ -80,7 +79,7 @@ def duplicate(original: EventRecord) -> dict:
 
 
 def put_mark(
-    item: TriggerModel,
+    item: Trigger,
     spec: dict,
     source: str,
     key: str,
@@ -116,7 +115,7 @@ def put_mark(
 
 
 def _new_event(
-    item: TriggerModel,
+    item: Trigger,
     spec: dict,
     source: str,
     *,
@@ -166,7 +165,7 @@ def _new_event(
 
 
 def accept(
-    item: TriggerModel,
+    item: Trigger,
     spec: dict,
     source: str,
     *,
@@ -217,7 +216,7 @@ def accept(
 
 
 def _check_waiting_quota(
-    item: TriggerModel, spec: dict, *, event_id: str, now_ms: int
+    item: Trigger, spec: dict, *, event_id: str, now_ms: int
 ) -> EventRecord | None:
     """429 ``quota`` (nothing stored) if the trigger already has its cap of waiting events.
 
@@ -248,7 +247,7 @@ def _check_waiting_quota(
     )
 
 
-def _full_after_store(item: TriggerModel, *, capacity: int) -> bool:
+def _full_after_store(item: Trigger, *, capacity: int) -> bool:
     """True if the trigger is full now that the event is stored: then it needs no message.
 
     Race, drawn (concurrency 1, run R in flight):

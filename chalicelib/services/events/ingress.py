@@ -30,6 +30,7 @@ from chalicelib.domain.errors import (
     ServiceUnavailable,
 )
 from chalicelib.domain.event_rules import expired, source_of
+from chalicelib.domain.records import Trigger
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import audit, deliveries, switch
 from chalicelib.services.alerts import detect as alerts
@@ -37,7 +38,6 @@ from chalicelib.services.events.accept import accept, duplicate, put_mark, refus
 from chalicelib.services.events.rotation import secrets_of
 from chalicelib.services.events.spec import event_spec, ms, parse_json
 from chalicelib.store import dynamo
-from chalicelib.store.models import TriggerModel
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -59,7 +59,7 @@ delivery_hooks: list[Callable[..., None]] = []
 _FILTERED = {"event_id": None, "run_id": None, "ignored": "filter"}
 
 
-def trigger_for_token(token: str) -> TriggerModel | None:
+def trigger_for_token(token: str) -> Trigger | None:
     """The event trigger a hook token names (compared in constant time), or None."""
     trigger_id = ids.trigger_id_of_token(token) if len(token) <= 128 else None
     if trigger_id is None:
@@ -148,7 +148,7 @@ def _verified(token: str, *, body: bytes, headers: Mapping[str, str], now: datet
     return item, spec, event, source
 
 
-def _check_open(item: TriggerModel, spec: dict, *, now: datetime, webhook: bool) -> None:
+def _check_open(item: Trigger, spec: dict, *, now: datetime, webhook: bool) -> None:
     """503 if triggers are switched off; 410 if the trigger is disabled or has expired.
 
     A ``webhook`` refusal is labelled for its delivery record and counted; a delivered
@@ -211,7 +211,7 @@ def _receive(
     return status, answer, "duplicate" if answer.get("duplicate") else "accepted", item.id
 
 
-def ingest(item: TriggerModel, *, source: str, payload: dict, now: datetime) -> tuple[int, dict]:
+def ingest(item: Trigger, *, source: str, payload: dict, now: datetime) -> tuple[int, dict]:
     """A delivered event (EventBridge, S3, email, a file): the webhook path after its signature.
 
     AWS (or the file adapter) delivered it, so there is nothing to verify; the rest is
@@ -229,7 +229,7 @@ def ingest(item: TriggerModel, *, source: str, payload: dict, now: datetime) -> 
     return accept(item, spec, source, key=key, body=body, body_json=payload, headers={}, now=now)
 
 
-def disable_source_gone(item: TriggerModel, why: str, *, now: datetime) -> None:
+def disable_source_gone(item: Trigger, why: str, *, now: datetime) -> None:
     """The source went away for good (a watched directory vanished): disable, say why."""
     spec, event = event_spec(item)
     source = source_of(event, default="file")
@@ -238,7 +238,7 @@ def disable_source_gone(item: TriggerModel, why: str, *, now: datetime) -> None:
 
 
 def _source_gone(
-    item: TriggerModel,
+    item: Trigger,
     spec: dict,
     source: str,
     key: str,

@@ -17,13 +17,13 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.domain.event_rules import attempt_status, max_attempts_of
+from chalicelib.domain.records import Trigger
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.events import attempts, window
 from chalicelib.services.events.pull import dispatch_pending
 from chalicelib.services.events.spec import event_spec, ms, parse_json
 from chalicelib.services.pipeline import RunContext, RunPolicy
 from chalicelib.store import s3
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["EventRunPolicy", "EVENT_RUNS", "payload_of"]
 
@@ -86,7 +86,7 @@ class EventRunPolicy(RunPolicy):
         if pull_error is not None:
             raise pull_error
 
-    def after_lost(self, *, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+    def after_lost(self, *, item: Trigger, run_id: str, entry: Any, now: datetime) -> None:
         """A reaped event run is a failed attempt: retried, or the event fails."""
         if item.kind != "event":
             return
@@ -98,7 +98,7 @@ class EventRunPolicy(RunPolicy):
             )
 
 
-def _record_lost_attempt(item: TriggerModel, *, run_id: str, entry: Any, now: datetime) -> None:
+def _record_lost_attempt(item: Trigger, *, run_id: str, entry: Any, now: datetime) -> None:
     if isinstance(entry, dict) and entry.get("k") == "e" and entry.get("e"):
         attempts.settle_event(
             str(entry["e"]),

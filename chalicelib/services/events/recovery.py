@@ -20,25 +20,24 @@ from chalicelib.domain.event_rules import (
     max_attempts_of,
     run_outcome,
 )
-from chalicelib.domain.records import EventRecord
+from chalicelib.domain.records import EventRecord, Trigger
 from chalicelib.observability import logger, record_metric
 from chalicelib.services import runs
 from chalicelib.services.events import attempts
 from chalicelib.services.events.spec import event_spec, ms
 from chalicelib.store import dynamo, event_reads, event_writes
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["recover", "outcome_of_run", "finish_if_run_over"]
 
 
-def _last_run_of(item: TriggerModel | None) -> dict:
+def _last_run_of(item: Trigger | None) -> dict:
     if item is None or item.last_run is None:
         return {}
     last = item.last_run.as_dict() if hasattr(item.last_run, "as_dict") else item.last_run
     return last if isinstance(last, dict) else {}
 
 
-def outcome_of_run(item: TriggerModel | None, event: EventRecord, *, now: datetime) -> str:
+def outcome_of_run(item: Trigger | None, event: EventRecord, *, now: datetime) -> str:
     """How the attempt of ``event`` ended; its run record is written if only ``last_run``
     (or nothing: ``lost``) says so. See ``event_rules.run_outcome`` for the order."""
     trigger_id, run_id = event.trigger_id, event.run_id

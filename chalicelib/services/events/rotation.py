@@ -6,12 +6,14 @@ keeps the previous secrets verifying for their grace (``domain/secret_grace``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.domain import filters, ids, signatures
 from chalicelib.domain.errors import Conflict, ServiceUnavailable, ValidationError
 from chalicelib.domain.event_rules import source_of
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.secret_grace import (
     MAX_PREVIOUS_SECRETS,
     previous_after_rotation,
@@ -24,7 +26,6 @@ from chalicelib.services.events.spec import event_spec, ms, webhook_url
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import kms
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.webhook_secrets import write_secrets
 
 if TYPE_CHECKING:  # the request models load pydantic: not on the fire path (cold start)
@@ -61,8 +62,9 @@ def validate_event(event_in: EventIn) -> None:
     filters.validate_filter(event_in.source, event_in.filter)
 
 
-def prepare(item: TriggerModel, event_in: EventIn, *, now: datetime) -> dict:
-    """Give a new event trigger its token and sealed secret; the part shown once on create."""
+def prepare(item: Trigger, event_in: EventIn, *, now: datetime) -> tuple[Trigger, dict]:
+    """Give a new event trigger its token and sealed secret: the trigger to store, and the
+    part shown once on create."""
     source = event_in.source
     validate_event(event_in)
     if event_in.secret is not None:
@@ -70,12 +72,12 @@ def prepare(item: TriggerModel, event_in: EventIn, *, now: datetime) -> dict:
         _check_secret(source, secret, field="event.secret")
     else:
         secret = signatures.generate_secret(source)  # 422 event.secret where the provider issues it
-    item.webhook_token = ids.new_webhook_token(item.id)
-    item.secret_sealed = kms.seal(secret, trigger_id=item.id)
-    return {"webhook": {"url": webhook_url(item.webhook_token), "secret": secret}}
+    token = ids.new_webhook_token(item.id)
+    item = replace(item, webhook_token=token, secret_sealed=kms.seal(secret, trigger_id=item.id))
+    return item, {"webhook": {"url": webhook_url(token), "secret": secret}}
 
 
-def webhook_view(item: TriggerModel) -> dict:
+def webhook_view(item: Trigger) -> dict:
     """On a webhook trigger's view: ``webhook_url``."""
     if item.kind != "event" or not item.webhook_token:
         return {}
@@ -131,7 +133,7 @@ def rotate_secret(principal: Principal, trigger_id: str, body: Any, *, now: date
     }
 
 
-def previous_secrets(item: TriggerModel, *, now_ms: int) -> list[tuple[str, int]]:
+def previous_secrets(item: Trigger, *, now_ms: int) -> list[tuple[str, int]]:
     """The previous (sealed) secrets still in their grace at ``now_ms``, newest first."""
     return previous_in_grace(
         prev_sealed=item.secret_prev_sealed,
@@ -141,7 +143,7 @@ def previous_secrets(item: TriggerModel, *, now_ms: int) -> list[tuple[str, int]
     )
 
 
-def secrets_of(item: TriggerModel, *, now: datetime) -> list[str]:
+def secrets_of(item: Trigger, *, now: datetime) -> list[str]:
     """The secrets that verify now: the current one, and the previous ones in their grace."""
     sealed = [item.secret_sealed, *(s for s, _ in previous_secrets(item, now_ms=ms(now)))]
     opened = []

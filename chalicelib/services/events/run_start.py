@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from chalicelib.domain.records import EventRecord
+from chalicelib.domain.records import EventRecord, Trigger
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import record_metric
 from chalicelib.services.events.pull import dispatch_pending, message_for
@@ -20,7 +20,6 @@ from chalicelib.services.events.spec import ms
 from chalicelib.services.events.window import window_turn
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, event_reads, event_writes
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage
 
 __all__ = ["EARLY_MS", "start_event_run", "started_message"]
@@ -31,7 +30,7 @@ EARLY_MS = 1000
 
 def start_event_run(
     message: FireMessage, *, lease_ms: int, now: datetime
-) -> tuple[TriggerModel, EventRecord] | None:
+) -> tuple[Trigger, EventRecord] | None:
     """Claim and start an event run; None if it must not run now (full, duplicate, gone).
 
     1. Read the trigger: a disabled or deleted one ends the event ``skipped``; a full one
@@ -73,7 +72,7 @@ def start_event_run(
     )
 
 
-def _skip(item: TriggerModel | None, message: FireMessage, *, now_ms: int) -> None:
+def _skip(item: Trigger | None, message: FireMessage, *, now_ms: int) -> None:
     """The trigger is disabled or gone: the event will never run."""
     if event_writes.end_pending(
         str(message.event_id), run_id=message.run_id, status="skipped", now_ms=now_ms
@@ -84,7 +83,7 @@ def _skip(item: TriggerModel | None, message: FireMessage, *, now_ms: int) -> No
 
 
 def _in_turn(
-    item: TriggerModel, message: FireMessage, *, in_flight: dict, now: datetime
+    item: Trigger, message: FireMessage, *, in_flight: dict, now: datetime
 ) -> FireMessage | None:
     """The message to run: this one, or the queue's head if an older event waits."""
     queue = event_reads.queue_of(item.id, limit=1)
@@ -104,14 +103,14 @@ def _in_turn(
 
 
 def _claim_and_flip(
-    item: TriggerModel,
+    item: Trigger,
     message: FireMessage,
     *,
     capacity: int,
     room: bool,
     lease_ms: int,
     now: datetime,
-) -> tuple[TriggerModel, EventRecord] | None:
+) -> tuple[Trigger, EventRecord] | None:
     """Steps 3 and 4: claim a slot and start, then the event's own start fence."""
     event_id, now_ms = str(message.event_id), ms(now)
     outcome, claimed = dynamo.claim_and_start(

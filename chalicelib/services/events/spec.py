@@ -10,15 +10,15 @@ import math
 from typing import Any
 
 from chalicelib.domain.epoch_ms import ms
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.trigger_spec import expand
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["ms", "event_spec", "parse_json", "pending_shard", "webhook_url"]
 
 
-def event_spec(item: TriggerModel) -> tuple[dict, dict]:
+def event_spec(item: Trigger) -> tuple[dict, dict]:
     """A trigger's stored settings and their ``event`` part, every default spelled out
     (``trigger_spec.expand``: a spec is stored without its defaults)."""
     spec = expand(json.loads(item.spec or "{}"))

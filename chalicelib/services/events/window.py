@@ -37,13 +37,12 @@ from dataclasses import replace
 from typing import Any
 
 from chalicelib.domain.event_rules import TERMINAL, parse_pending_key, pending_key
-from chalicelib.domain.records import EventRecord
+from chalicelib.domain.records import EventRecord, Trigger
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.events.spec import event_spec, ms, parse_json
 from chalicelib.services.pipeline import RunContext
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import event_reads, s3, windows
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
 
 __all__ = [
@@ -87,7 +86,7 @@ def hold(record: EventRecord, spec: dict, *, now_ms: int) -> tuple[EventRecord, 
     return replace(record, pending_sk=pending_key(now_ms + delay_s * 1000, record.run_id)), delay_s
 
 
-def send_delayed(item: TriggerModel, record: EventRecord, spec: dict, *, delay_s: int) -> None:
+def send_delayed(item: Trigger, record: EventRecord, spec: dict, *, delay_s: int) -> None:
     """The event's own message, for when its window can be due (at once if it fills a batch)."""
     kind, params = window_of(spec.get("event")) or ("", {})
     if kind == "batch":
@@ -111,7 +110,7 @@ def send_delayed(item: TriggerModel, record: EventRecord, spec: dict, *, delay_s
 
 
 def window_turn(
-    item: TriggerModel, message: FireMessage, turn: FireMessage, *, now_ms: int
+    item: Trigger, message: FireMessage, turn: FireMessage, *, now_ms: int
 ) -> FireMessage | None:
     """The message to run now: ``turn`` (the queue's head) if its window is due, the
     message's own event if it retries an earlier window, or None (not yet).
@@ -159,7 +158,7 @@ def window_turn(
     return None
 
 
-def _due_ms(item: TriggerModel, kind: str, params: dict, *, head_ready_ms: int) -> int:
+def _due_ms(item: Trigger, kind: str, params: dict, *, head_ready_ms: int) -> int:
     opened_ms = head_ready_ms - _shift_s(kind, params) * 1000  # when the first event came
     latest_ms = opened_ms + int(params["max_wait_s"]) * 1000
     if kind == "batch":
@@ -216,7 +215,7 @@ def _as_fire_event(event: EventRecord, payload: Any) -> dict:
     }
 
 
-def end_window(item: TriggerModel, *, head_id: str, run_id: str, now_ms: int) -> int:
+def end_window(item: Trigger, *, head_id: str, run_id: str, now_ms: int) -> int:
     """Once the head's event has ended, give each rider its status; how many were ended."""
     if window_of(event_spec(item)[1]) is None:
         return 0

@@ -15,12 +15,12 @@ from typing import Any
 from chalicelib.domain import budget
 from chalicelib.domain.alerts import Transition, budget_crossed
 from chalicelib.domain.epoch_ms import ms
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.alerts import detect as alerts
 from chalicelib.services.pipeline import Refusal, RunContext, RunPolicy
 from chalicelib.store import dynamo, ledger
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["LEDGER_RETENTION_S", "BudgetPolicy", "budget_guard"]
 
@@ -32,7 +32,7 @@ def _budget_of(spec: dict) -> tuple[float, str] | None:
     return TriggerSpec.from_dict(spec).budget
 
 
-def _period(item: TriggerModel, spec: dict, period: str, *, at: datetime) -> budget.Period:
+def _period(item: Trigger, spec: dict, period: str, *, at: datetime) -> budget.Period:
     tz = budget.budget_timezone(item.kind, spec.get("schedule"))
     return budget.period_of(period, at=at, timezone=tz)
 
@@ -115,7 +115,7 @@ def _note_threshold(
     )
 
 
-def _budget_lost(*, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+def _budget_lost(*, item: Trigger, run_id: str, entry: Any, now: datetime) -> None:
     """A reaped run may have spent its estimate: charge it, and release the hold."""
     try:
         spec = TriggerSpec.from_json(item.spec)
@@ -147,5 +147,5 @@ class BudgetPolicy(RunPolicy):
     def after_settle(self, ctx: RunContext) -> None:
         _budget_finish(ctx)
 
-    def after_lost(self, *, item: TriggerModel, run_id: str, entry: Any, now: datetime) -> None:
+    def after_lost(self, *, item: Trigger, run_id: str, entry: Any, now: datetime) -> None:
         _budget_lost(item=item, run_id=run_id, entry=entry, now=now)

@@ -12,22 +12,22 @@ from datetime import datetime
 from types import ModuleType
 
 from chalicelib.domain.errors import Forbidden, NotFound
+from chalicelib.domain.records import Trigger
 from chalicelib.services.auth import ROOT_KEY_ID, Principal, require
 from chalicelib.services.pipeline import RunContext, RunPolicy
 from chalicelib.services.secrets import SecretReader
 from chalicelib.store.key_lookup import find_key
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["TriggersClient", "creator_principal", "WorkflowAccessPolicy"]
 
 
-def creator_principal(item: TriggerModel) -> Principal:
+def creator_principal(item: Trigger) -> Principal:
     """The trigger's creator as a principal: its key's tenant and role, if it still may act."""
     key_id = item.created_by
     if key_id == ROOT_KEY_ID:
         return Principal(ROOT_KEY_ID, item.tenant, "admin")
     stored = find_key(key_id) if key_id else None
-    if stored is None or stored.revoked or stored.tenant != item.tenant:
+    if key_id is None or stored is None or stored.revoked or stored.tenant != item.tenant:
         raise Forbidden("the key that created this trigger no longer exists")
     return Principal(key_id, stored.tenant, stored.role)
 
@@ -55,7 +55,7 @@ class TriggersClient:
 
     MAX_WRITES = 20
 
-    def __init__(self, item: TriggerModel, *, now: datetime, notes: dict | None = None):
+    def __init__(self, item: Trigger, *, now: datetime, notes: dict | None = None):
         self._item = item
         self._now = now
         self._writes = 0

@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from chalicelib.domain.epoch_ms import ms, opt_dt
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.rules import (
     due_at,
     event_will_retry,
@@ -24,7 +25,6 @@ from chalicelib.services.pipeline import Pipeline
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, event_reads
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["LOST_ERROR", "reap_expired", "record_terminal", "refresh_due"]
 
@@ -32,7 +32,7 @@ LOST_ERROR = "lost: the run did not settle before its lease expired (runner cras
 
 
 def record_terminal(
-    item: TriggerModel,
+    item: Trigger,
     run_id: str,
     slot_ms: int | None,
     status: str,
@@ -49,7 +49,7 @@ def record_terminal(
 
 
 def reap_expired(
-    item: TriggerModel,
+    item: Trigger,
     *,
     now: datetime,
     pipeline: Pipeline,
@@ -76,7 +76,7 @@ def reap_expired(
 
 
 def _reap_one(
-    item: TriggerModel,
+    item: Trigger,
     run_id: str,
     entry: dict,
     *,
@@ -119,7 +119,7 @@ def _reap_one(
     return True
 
 
-def _disable_after_lost(fresh: TriggerModel, *, now: datetime) -> str | None:
+def _disable_after_lost(fresh: Trigger, *, now: datetime) -> str | None:
     reason = disable_reason_after_run(
         kind=fresh.kind,
         succeeded=False,
@@ -137,7 +137,7 @@ def _disable_after_lost(fresh: TriggerModel, *, now: datetime) -> str | None:
     return None
 
 
-def _event_will_retry(item: TriggerModel, entry: object) -> bool:
+def _event_will_retry(item: Trigger, entry: object) -> bool:
     """Whether a reaped run is an event attempt that another attempt will follow."""
     if not isinstance(entry, dict) or entry.get("k") != "e" or not entry.get("e"):
         return False
@@ -160,7 +160,7 @@ def _started_ms(entry: dict) -> int | None:
 
 
 def _record_lost(
-    item: TriggerModel,
+    item: Trigger,
     run_id: str,
     surface: str,
     slot_ms: int | None,
@@ -182,7 +182,7 @@ def _record_lost(
     record_metric("Runs", status="lost")
 
 
-def refresh_due(item: TriggerModel | None, *, now: datetime) -> None:
+def refresh_due(item: Trigger | None, *, now: datetime) -> None:
     """Re-key ``item`` in the due index: its earliest lease or, if active, its next slot."""
     if item is None:
         return

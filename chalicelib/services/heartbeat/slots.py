@@ -9,11 +9,11 @@ from chalicelib.domain import schedule
 from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.epoch_ms import dt, ms
 from chalicelib.domain.ids import schedule_run_id
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.rules import LEASE_LEFT_TO_NEXT_CLAIM_MS
 from chalicelib.observability import logger
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
 
 __all__ = [
@@ -159,7 +159,7 @@ def standing_slots(
     return out
 
 
-def enqueue_if_sent_window(item: TriggerModel, *, now: datetime, next_sent: bool = False) -> bool:
+def enqueue_if_sent_window(item: Trigger, *, now: datetime, next_sent: bool = False) -> bool:
     """Send the messages of ``item``'s slots inside the window the heartbeat already took.
 
     Called by whoever sets a slot (create, edit, enable, a workflow's ``next_fire_at``):

@@ -26,6 +26,7 @@ from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.epoch_ms import dt, ms
 from chalicelib.domain.exceptions import exception_of
 from chalicelib.domain.ids import schedule_run_id
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.rules import Overlap, capacity_of, due_at, overlap_decision, stands
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.heartbeat.reaper import reap_expired, record_terminal, refresh_due
@@ -33,7 +34,6 @@ from chalicelib.services.heartbeat.slots import fire_message
 from chalicelib.services.pipeline import Pipeline
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = ["claim_slot", "claim_scheduled", "dropped", "CLAIM_ATTEMPTS"]
@@ -76,7 +76,7 @@ def dropped(message: FireMessage, why: str) -> str:
 
 def claim_slot(
     message: FireMessage, *, lease_ms: int, now: datetime, pipeline: Pipeline
-) -> TriggerModel | str:
+) -> Trigger | str:
     """Claim and start a scheduled slot (one write): the trigger item, or what happened."""
     outcome = claim_scheduled(message, lease_ms=lease_ms, now=now, pipeline=pipeline)
     return outcome if isinstance(outcome, str) else outcome[0]
@@ -84,7 +84,7 @@ def claim_slot(
 
 def claim_scheduled(
     message: FireMessage, *, lease_ms: int, now: datetime, pipeline: Pipeline
-) -> tuple[TriggerModel, FireMessage] | str:
+) -> tuple[Trigger, FireMessage] | str:
     """Claim and start a scheduled slot (one write): the trigger item and the message of
     the slot that runs (another than ``message``'s when a standing pointer was due on
     another slot), or what happened."""
@@ -127,7 +127,7 @@ def claim_scheduled(
         seen = _not_claimed(
             slot, sched=sched, policy=policy, now=now, pipeline=pipeline, taken=taken
         )
-        if isinstance(seen, TriggerModel):
+        if isinstance(seen, Trigger):
             return seen, message
         if not isinstance(seen, _Again):
             return seen
@@ -138,7 +138,7 @@ def claim_scheduled(
 
 def _not_claimed(
     slot: _Slot, *, sched: str, policy: dict, now: datetime, pipeline: Pipeline, taken: bool
-) -> TriggerModel | str | _Again:
+) -> Trigger | str | _Again:
     """Why the claim failed, read from the trigger, and what to do about it."""
     message = slot.message
     item = dynamo.get_trigger(message.trigger_id)
@@ -258,7 +258,7 @@ def _pass(slot: _Slot, plan: SlotPlan, *, sched: str, now: datetime) -> str | _A
     return status
 
 
-def _record_passed(item: TriggerModel, plan: SlotPlan, *, now: datetime) -> None:
+def _record_passed(item: Trigger, plan: SlotPlan, *, now: datetime) -> None:
     """The records of the slots a claim passed without running them (``plan.passed``)."""
     why = {
         "missed": "missed while the trigger could not run (catchup: "
@@ -287,7 +287,7 @@ def _pointer_message(message: FireMessage, pointer_ms: int) -> FireMessage:
     )
 
 
-def _skip(item: TriggerModel, slot: _Slot, *, leases: list[int], now: datetime) -> str:
+def _skip(item: Trigger, slot: _Slot, *, leases: list[int], now: datetime) -> str:
     """``overlap: skip`` with a run executing: record the slot skipped, then move past it.
 
     Record first: if the record cannot be written the slot stays due and its message

@@ -28,7 +28,7 @@ from typing import Any
 
 from chalicelib.domain.epoch_ms import ms, opt_dt
 from chalicelib.domain.exceptions import exception_of
-from chalicelib.domain.records import RunRecord
+from chalicelib.domain.records import RunRecord, Trigger
 from chalicelib.domain.run_detail import error_detail
 from chalicelib.domain.settle import lateness_ms
 from chalicelib.observability import logger, record_metric
@@ -42,7 +42,6 @@ from chalicelib.services.runner.timing import fire_at_of
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
 from chalicelib.workflows import (
     DestructiveRefused,
@@ -253,7 +252,7 @@ def _detail_of(exc: BaseException) -> dict:
 
 
 def _fire_of(
-    ctx: RunContext, item: TriggerModel, *, state: dict, attempt: int, pipeline: Pipeline
+    ctx: RunContext, item: Trigger, *, state: dict, attempt: int, pipeline: Pipeline
 ) -> Fire:
     message = ctx.message
     extras = pipeline.fire_fields(ctx)

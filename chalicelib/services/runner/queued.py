@@ -19,12 +19,12 @@ from dataclasses import replace
 from datetime import datetime
 
 from chalicelib.domain.epoch_ms import ms
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
 from chalicelib.store import backfill, dynamo
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = ["MAX_WAIT_S", "wait_s", "start_queued"]
@@ -37,7 +37,7 @@ def wait_s(looks: int) -> int:
     return min(MAX_WAIT_S, 2 ** max(1, looks))
 
 
-def _skip(item: TriggerModel, message: FireMessage, *, now: datetime) -> str:
+def _skip(item: Trigger, message: FireMessage, *, now: datetime) -> str:
     """The trigger was paused while the run waited: recorded, never run."""
     run = new_run_record(
         item, run_id=message.run_id, surface="manual", scheduled_ms=message.scheduled_ms, now=now
@@ -55,7 +55,7 @@ def _skip(item: TriggerModel, message: FireMessage, *, now: datetime) -> str:
     return "skipped"
 
 
-def start_queued(message: FireMessage, *, lease_ms: int, now: datetime) -> TriggerModel | str:
+def start_queued(message: FireMessage, *, lease_ms: int, now: datetime) -> Trigger | str:
     """Claim and start a queued manual run: the trigger item, or what happened instead."""
     if not backfill.take_fire_request(message.run_id, take=True):
         return "dropped"  # another delivery holds it, or the run is over

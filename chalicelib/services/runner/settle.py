@@ -19,7 +19,7 @@ from chalicelib.domain import schedule
 from chalicelib.domain.epoch_ms import dt, ms, parse_iso
 from chalicelib.domain.history import records_run
 from chalicelib.domain.limits import MAX_STATE_BYTES
-from chalicelib.domain.records import RunRecord
+from chalicelib.domain.records import RunRecord, Trigger
 from chalicelib.domain.rules import (
     event_will_retry,
     max_attempts_of,
@@ -35,7 +35,6 @@ from chalicelib.services.pipeline import Pipeline, RunContext
 from chalicelib.services.runner.details import keep_detail
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import send_fires
 from chalicelib.workflows import Result
 
@@ -211,7 +210,7 @@ def _record_run(
 
 
 def _apply_disable_rules(
-    ctx: RunContext, settled: TriggerModel, outcome: Outcome, *, succeeded: bool, now: datetime
+    ctx: RunContext, settled: Trigger, outcome: Outcome, *, succeeded: bool, now: datetime
 ) -> str | None:
     """Disable the trigger if a rule says so after this run; the reason if it did."""
     limits = ctx.spec.get("limits") or {}
@@ -240,7 +239,7 @@ def _apply_disable_rules(
     return reason
 
 
-def pull_slot(settled: TriggerModel, *, override_ms: int | None, now: datetime) -> None:
+def pull_slot(settled: Trigger, *, override_ms: int | None, now: datetime) -> None:
     """After a settle: send the message of a slot that waited for this run.
 
     A slot that came due while this run held the trigger (``buffer_one``, or ``allow``

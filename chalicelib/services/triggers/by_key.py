@@ -28,6 +28,7 @@ from chalicelib.domain.due import to_ms
 from chalicelib.domain.errors import Conflict, NotFound, ValidationError
 from chalicelib.domain.event_sources import SIGNED_SOURCES
 from chalicelib.domain.ids import new_trigger_id
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.spec import schedule_spec_from
 from chalicelib.domain.trigger_keys import (
     check_key,
@@ -47,7 +48,6 @@ from chalicelib.services.triggers.shared import first_fire, spec_to_store
 from chalicelib.services.triggers.views import get_trigger_view
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, trigger_keys
-from chalicelib.store.models import TriggerModel
 from chalicelib.workflows import get_workflow
 from chalicelib.workflows.remote import display_target
 
@@ -71,7 +71,7 @@ def _split(key: str, body: Any) -> tuple[dict, str | None]:
     return create, managed_by
 
 
-def _owner(principal: Principal, key: str) -> TriggerModel | None:
+def _owner(principal: Principal, key: str) -> Trigger | None:
     """The caller's trigger under ``key``; None when the key is free, or reserved for a
     trigger not (or no longer) there."""
     held = trigger_keys.reservation(principal.tenant, key)
@@ -81,7 +81,7 @@ def _owner(principal: Principal, key: str) -> TriggerModel | None:
     return item if item is not None and item.tenant == principal.tenant else None
 
 
-def _unkeyed(principal: Principal, key: str) -> TriggerModel | None:
+def _unkeyed(principal: Principal, key: str) -> Trigger | None:
     """The caller's trigger without a key whose id is ``key`` (see ``_adopted``)."""
     item = dynamo.get_trigger(key) if key.startswith("trg_") else None
     if item is None or item.tenant != principal.tenant or item.key:
@@ -89,7 +89,7 @@ def _unkeyed(principal: Principal, key: str) -> TriggerModel | None:
     return item
 
 
-def _adopted(principal: Principal, key: str, *, now: datetime) -> TriggerModel | None:
+def _adopted(principal: Principal, key: str, *, now: datetime) -> Trigger | None:
     """A trigger without a key, named by its own id (``cronhook export`` writes such keys):
     the key is reserved for it, so the file now manages it. None when there is none."""
     item = _unkeyed(principal, key)
@@ -121,12 +121,12 @@ def _check(data: Any, *, now: datetime, schedule_too: bool, event_too: bool) -> 
     state_contract.validate_state(registered, data, state)
 
 
-def _current(item: TriggerModel) -> dict:
+def _current(item: Trigger) -> dict:
     raw = dynamo.load_spec(item, about=True)
     return comparable(raw, workflow=item.workflow, enabled=item.status == "active")
 
 
-def _secret_changes(item: TriggerModel, data: Any, *, now: datetime) -> bool:
+def _secret_changes(item: Trigger, data: Any, *, now: datetime) -> bool:
     """Whether the provider secret given differs from the one that verifies now."""
     given = data.event.secret if data.event is not None else None
     if given is None or item.kind != "event":
@@ -137,7 +137,7 @@ def _secret_changes(item: TriggerModel, data: Any, *, now: datetime) -> bool:
     return not opened or opened[0] != given
 
 
-def _plan(item: TriggerModel, create: dict, managed_by: str | None, *, now: datetime) -> dict:
+def _plan(item: Trigger, create: dict, managed_by: str | None, *, now: datetime) -> dict:
     """What the PUT would change on ``item``: fields, the secret, the label, the drift."""
     data, desired = _desired(create, now=now)
     if desired["workflow"] == display_target(item.workflow):
@@ -157,7 +157,7 @@ def _plan(item: TriggerModel, create: dict, managed_by: str | None, *, now: date
 
 def _update(
     principal: Principal,
-    item: TriggerModel,
+    item: Trigger,
     key: str,
     plan: dict,
     managed_by: str | None,
@@ -233,7 +233,7 @@ def plan_put(principal: Principal, key: str, body: Any, *, now: datetime) -> dic
     return _dry_answer(principal, key, item, plan)
 
 
-def _dry_answer(principal: Principal, key: str, item: TriggerModel, plan: dict) -> dict:
+def _dry_answer(principal: Principal, key: str, item: Trigger, plan: dict) -> dict:
     action = "update" if plan["changes"] else "none"
     view = get_trigger_view(principal, item.id)
     return {"key": key, "action": action, "changes": plan["changes"], "trigger": view}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -11,6 +12,7 @@ from chalicelib.domain import schedule
 from chalicelib.domain.due import sched_json, to_ms
 from chalicelib.domain.errors import ValidationError
 from chalicelib.domain.ids import new_trigger_id
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.spec import ScheduleIn, TriggerIn, parse_model, schedule_spec_from
 from chalicelib.domain.trigger_spec import split_about
 from chalicelib.observability import logger, record_metric
@@ -26,7 +28,6 @@ from chalicelib.services.triggers.shared import (
 from chalicelib.services.triggers.views import trigger_view
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, payloads, trigger_writes
-from chalicelib.store.models import TriggerModel
 from chalicelib.workflows import get_workflow, is_known_target, remote
 
 __all__ = ["create_trigger", "parse_body"]
@@ -45,9 +46,9 @@ def parse_body(body: Any, *, now: datetime) -> TriggerIn:
     return data
 
 
-def _new_item(principal: Principal, data: TriggerIn, trigger_id: str, now_ms: int) -> TriggerModel:
+def _new_item(principal: Principal, data: TriggerIn, trigger_id: str, now_ms: int) -> Trigger:
     enabled = data.enabled
-    return trigger_writes.new_trigger(
+    return Trigger(
         trigger_id,
         tenant=principal.tenant,
         workflow=data.workflow,
@@ -65,52 +66,56 @@ def _new_item(principal: Principal, data: TriggerIn, trigger_id: str, now_ms: in
 
 
 def _place_schedule(
-    item: TriggerModel, data: TriggerIn, sched_in: ScheduleIn, *, now: datetime
-) -> None:
+    item: Trigger, data: TriggerIn, sched_in: ScheduleIn, *, now: datetime
+) -> Trigger:
     """The schedule's projection, its first slot, and (when enabled) its due index key."""
     settings = get_settings()
     spec = schedule_spec_from(sched_in, anchor_at=now)
     schedule.validate_schedule(spec, min_interval_s=settings.min_interval_s)
-    item.kind = spec.kind
-    item.sched = sched_json(
-        spec, overlap=data.overlap, concurrency=data.concurrency, tenant=item.tenant
+    first = to_ms(first_fire(spec, now=now))
+    return replace(
+        item,
+        kind=spec.kind,
+        sched=sched_json(
+            spec, overlap=data.overlap, concurrency=data.concurrency, tenant=item.tenant
+        ),
+        next_fire_at=first,
+        due_at=first if data.enabled else None,
+        due_shard=dynamo.shard_of(item.id, settings.due_shards) if data.enabled else None,
     )
-    item.next_fire_at = to_ms(first_fire(spec, now=now))
-    if data.enabled:
-        item.due_at = item.next_fire_at
-        item.due_shard = dynamo.shard_of(item.id, settings.due_shards)
 
 
-def _place(item: TriggerModel, data: TriggerIn, *, now: datetime) -> dict:
-    """Schedule or hook, then the target; what is shown once (secrets) in the 201."""
+def _place(item: Trigger, data: TriggerIn, *, now: datetime) -> tuple[Trigger, dict]:
+    """Schedule or hook, then the target: the trigger to store, and what is shown once
+    (secrets) in the 201."""
     shown_once: dict = {}
     if data.schedule is not None:
-        _place_schedule(item, data, data.schedule, now=now)
+        item = _place_schedule(item, data, data.schedule, now=now)
     elif data.event is not None:  # exactly one of them (``parse_body``)
-        item.kind = "event"
-        shown_once = sources.prepare(item, data.event, now=now)
+        item, shown_once = sources.prepare(replace(item, kind="event"), data.event, now=now)
     # e.g. the http: target's outbound secret, shown once
-    shown_once.update(remote.prepare_target(item, data.workflow, now=now))
-    return shown_once
+    item, shown = remote.prepare_target(item, data.workflow, now=now)
+    return item, {**shown_once, **shown}
 
 
-def _store(item: TriggerModel, spec_json: dict, state: dict | None) -> dict:
+def _store(item: Trigger, spec_json: dict, state: dict | None) -> tuple[Trigger, dict]:
     """Take the tenant's quotas (429 quota), store, and give them back if the write fails.
 
-    The quotas are taken last, after every check a client can fail. Returns the title and
-    tags kept in the about item (the 201 shows them without reading it back).
+    The quotas are taken last, after every check a client can fail. Returns the trigger
+    as stored, and the title and tags kept in the about item (the 201 shows them without
+    reading it back).
     """
     capacity = quotas.trigger_capacity(spec_json)
     quotas.take(item.tenant, triggers=1, runs=capacity)
     try:
         stored_spec, _ = payloads.externalize_payload(item.id, spec_json)
         stored_spec, _ = payloads.externalize_about(item.id, stored_spec)
-        item.spec = json.dumps(stored_spec, separators=(",", ":"))
+        item = replace(item, spec=json.dumps(stored_spec, separators=(",", ":")))
         trigger_writes.insert_trigger(item, state=state)
     except Exception:
         quotas.release(item.tenant, triggers=1, runs=capacity)
         raise
-    return split_about(spec_json)[1]
+    return item, split_about(spec_json)[1]
 
 
 def create_trigger(
@@ -134,10 +139,11 @@ def create_trigger(
     state = state_contract.seed_state(registered, data, data.state)
     state = state_contract.validate_state(registered, data, state)
     spec_json = spec_to_store(data, exclude={"state"})
-    item = _new_item(principal, data, trigger_id, to_ms(now))
-    item.key, item.managed_by = key, managed_by
-    shown_once = _place(item, data, now=now)
-    about = _store(item, spec_json, state)
+    item = replace(
+        _new_item(principal, data, trigger_id, to_ms(now)), key=key, managed_by=managed_by
+    )
+    item, shown_once = _place(item, data, now=now)
+    item, about = _store(item, spec_json, state)
     enqueue_if_sent(item, now=now)
     audit.record(
         principal,

@@ -6,13 +6,13 @@ from datetime import datetime
 
 from chalicelib import sources
 from chalicelib.domain.errors import NotFound, ValidationError
+from chalicelib.domain.records import Trigger
 from chalicelib.observability import record_metric
 from chalicelib.services import audit, quotas
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.triggers.shared import stored_spec
 from chalicelib.store import payloads, trigger_keys, trigger_reads, trigger_writes
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["delete_trigger", "delete_item", "delete_workflow_triggers"]
 
@@ -25,7 +25,7 @@ def delete_trigger(
 
 
 def delete_item(
-    principal: Principal, item: TriggerModel, *, now: datetime, detail: dict | None = None
+    principal: Principal, item: Trigger, *, now: datetime, detail: dict | None = None
 ) -> None:
     """Delete ``item`` and what hangs off it (rule, quota share, state, payload, backfill).
 
@@ -33,7 +33,7 @@ def delete_item(
     the caller whose delete removed the item releases and audits (``store/removal.py``);
     another one, concurrent, finds it gone (404, as it would a moment later).
     """
-    removed = trigger_writes.delete_trigger(item)
+    removed = trigger_writes.delete_trigger(item.id)
     if removed is None:
         raise NotFound(f"trigger {item.id!r} not found")
     item = removed

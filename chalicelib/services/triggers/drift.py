@@ -11,16 +11,16 @@ import json
 from datetime import datetime
 
 from chalicelib.domain.due import to_ms
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.trigger_keys import normalized
 from chalicelib.services.auth import Principal
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import trigger_keys
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["drift_view", "edited_fields", "note_edit"]
 
 
-def drift_view(item: TriggerModel) -> dict | None:
+def drift_view(item: Trigger) -> dict | None:
     """The trigger's drift as the API shows it (``{at, by, fields}``), None without one."""
     raw = getattr(item, "drift", None)
     if not raw:
@@ -40,7 +40,7 @@ def edited_fields(before: dict, after: dict, sent: set[str]) -> list[str]:
 
 
 def note_edit(
-    principal: Principal, item: TriggerModel, view: dict, fields: list[str], *, now: datetime
+    principal: Principal, item: Trigger, view: dict, fields: list[str], *, now: datetime
 ) -> dict:
     """``view`` (a PATCH's answer) with the drift noted, when ``item`` is managed."""
     if not item.managed_by or not fields:

@@ -8,6 +8,7 @@ from typing import Any
 from chalicelib.domain import schedule
 from chalicelib.domain.due import to_ms
 from chalicelib.domain.errors import Conflict, ValidationError
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.rules import due_with_slot
 from chalicelib.domain.spec import DisableIn, SwitchManyIn, decode_schedule, parse_model
 from chalicelib.observability import record_metric
@@ -19,13 +20,12 @@ from chalicelib.services.triggers.shared import described_spec, enqueue_if_sent,
 from chalicelib.services.triggers.views import trigger_view
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, payloads, trigger_reads, trigger_writes
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.trigger_writes import Slot
 
 __all__ = ["set_enabled", "set_enabled_many", "switch_one"]
 
 
-def _resume_slot(item: TriggerModel, *, now: datetime) -> Slot | None:
+def _resume_slot(item: Trigger, *, now: datetime) -> Slot | None:
     """The next slot from now (no burst), keyed into the due index; None for an event."""
     if not item.sched:
         return None
@@ -42,26 +42,28 @@ def _resume_slot(item: TriggerModel, *, now: datetime) -> Slot | None:
 
 def switch_one(
     principal: Principal,
-    item: TriggerModel,
+    item: Trigger,
     *,
     enabled: bool,
     note: str | None,
     now: datetime,
     via: str | None = None,
-) -> None:
-    """Write one enable or pause (``item`` is updated in place) and audit it.
+) -> Trigger:
+    """Write one enable or pause and audit it; the trigger as written.
 
     A pause records who and when, and the note if one was given; pausing a trigger that
     is already disabled keeps its reason (``failures`` stays visible) and updates the
     note. An enable clears all of it, and a backfill that waited for it goes on.
     """
     if enabled:
-        trigger_writes.enable_trigger(item, now_ms=to_ms(now), slot=_resume_slot(item, now=now))
+        item = trigger_writes.enable_trigger(
+            item.id, now_ms=to_ms(now), slot=_resume_slot(item, now=now)
+        )
         enqueue_if_sent(item, now=now)
     else:
         was_active = item.status == "active"
-        trigger_writes.pause_trigger(
-            item, by=principal.key_id, now_ms=to_ms(now), note=note, manual=was_active
+        item = trigger_writes.pause_trigger(
+            item.id, by=principal.key_id, now_ms=to_ms(now), note=note, manual=was_active
         )
         if was_active:  # a person's pause is a transition too (bus, and ``disabled``)
             alerts.note_disabled(item, reason="manual", now=now, note=note)
@@ -82,6 +84,7 @@ def switch_one(
         from chalicelib.services import ondemand  # the backfill path, loaded when used
 
         ondemand.dispatch_backfill(item.id, now=now)
+    return item
 
 
 def set_enabled(
@@ -95,12 +98,12 @@ def set_enabled(
     """Enable (the next slot from now: no burst) or pause (reason ``manual``, with a note)."""
     data = parse_model(DisableIn, body if body is not None else {})
     item = load_owned(principal, trigger_id)
-    switch_one(principal, item, enabled=enabled, note=data.note, now=now)
+    item = switch_one(principal, item, enabled=enabled, note=data.note, now=now)
     state, _ = dynamo.get_state(item.id)
     return trigger_view(item, state=state)
 
 
-def _chosen(item: TriggerModel, about: dict, tenant: str, data: SwitchManyIn, wanted: str) -> bool:
+def _chosen(item: Trigger, about: dict, tenant: str, data: SwitchManyIn, wanted: str) -> bool:
     """Whether a bulk switch changes ``item``: the tenant's, not yet ``wanted``, matching
     (``about``: its title and tags, see ``payloads.load_abouts``)."""
     if item.tenant != tenant or item.status == wanted:

@@ -18,6 +18,7 @@ from chalicelib.domain import schedule
 from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.due import from_ms
 from chalicelib.domain.errors import Conflict, NotFound, ValidationError
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.schedule import MAX_INTERVAL_S
 from chalicelib.domain.spec import ExtraIn, SkipIn, parse_model
 from chalicelib.services.auth import Principal
@@ -25,12 +26,11 @@ from chalicelib.services.lookup import load_owned
 from chalicelib.services.triggers.patch import patch_trigger
 from chalicelib.services.triggers.shared import last_claimed_slot_ms
 from chalicelib.store import dynamo
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["skip_slot", "unskip_slot", "add_extra"]
 
 
-def _scheduled(principal: Principal, trigger_id: str) -> tuple[TriggerModel, dict]:
+def _scheduled(principal: Principal, trigger_id: str) -> tuple[Trigger, dict]:
     item = load_owned(principal, trigger_id)
     if item.kind == "event" or not item.sched:
         raise ValidationError("an event trigger has no slots to skip or add", field="schedule")
@@ -44,7 +44,7 @@ def _parse(text: str) -> datetime:
         raise ValidationError("must be an ISO-8601 instant", field="slot") from None
 
 
-def _pending(entries: list, key: str, item: TriggerModel) -> list:
+def _pending(entries: list, key: str, item: Trigger) -> list:
     """The stored exceptions not yet passed (a slot before the trigger's next one ran)."""
     current = dynamo.next_slot_of(item)
     floor = from_ms(current) if current is not None else None

@@ -8,6 +8,7 @@ from typing import Any
 from chalicelib.domain.due import to_ms
 from chalicelib.domain.errors import Conflict, ServiceUnavailable
 from chalicelib.domain.ids import manual_run_id
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.spec import FireIn, parse_model
 from chalicelib.services import audit
 from chalicelib.services.auth import Principal
@@ -16,7 +17,6 @@ from chalicelib.services.triggers.shared import stored_spec
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo
 from chalicelib.store.backfill import NO_PAYLOAD
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = ["fire_now", "start_manual", "QUEUED_FIRST_WAIT_S"]
@@ -25,7 +25,7 @@ __all__ = ["fire_now", "start_manual", "QUEUED_FIRST_WAIT_S"]
 QUEUED_FIRST_WAIT_S = 2
 
 
-def _fireable(principal: Principal, trigger_id: str, *, now: datetime) -> TriggerModel:
+def _fireable(principal: Principal, trigger_id: str, *, now: datetime) -> Trigger:
     """The trigger, if a manual run may start: 409 when paused, 503 when switched off."""
     item = load_owned(principal, trigger_id)
     if item.status != "active":
@@ -37,7 +37,7 @@ def _fireable(principal: Principal, trigger_id: str, *, now: datetime) -> Trigge
     return item
 
 
-def _claim(item: TriggerModel, run_id: str, *, now: datetime) -> str | None:
+def _claim(item: Trigger, run_id: str, *, now: datetime) -> str | None:
     """Claim ``run_id``: its due shard, or None when the trigger's concurrency is full."""
     settings = get_settings()
     capacity = stored_spec(item).concurrency

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from chalicelib.domain.records import Trigger
 from chalicelib.services.auth import Principal
 from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.triggers.shared import described_spec
 from chalicelib.services.triggers.views import trigger_view
 from chalicelib.store import payloads, trigger_reads
-from chalicelib.store.models import TriggerModel
-from chalicelib.store.paging import take_page
 from chalicelib.workflows import REGISTRY, get_workflow
 from chalicelib.workflows.remote import display_target
 
@@ -19,7 +18,7 @@ WORKFLOW_CURSOR = {"name": "S"}
 
 
 def _shown(
-    item: TriggerModel | None,
+    item: Trigger | None,
     about: dict,
     *,
     tag: str | None,
@@ -51,17 +50,16 @@ def list_triggers(principal: Principal, params: dict) -> dict:
     tag, wf = params.get("tag") or None, params.get("workflow") or None
     status = choice(params, "status", ("active", "disabled"))
 
-    def materialize(rows: list) -> list:
-        found = {t.id: t for t in trigger_reads.get_triggers(r.id for r in rows)}
+    def materialize(ids: list[str]) -> list:
+        found = {t.id: t for t in trigger_reads.get_triggers(ids)}
         abouts = payloads.load_abouts(found.values())
         return [
-            _shown(found.get(r.id), abouts.get(r.id, {}), tag=tag, workflow=wf, status=status)
-            for r in rows
+            _shown(found.get(i), abouts.get(i, {}), tag=tag, workflow=wf, status=status)
+            for i in ids
         ]
 
-    results = trigger_reads.tenant_triggers_query(principal.tenant, limit=limit, cursor=cursor)
-    items, last_key = take_page(
-        results, trigger_reads.TRIGGER_ROW, limit=limit, materialize=materialize
+    items, last_key = trigger_reads.tenant_triggers_page(
+        principal.tenant, limit=limit, cursor=cursor, materialize=materialize
     )
     return {"items": items, "next_cursor": encode_cursor(last_key)}
 

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.domain.errors import Conflict, ValidationError
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.spec import TriggerPatch, parse_model
 from chalicelib.domain.trigger_patch import diff, version_conflict
 from chalicelib.observability import record_metric
@@ -30,14 +31,13 @@ from chalicelib.services.triggers.patch_write import Raced, write_patch
 from chalicelib.services.triggers.shared import enqueue_if_sent, stored_spec
 from chalicelib.services.triggers.views import trigger_view
 from chalicelib.store import dynamo
-from chalicelib.store.models import TriggerModel
 
 __all__ = ["PATCH_ATTEMPTS", "patch_trigger"]
 
 PATCH_ATTEMPTS = 4
 
 
-def _capacity_change(item: TriggerModel, data: TriggerPatch, sent: set[str]) -> int:
+def _capacity_change(item: Trigger, data: TriggerPatch, sent: set[str]) -> int:
     """How much the patch changes the trigger's concurrency (its share of the runs quota)."""
     if "concurrency" not in sent or data.concurrency is None:
         return 0
@@ -46,8 +46,8 @@ def _capacity_change(item: TriggerModel, data: TriggerPatch, sent: set[str]) -> 
 
 
 def _write_within_quota(
-    principal: Principal, item: TriggerModel, data: TriggerPatch, sent: set[str], *, now: datetime
-) -> tuple[TriggerModel, dict, dict] | None:
+    principal: Principal, item: Trigger, data: TriggerPatch, sent: set[str], *, now: datetime
+) -> tuple[Trigger, dict, dict] | None:
     """``write_patch`` with the runs quota it needs; None when it lost a race.
 
     More concurrency takes more of the tenant's runs-in-flight quota (429 quota), before
@@ -72,7 +72,7 @@ def _write_within_quota(
 
 
 def _attempt(
-    principal: Principal, item: TriggerModel, data: TriggerPatch, sent: set[str], *, now: datetime
+    principal: Principal, item: Trigger, data: TriggerPatch, sent: set[str], *, now: datetime
 ) -> dict | None:
     """One read-merge-write of the patch: the new view, or None when it lost a race."""
     before, sched_before = trigger_view(item), item.sched

@@ -29,6 +29,7 @@ from chalicelib import sources
 from chalicelib.domain import schedule
 from chalicelib.domain.due import sched_json, to_ms
 from chalicelib.domain.errors import Conflict, NotFound, ValidationError
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.rules import due_at, due_with_slot
 from chalicelib.domain.spec import (
     EventIn,
@@ -52,7 +53,6 @@ from chalicelib.services.triggers.shared import (
 )
 from chalicelib.settings import get_settings
 from chalicelib.store import dynamo, payloads, trigger_writes
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.trigger_writes import DueChange, EditOutcome, StateEdit, TriggerEdit
 from chalicelib.workflows import get_workflow, is_known_target, remote
 from chalicelib.workflows.remote import display_target
@@ -65,7 +65,7 @@ class Raced(Exception):
 
 
 def _validated(
-    item: TriggerModel, data: TriggerPatch, sent: set[str], *, now: datetime
+    item: Trigger, data: TriggerPatch, sent: set[str], *, now: datetime
 ) -> tuple[TriggerIn, dict | None]:
     """The merged settings, validated as a whole, and the new state (None: unchanged)."""
     merged = merged_spec(
@@ -98,21 +98,21 @@ def _validated(
     return full, state
 
 
-def _new_target(item: TriggerModel, workflow: str, *, now: datetime) -> tuple[dict, str | None]:
+def _new_target(item: Trigger, workflow: str, *, now: datetime) -> tuple[dict, str | None]:
     """A new ``http:`` or ``lambda:`` target is checked: what is shown once, and the
     outbound secret to store (an http target gets one, shown once, if it has none)."""
     if workflow == item.workflow or not workflow.startswith(remote.TARGET_PREFIXES):
         return {}, None
     if item.outbound_secret_sealed is not None:
         # Keep the secret the receiver already verifies with; only check the new URL.
-        remote.prepare_target(trigger_writes.target_probe(item), workflow, now=now)
+        remote.prepare_target(item, workflow, now=now)  # its new secret is not kept
         return {}, None
-    shown_once = remote.prepare_target(item, workflow, now=now)
-    return shown_once, item.outbound_secret_sealed if shown_once else None
+    prepared, shown_once = remote.prepare_target(item, workflow, now=now)
+    return shown_once, prepared.outbound_secret_sealed if shown_once else None
 
 
 def _new_schedule(
-    item: TriggerModel, full: TriggerIn, *, now: datetime
+    item: Trigger, full: TriggerIn, *, now: datetime
 ) -> tuple[schedule.ScheduleSpec | None, schedule.ScheduleSpec]:
     """The stored schedule and the patched one (anchored, validated)."""
     assert full.schedule is not None
@@ -124,7 +124,7 @@ def _new_schedule(
 
 
 def _moved_slot(
-    item: TriggerModel, new: schedule.ScheduleSpec, status: str, *, now: datetime, changed: bool
+    item: Trigger, new: schedule.ScheduleSpec, status: str, *, now: datetime, changed: bool
 ) -> dict[str, Any]:
     """The edit's fields when the next slot is recomputed, fenced on what a claim changes."""
     first = next_slot(
@@ -146,9 +146,7 @@ def _moved_slot(
     }
 
 
-def _slot_fields(
-    item: TriggerModel, full: TriggerIn, status: str, *, now: datetime
-) -> dict[str, Any]:
+def _slot_fields(item: Trigger, full: TriggerIn, status: str, *, now: datetime) -> dict[str, Any]:
     """What the edit changes of the schedule, the slot and the due index key."""
     fields: dict[str, Any] = {}
     moved = False
@@ -171,18 +169,19 @@ def _slot_fields(
     return fields
 
 
-def _commit(item: TriggerModel, edit: TriggerEdit, state: dict | None) -> bool:
+def _commit(item: Trigger, edit: TriggerEdit, state: dict | None) -> Trigger | None:
     """Write the edit (with the state's CAS when the state changes).
 
-    True when ``item`` is the item as written; False when it must be read again (a
-    transaction does not return the item).
+    The trigger as written; None when it must be read again (a transaction does not
+    return the item).
     """
     if state is None:
-        if trigger_writes.write_edit(item, edit) == EditOutcome.RACED:
+        outcome, written = trigger_writes.write_edit(item.id, edit)
+        if outcome == EditOutcome.RACED:
             raise Raced()
-        return True
+        return written
     _, state_version = dynamo.get_state(item.id)
-    outcome = trigger_writes.write_edit(item, edit, StateEdit(state, state_version))
+    outcome, _ = trigger_writes.write_edit(item.id, edit, StateEdit(state, state_version))
     if outcome == EditOutcome.STATE_RACED:
         raise Conflict(
             "the state changed while it was edited (a run wrote it); read it and retry",
@@ -190,15 +189,13 @@ def _commit(item: TriggerModel, edit: TriggerEdit, state: dict | None) -> bool:
         )
     if outcome == EditOutcome.RACED:
         raise Raced()
-    return False
+    return None
 
 
-def _written(
-    item: TriggerModel, *, in_place: bool, state: dict | None
-) -> tuple[TriggerModel, dict]:
+def _written(item: Trigger, written: Trigger | None, *, state: dict | None) -> tuple[Trigger, dict]:
     """The trigger and its state after the write (``state``: the one the edit wrote)."""
-    if in_place:
-        return item, dynamo.get_state(item.id)[0]
+    if written is not None:
+        return written, dynamo.get_state(item.id)[0]
     fresh = dynamo.get_trigger(item.id)
     if fresh is None:
         raise NotFound(f"trigger {item.id!r} not found")
@@ -206,8 +203,8 @@ def _written(
 
 
 def write_patch(
-    principal: Principal, item: TriggerModel, data: TriggerPatch, sent: set[str], *, now: datetime
-) -> tuple[TriggerModel, dict, dict]:
+    principal: Principal, item: Trigger, data: TriggerPatch, sent: set[str], *, now: datetime
+) -> tuple[Trigger, dict, dict]:
     """Validate and write one patch of ``item``: the item, its state, what is shown once.
 
     Raises ``Raced`` when the item changed since it was read (the caller re-reads).
@@ -231,17 +228,17 @@ def write_patch(
         status=status if status != item.status else None,
     )
     edit = dataclasses.replace(edit, **_slot_fields(item, full, status, now=now))
-    in_place = _commit(item, edit, state)
+    written = _commit(item, edit, state)
     if old.payload_ref != new_ref:
         payloads.delete_payload(item.id, old.payload_ref)
     if old.about_ref != new_about:
         payloads.delete_about(item.id, old.about_ref)
-    written, state_after = _written(item, in_place=in_place, state=state)
-    return written, state_after, shown_once
+    after, state_after = _written(item, written, state=state)
+    return after, state_after, shown_once
 
 
 def planned_patch(
-    item: TriggerModel, data: TriggerPatch, sent: set[str], *, now: datetime
+    item: Trigger, data: TriggerPatch, sent: set[str], *, now: datetime
 ) -> tuple[TriggerIn, schedule.ScheduleSpec | None, schedule.ScheduleSpec | None]:
     """What ``write_patch`` would write, nothing written: the merged settings, and the
     stored and patched schedules (None for an event trigger)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from chalicelib.domain.errors import NotFound
 from chalicelib.domain.history import records_run
 from chalicelib.domain.ids import trigger_id_of_run
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.runs import (
     RUN_STATUSES,
     RUN_SURFACES,
@@ -22,7 +23,6 @@ from chalicelib.services.pages import choice, decode_cursor, encode_cursor, pars
 from chalicelib.services.runs import iso_ms, run_view
 from chalicelib.services.triggers.shared import in_flight, last_run_of, stored_spec
 from chalicelib.store import dynamo, run_reads, trigger_reads
-from chalicelib.store.models import TriggerModel
 from chalicelib.workflows.remote import display_target
 
 __all__ = [
@@ -40,7 +40,7 @@ RUN_CURSOR = {"trigger_id": "S", "run_id": "S", "tenant": "S", "sort_key": "S"}
 TRIGGER_RUN_CURSOR = {"trigger_id": "S", "run_id": "S"}
 
 
-def in_flight_runs(item: TriggerModel) -> list[dict]:
+def in_flight_runs(item: Trigger) -> list[dict]:
     """The trigger's runs in flight, as run views, newest first."""
     return [
         {
@@ -65,7 +65,7 @@ def in_flight_runs(item: TriggerModel) -> list[dict]:
     ]
 
 
-def unrecorded_last_run(item: TriggerModel) -> list[dict]:
+def unrecorded_last_run(item: Trigger) -> list[dict]:
     """A ``history: failures`` trigger's last run when it succeeded (it has no record).
 
     Shown from the trigger's ``last_run``: the outcome and when it finished, nothing more.

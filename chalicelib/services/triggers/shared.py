@@ -8,11 +8,11 @@ from typing import Any
 
 from chalicelib.domain import due, schedule
 from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.runs import InFlight, read_in_flight, scheduled_slot_of_run
 from chalicelib.domain.spec import TriggerIn
 from chalicelib.domain.trigger_spec import TriggerSpec, compact
 from chalicelib.store import dynamo
-from chalicelib.store.models import TriggerModel
 
 __all__ = [
     "loaded_spec",
@@ -29,35 +29,35 @@ __all__ = [
 ]
 
 
-def loaded_spec(item: TriggerModel, *, about: bool | dict = True) -> tuple[dict, TriggerSpec]:
+def loaded_spec(item: Trigger, *, about: bool | dict = True) -> tuple[dict, TriggerSpec]:
     """The stored spec with its payload and its title and tags read back: as a dict, and
     typed (``about``: a dict is the about part read already, see ``payloads.load_abouts``)."""
     raw = dynamo.load_spec(item, about=about)
     return raw, TriggerSpec.from_dict(raw)
 
 
-def stored_spec(item: TriggerModel) -> TriggerSpec:
+def stored_spec(item: Trigger) -> TriggerSpec:
     """The stored spec as it is on the item (an externalized payload stays a reference)."""
     return TriggerSpec.from_json(item.spec)
 
 
-def described_spec(item: TriggerModel, about: dict) -> TriggerSpec:
+def described_spec(item: Trigger, about: dict) -> TriggerSpec:
     """The stored spec with the title and tags a list read (``payloads.load_abouts``); an
     item stored before they were kept apart has them inline, and ``about`` is empty."""
     return TriggerSpec.from_dict({**json.loads(item.spec or "{}"), **about})
 
 
-def in_flight(item: TriggerModel) -> list[InFlight]:
+def in_flight(item: Trigger) -> list[InFlight]:
     """The runs that own the trigger now, newest first."""
     return read_in_flight(dynamo.in_flight_of(item))
 
 
-def leases(item: TriggerModel) -> list[int]:
+def leases(item: Trigger) -> list[int]:
     """The leases (epoch ms) of the runs in flight."""
     return [entry.lease_ms for entry in in_flight(item)]
 
 
-def last_run_of(item: TriggerModel) -> dict | None:
+def last_run_of(item: Trigger) -> dict | None:
     """The trigger's ``last_run`` map as a plain dict (None when it never ran)."""
     last_run: Any = item.last_run
     if last_run is not None and hasattr(last_run, "as_dict"):
@@ -65,7 +65,7 @@ def last_run_of(item: TriggerModel) -> dict | None:
     return last_run
 
 
-def last_claimed_slot_ms(item: TriggerModel) -> int | None:
+def last_claimed_slot_ms(item: Trigger) -> int | None:
     """The latest scheduled slot this trigger has claimed (in flight, or its last run)."""
     slots = [e.scheduled_slot_ms for e in in_flight(item) if e.scheduled_slot_ms is not None]
     last_slot = scheduled_slot_of_run((last_run_of(item) or {}).get("id"))
@@ -105,7 +105,7 @@ def spec_to_store(data: TriggerIn, *, exclude: set[str]) -> dict:
     return compact(spec_json)
 
 
-def enqueue_if_sent(item: TriggerModel | None, *, now: datetime, next_sent: bool = False) -> None:
+def enqueue_if_sent(item: Trigger | None, *, now: datetime, next_sent: bool = False) -> None:
     """Slots set inside the window the heartbeat already enqueued get their messages now
     (``next_sent``: all but the next one, whose message is out)."""
     from chalicelib.services.heartbeat import enqueue_if_sent_window

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from chalicelib.domain import schedule
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.source_names import describe_event
 from chalicelib.domain.spec import decode_schedule
 from chalicelib.domain.trigger_spec import TriggerSpec
@@ -14,13 +15,12 @@ from chalicelib.services.runs import iso_ms
 from chalicelib.services.triggers.drift import drift_view
 from chalicelib.services.triggers.shared import last_run_of, loaded_spec
 from chalicelib.store import dynamo
-from chalicelib.store.models import TriggerModel
 from chalicelib.workflows.remote import display_target
 
 __all__ = ["trigger_view", "get_trigger_view", "describe"]
 
 
-def describe(item: TriggerModel, spec: TriggerSpec) -> str:
+def describe(item: Trigger, spec: TriggerSpec) -> str:
     """The trigger's cadence in words: ``every 5 minutes``, ``On GitHub push``..."""
     if item.kind == "event":
         return describe_event(spec.event)
@@ -29,7 +29,7 @@ def describe(item: TriggerModel, spec: TriggerSpec) -> str:
     return ""
 
 
-def _last_run_view(item: TriggerModel) -> dict | None:
+def _last_run_view(item: Trigger) -> dict | None:
     last_run = last_run_of(item)
     if not last_run:
         return None
@@ -41,7 +41,7 @@ def _last_run_view(item: TriggerModel) -> dict | None:
     }
 
 
-def _pause_view(item: TriggerModel) -> dict:
+def _pause_view(item: Trigger) -> dict:
     disabled = item.status == "disabled"
     return {
         "enabled": item.status == "active",
@@ -54,7 +54,7 @@ def _pause_view(item: TriggerModel) -> dict:
     }
 
 
-def _settings_view(item: TriggerModel, spec: TriggerSpec) -> dict:
+def _settings_view(item: Trigger, spec: TriggerSpec) -> dict:
     shown = display_target(item.workflow)
     return {
         "id": item.id,
@@ -82,7 +82,7 @@ def _settings_view(item: TriggerModel, spec: TriggerSpec) -> dict:
 
 
 def trigger_view(
-    item: TriggerModel,
+    item: Trigger,
     *,
     state: dict | None = None,
     extra: dict | None = None,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from chalicelib.domain.errors import ValidationError
+from chalicelib.domain.records import Trigger
 from chalicelib.domain.signatures import generate_secret
 from chalicelib.store import kms
 from chalicelib.workflows.remote.addresses import check_http_url
@@ -18,30 +20,30 @@ __all__ = ["prepare_target", "TARGET_PREFIXES"]
 TARGET_PREFIXES = ("http:", "lambda:", "sqs:", "sns:", "states:", "events:", "github:")
 
 
-def prepare_target(item: Any, workflow: str, *, now: Any = None) -> dict:
+def prepare_target(item: Trigger, workflow: str, *, now: Any = None) -> tuple[Trigger, dict]:
     """On create (and a PATCH that changes the target): check it; a new ``http:`` target
-    gets its outbound signing secret, sealed, shown once."""
+    gets its outbound signing secret, sealed (on the trigger returned), shown once."""
     if workflow.startswith("lambda:"):
         problem = check_lambda_target(workflow[len("lambda:") :], tenant=item.tenant)
         if problem is not None:
             raise ValidationError(problem, field="workflow")
-        return {}
+        return item, {}
     kind, _, spec = workflow.partition(":")
     if kind in AWS_KINDS:
         problem = check_aws_target(kind, spec, tenant=item.tenant)
         if problem is not None:
             raise ValidationError(problem, field="workflow")
-        return {}
+        return item, {}
     if kind == "github":
         problem = check_github_target(spec)
         if problem is not None:
             raise ValidationError(problem, field="workflow")
-        return {}
+        return item, {}
     if not workflow.startswith("http:"):
-        return {}
+        return item, {}
     problem = check_http_url(workflow[len("http:") :])
     if problem is not None:
         raise ValidationError(problem, field="workflow")
     secret = generate_secret("standard")
-    item.outbound_secret_sealed = kms.seal(secret, trigger_id=item.id)
-    return {"outbound_secret": secret}
+    sealed = kms.seal(secret, trigger_id=item.id)
+    return replace(item, outbound_secret_sealed=sealed), {"outbound_secret": secret}
