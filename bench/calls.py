@@ -97,7 +97,7 @@ class _Table:
 
 
 def _schemas() -> dict[str, _Table]:
-    from chalicelib.store.models import ALL_MODELS
+    from chalicelib.store.tables import ALL_MODELS
 
     tables = {}
     for model in ALL_MODELS:

@@ -122,7 +122,7 @@ class MotoEnv:
         )
         reset_settings()
         from chalicelib import wiring
-        from chalicelib.store.models import create_tables
+        from chalicelib.store.tables import create_tables
 
         wiring.ready()
         create_tables()

@@ -29,21 +29,22 @@ def _template() -> dict:
     """One real trigger item (as the API writes it), in DynamoDB's attribute-value format."""
     from chalicelib.services import triggers
     from chalicelib.services.auth import Principal
-    from chalicelib.store import dynamo
+    from chalicelib.store import trigger_writes
+    from chalicelib.store import triggers as triggers_store
 
     root = Principal("root", "local", "admin")
     created = triggers.create_trigger(
         root, {"workflow": "echo", "schedule": {"interval_s": DAY_S}}, now=NOW
     )
-    item = dynamo.get_trigger(created["id"])
+    item = triggers_store.get_trigger(created["id"])
     assert item is not None
-    data = item.serialize()
-    item.delete()
+    data = triggers_store.trigger_item(item).serialize()
+    trigger_writes.delete_trigger(item.id)
     return data
 
 
 def _item(template: dict, n: int, slot_ms: int, shards: int) -> dict:
-    from chalicelib.store.dynamo import shard_of
+    from chalicelib.store.triggers import shard_of
 
     trigger_id = f"trg_bench{n:011d}"
     item = dict(template)
@@ -57,7 +58,7 @@ def _item(template: dict, n: int, slot_ms: int, shards: int) -> dict:
 
 def _write(items: list[dict]) -> None:
     from chalicelib.store.aws import client
-    from chalicelib.store.models import TriggerModel
+    from chalicelib.store.triggers import TriggerModel
 
     ddb = client("dynamodb")
     table = TriggerModel.Meta.table_name
@@ -71,11 +72,11 @@ def _write(items: list[dict]) -> None:
 def _warm_clients() -> None:
     """Build the clients before measuring: a warm Lambda has them already."""
     from chalicelib.settings import get_settings
-    from chalicelib.store import dynamo
+    from chalicelib.store import triggers as triggers_store
     from chalicelib.store.aws import client
-    from chalicelib.store.models import ALL_MODELS
+    from chalicelib.store.tables import ALL_MODELS
 
-    dynamo.get_trigger("trg_warmup")
+    triggers_store.get_trigger("trg_warmup")
     for model in ALL_MODELS:
         model._get_connection().connection.client  # noqa: B018 (builds the client)
     client("sqs").get_queue_attributes(QueueUrl=get_settings().queue_url)
@@ -149,22 +150,22 @@ def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int
 def _set_cursors(cursor_ms: int | None) -> None:
     """Every shard's cursor at ``cursor_ms`` (None: none, as a new stack's)."""
     from chalicelib.settings import get_settings
-    from chalicelib.store import dynamo
+    from chalicelib.store import cursors as cursors_store
 
     for shard in range(get_settings().due_shards):
-        cursor = dynamo.get_cursor(str(shard))
+        cursor = cursors_store.get_cursor(str(shard))
         if cursor != cursor_ms:
-            assert dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=cursor_ms)
+            assert cursors_store.advance_cursor(str(shard), expected=cursor, cursor_ms=cursor_ms)
 
 
 def _forget_cursors() -> None:
     from chalicelib.settings import get_settings
-    from chalicelib.store import dynamo
+    from chalicelib.store import cursors as cursors_store
 
     for shard in range(get_settings().due_shards):
-        cursor = dynamo.get_cursor(str(shard))
+        cursor = cursors_store.get_cursor(str(shard))
         if cursor is not None:
-            dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
+            cursors_store.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
 
 
 def _take_ticks() -> list[str]:

@@ -44,7 +44,7 @@ def _create_client(self: botocore.session.Session, *args: Any, **kwargs: Any) ->
 
 def _existing_clients() -> list[Any]:
     from chalicelib.store import aws
-    from chalicelib.store.models import ALL_MODELS
+    from chalicelib.store.tables import ALL_MODELS
 
     clients = list(aws._clients.values())
     for model in ALL_MODELS:

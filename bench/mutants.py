@@ -104,8 +104,8 @@ MUTATIONS = [
     Mutation(
         "claim dropped after a failed write (error taken for a lost race)",
         "chalicelib/store/claims.py",
-        "        if condition_failed(exc):\n            return ClaimResult.LOST, None\n        raise\n    return ClaimResult.CLAIMED, item\n\n\ndef _slot_actions",
-        "        return ClaimResult.LOST, None\n    return ClaimResult.CLAIMED, item\n\n\ndef _slot_actions",
+        "        if condition_failed(exc):\n            return ClaimResult.LOST, None\n        raise\n    return ClaimResult.CLAIMED, trigger_record(item)\n\n\ndef _slot_actions",
+        "        return ClaimResult.LOST, None\n    return ClaimResult.CLAIMED, trigger_record(item)\n\n\ndef _slot_actions",
         focus="claim_that_raised",
     ),
     Mutation(
@@ -140,7 +140,7 @@ MUTATIONS = [
     Mutation(
         "ingress sends every event a message (the flood)",
         "chalicelib/services/events/accept.py",
-        "    return fresh is not None and len(dynamo.in_flight_of(fresh)) >= capacity",
+        "    return fresh is not None and len(triggers.in_flight_of(fresh)) >= capacity",
         "    return False",
         focus="one_message_per_run",
     ),
@@ -196,8 +196,8 @@ MUTATIONS = [
     Mutation(
         "a lost at trigger stays active",
         "chalicelib/services/heartbeat/reaper.py",
-        "    if reason is not None and dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now)):",
-        '    if reason == "failures" and dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now)):',
+        "    if reason is not None and triggers.disable_trigger(fresh.id, reason=reason, now_ms=ms(now)):",
+        '    if reason == "failures" and triggers.disable_trigger(fresh.id, reason=reason, now_ms=ms(now)):',
         focus="only_run_is_lost",
     ),
     Mutation(

@@ -207,7 +207,8 @@ def _inprocess_pass(
 def _mean_item_bytes(table: str) -> float:
     """The mean size of a table's items as DynamoDB bills them (``calls.item_size``)."""
     from chalicelib.store.aws import client
-    from chalicelib.store.models import EventModel, RunModel
+    from chalicelib.store.events import EventModel
+    from chalicelib.store.runs import RunModel
 
     name = {"events": EventModel, "runs": RunModel}[table].Meta.table_name
     items = client("dynamodb").scan(TableName=name).get("Items", [])

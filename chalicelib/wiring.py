@@ -53,7 +53,7 @@ def ready(*, plugins: bool = True) -> Settings:
         return settings
     with _ready_lock:
         if _ready_for is not settings:
-            from chalicelib.store.models import configure_models
+            from chalicelib.store.tables import configure_models
 
             configure_models(settings)
             _ready_for = settings

@@ -65,24 +65,26 @@ def _forget_cursors() -> None:
     """The heartbeat's cursors say which slots were sent; the messages died with the old
     queue, so forget them: the first tick sends every due slot again."""
     from chalicelib.settings import get_settings
-    from chalicelib.store import dynamo, shard_registry
+    from chalicelib.store import cursors as cursors_store
+    from chalicelib.store import shard_registry
 
     for shard in shard_registry.shards_to_read(get_settings().due_shards):
-        cursor = dynamo.get_cursor(str(shard))
+        cursor = cursors_store.get_cursor(str(shard))
         if cursor is not None:
-            dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
+            cursors_store.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
 
 
 def _key_standing_rows() -> None:
     """Key every standing row on its next slot (``forget_queue``)."""
     from chalicelib.settings import get_settings
-    from chalicelib.store import dynamo, trigger_reads
+    from chalicelib.store import trigger_reads
+    from chalicelib.store import triggers as triggers_store
 
     shards = get_settings().due_shards
     for item in trigger_reads.scan_triggers(standing=True):
         if item.next_slot is not None:
-            dynamo.key_standing(
-                item.id, slot_ms=item.next_slot, shard=dynamo.shard_of(item.id, shards)
+            triggers_store.key_standing(
+                item.id, slot_ms=item.next_slot, shard=triggers_store.shard_of(item.id, shards)
             )
 
 
@@ -110,31 +112,33 @@ def recover_claims(*, now: datetime | None = None, clean_stop: bool = False) -> 
     from chalicelib.assembly import reap_expired
     from chalicelib.services.heartbeat import refresh_due
     from chalicelib.settings import get_settings
-    from chalicelib.store import dynamo, trigger_reads
+    from chalicelib.store import claims as claims_store
+    from chalicelib.store import trigger_reads
+    from chalicelib.store import triggers as triggers_store
 
     now = now or datetime.now(UTC)
     forget_queue()
     record_settled_runs()  # before the reaps below write a newer last_run
     shards = get_settings().due_shards
     for item in trigger_reads.scan_triggers():
-        in_flight = dynamo.in_flight_of(item)
+        in_flight = triggers_store.in_flight_of(item)
         if not in_flight:
             continue
         for run_id, entry in in_flight.items():
             if not int(entry.get("s", 0)):
                 slot = entry.get("t") if entry.get("k", "s") == "s" else None
-                dynamo.release_claim(
+                claims_store.release_claim(
                     item.id,
                     run_id=run_id,
                     slot_ms=int(slot) if slot is not None else None,
-                    shard=dynamo.shard_of(item.id, shards),
+                    shard=triggers_store.shard_of(item.id, shards),
                 )
-        fresh = dynamo.get_trigger(item.id)
+        fresh = triggers_store.get_trigger(item.id)
         if fresh is not None:
             # Every run that had started died with the old process.
             error = STOPPED_ERROR if clean_stop else ENDED_ERROR
             reap_expired(fresh, now=now, reap_all=True, error=error)
-            refresh_due(dynamo.get_trigger(item.id), now=now)
+            refresh_due(triggers_store.get_trigger(item.id), now=now)
     finish_running_events(now=now)
 
 
@@ -149,7 +153,7 @@ def record_settled_runs() -> None:
     from chalicelib.domain.history import records_run
     from chalicelib.domain.trigger_spec import TriggerSpec
     from chalicelib.services.runs import new_run_record
-    from chalicelib.store import dynamo, trigger_reads
+    from chalicelib.store import runs, trigger_reads
 
     for item in trigger_reads.scan_triggers(with_last_run=True):
         last = item.last_run or {}
@@ -167,7 +171,7 @@ def record_settled_runs() -> None:
         record = replace(
             record, status=status, error=last.get("error"), finished_at=int(finished_ms)
         )
-        dynamo.put_run(record, only_new=True)
+        runs.put_run(record, only_new=True)
 
 
 def _schedule_slot(trigger_id: str, run_id: str) -> int | None:

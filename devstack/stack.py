@@ -148,7 +148,7 @@ class LocalStack:
         os.environ["CRONHOOK_API_KEY"] = self.api_key
         reset_settings()
         from chalicelib import wiring
-        from chalicelib.store.models import create_tables
+        from chalicelib.store.tables import create_tables
 
         wiring.ready()
         create_tables(wait=False)

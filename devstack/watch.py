@@ -54,11 +54,11 @@ def _pass(data_dir: Path, watcher: Watcher) -> bool:
     """One scan of one watch; False once the watch is over (directory or trigger gone)."""
     from chalicelib.domain.errors import Gone
     from chalicelib.services import events
-    from chalicelib.store import dynamo
+    from chalicelib.store import triggers
 
     watch = watcher.watch
     if watcher.gone():
-        item = dynamo.get_trigger(watch.trigger_id)
+        item = triggers.get_trigger(watch.trigger_id)
         now = datetime.now(UTC)
         if item is not None:
             events.disable_source_gone(
@@ -72,7 +72,7 @@ def _pass(data_dir: Path, watcher: Watcher) -> bool:
         remove_watch(data_dir, watch)
         return False
     for path, size, mtime_ns in watcher.scan(now=time.monotonic()):
-        item = dynamo.get_trigger(watch.trigger_id)
+        item = triggers.get_trigger(watch.trigger_id)
         if item is None:
             print(f"watch: trigger {watch.trigger_id} is gone; watch removed", file=sys.stderr)
             remove_watch(data_dir, watch)

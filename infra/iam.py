@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chalicelib.store.models import ALL_MODELS, base_name
+from chalicelib.store.tables import ALL_MODELS, base_name
 from infra.tables import table_logical_id
 
 __all__ = [

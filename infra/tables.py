@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.store.models import ALL_MODELS, TTL_ATTRIBUTES, base_name
+from chalicelib.store.tables import ALL_MODELS, TTL_ATTRIBUTES, base_name
 
 __all__ = ["table_logical_id", "table_resources", "table_schema"]
 

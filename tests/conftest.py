@@ -243,7 +243,7 @@ def aws(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Aws]:
     reset_settings()
     from chalicelib import wiring
     from chalicelib.observability import reset_metric_counts
-    from chalicelib.store.models import create_tables
+    from chalicelib.store.tables import create_tables
 
     wiring.ready()
     if not _restore_tables():

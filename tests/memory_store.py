@@ -1,11 +1,11 @@
 """An in-memory twin of the store functions a fire calls (the Chalice todo-app's ``InMemoryTodoDB``).
 
-``MemoryStore`` has the fire path's store functions under their names in ``store/dynamo``:
-the claim (``claim_slot_and_start``, ``claim_and_start``), ``start_run``, ``defer_run``,
+``MemoryStore`` has the fire path's store functions under their names in the store's
+modules (``store/claims``, ``store/triggers``, ``store/state``, ``store/runs``): the claim (``claim_slot_and_start``, ``claim_and_start``), ``start_run``, ``defer_run``,
 ``release_claim``, ``reap_run``, ``settle_run``, the state (``get_state``, ``write_state``,
 ``state_of``, ``mark_stateless``) and the run record (``put_run``, ``get_run``), and the
 pure helpers a caller reads an item with (``in_flight_of``, ``next_slot_of``, ...), so an
-instance stands in for the ``dynamo`` module. Items are kept as the table keeps them (the
+instance stands in for each of those modules where a service imported it (``install``). Items are kept as the table keeps them (the
 store's pynamodb model, never saved), and each read or write answers what the real store
 answers: a frozen ``Trigger`` record made from a copy of the item's DynamoDB form.
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+from types import ModuleType
 from typing import Any, TypeVar
 
 from chalicelib.domain.records import RunRecord, Trigger
@@ -34,7 +35,13 @@ from chalicelib.store import state as real_state
 from chalicelib.store.base import plain_map
 from chalicelib.store.triggers import STANDING_DUE, TriggerModel
 
-__all__ = ["MemoryStore"]
+__all__ = ["MemoryStore", "STANDS_FOR"]
+
+# The store modules whose fire-path functions the twin has (a consumer's other store
+# modules stay real).
+STANDS_FOR = frozenset(
+    f"chalicelib.store.{name}" for name in ("claims", "triggers", "state", "runs", "payloads")
+)
 
 M = TypeVar("M", bound=TriggerModel)
 
@@ -52,7 +59,8 @@ def _read(item: TriggerModel) -> Trigger:
 class MemoryStore:
     """The fire path's store, in a few dicts (thread-safe: one lock around every write)."""
 
-    # The pure helpers and constants callers use beside the writes, as ``store/dynamo``.
+    # The pure helpers and constants callers use beside the writes, as in ``store/``.
+    STANDING_DUE = triggers.STANDING_DUE
     ClaimResult = claims.ClaimResult
     in_flight_of = staticmethod(triggers.in_flight_of)
     entry_lease = staticmethod(triggers.entry_lease)
@@ -61,6 +69,14 @@ class MemoryStore:
     shard_of = staticmethod(triggers.shard_of)
     has_state = staticmethod(real_state.has_state)
     load_spec = staticmethod(payloads.load_spec)
+
+    def install(self, monkeypatch: Any, *consumers: ModuleType) -> None:
+        """Stand in for the store's fire-path modules wherever ``consumers`` imported them
+        (``from chalicelib.store import claims as claims_store`` and the like)."""
+        for consumer in consumers:
+            for name, value in vars(consumer).items():
+                if isinstance(value, ModuleType) and value.__name__ in STANDS_FOR:
+                    monkeypatch.setattr(consumer, name, self)
 
     def __init__(self) -> None:
         self._lock = threading.RLock()

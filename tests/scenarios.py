@@ -29,7 +29,7 @@ from typing import Any
 
 from chalicelib import assembly
 from chalicelib.services import events, triggers
-from chalicelib.store.models import EventModel
+from chalicelib.store.events import EventModel
 from chalicelib.workflows import REGISTRY, Fire, Result, workflow
 from tests.signing import ISSUED_SECRETS, signed_headers
 
@@ -245,7 +245,7 @@ class Esm:
 
 def runs_of(trigger_id: str) -> list:
     """Every run record of a trigger, oldest first."""
-    from chalicelib.store.models import RunModel
+    from chalicelib.store.runs import RunModel
 
     return list(RunModel.query(trigger_id, consistent_read=True))
 

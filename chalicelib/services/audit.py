@@ -26,7 +26,7 @@ from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.pipeline import RunContext, RunPolicy
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import audit as audit_store
-from chalicelib.store import dynamo
+from chalicelib.store import triggers
 from chalicelib.workflows.remote import display_target
 
 __all__ = [
@@ -153,7 +153,7 @@ def _after_run(ctx: RunContext) -> None:
     )
     if not could_disable:
         return  # a plain successful run never disables: skip the read
-    item = dynamo.get_trigger(ctx.item.id)
+    item = triggers.get_trigger(ctx.item.id)
     if item is None or item.status != "disabled" or item.disabled_reason in (None, "manual"):
         return
     updated_ms = int(item.updated_ms or 0)

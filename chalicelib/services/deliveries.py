@@ -40,7 +40,7 @@ from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import deliveries as store
-from chalicelib.store import dynamo, event_reads
+from chalicelib.store import event_reads, triggers
 
 __all__ = ["OUTCOMES", "REJECTED_PER_HOUR", "RETENTION_S", "recorded", "record", "list_deliveries"]
 
@@ -98,7 +98,7 @@ def _trigger_id_for(token: str, *, known: bool) -> str | None:
     trigger_id = ids.trigger_id_of_token(token) if len(token) <= 128 else None
     if trigger_id is None or known:
         return trigger_id
-    item = dynamo.get_trigger(trigger_id, consistent=False)
+    item = triggers.get_trigger(trigger_id, consistent=False)
     if item is None or not item.webhook_token:
         return None
     expected = item.webhook_token.encode("utf-8", "surrogatepass")

@@ -8,7 +8,7 @@ from typing import Protocol, TypeVar
 from chalicelib.domain.errors import NotFound
 from chalicelib.domain.records import EventRecord, Trigger
 from chalicelib.services.auth import Principal
-from chalicelib.store import dynamo, event_reads
+from chalicelib.store import event_reads, triggers
 
 __all__ = ["load_owned", "load_owned_event"]
 
@@ -36,7 +36,7 @@ def _owned(
 
 def load_owned(principal: Principal, trigger_id: str) -> Trigger:
     """The trigger if it belongs to the caller's tenant; 404 otherwise (also for other tenants)."""
-    return _owned(principal, "trigger", trigger_id, "trg_", dynamo.get_trigger)
+    return _owned(principal, "trigger", trigger_id, "trg_", triggers.get_trigger)
 
 
 def load_owned_event(principal: Principal, event_id: str) -> EventRecord:

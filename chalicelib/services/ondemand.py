@@ -48,7 +48,8 @@ from chalicelib.services.pipeline import RunContext, RunPolicy
 from chalicelib.services.runs import iso_ms
 from chalicelib.settings import get_settings
 from chalicelib.store import backfill as store
-from chalicelib.store import dynamo
+from chalicelib.store import claims as claims_store
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.backfill import delete_fire_payload, save_fire_payload
 from chalicelib.store.sqs import FireMessage, send_fires
 
@@ -122,7 +123,7 @@ def _already_ran(item: Trigger, run_ids: list[str]) -> set[str]:
             created_ms=created_ms,
         )
     }
-    done = set(dynamo.in_flight_of(item)) | ran
+    done = set(triggers_store.in_flight_of(item)) | ran
     return done & set(run_ids)
 
 
@@ -209,7 +210,7 @@ def _slots_to_consider(item: Trigger, data: BackfillIn) -> list[int]:
             field="to",
         )
     slot_ms = [ms(slot) for slot in found]
-    next_ms = dynamo.next_slot_of(item)
+    next_ms = triggers_store.next_slot_of(item)
     if item.status == "active" and next_ms is not None:
         # The heartbeat fires these itself; both firing one would run it twice.
         slot_ms = [slot for slot in slot_ms if slot < next_ms]
@@ -219,7 +220,7 @@ def _slots_to_consider(item: Trigger, data: BackfillIn) -> list[int]:
 def _start(item: Trigger, todo: list[int]) -> None:
     # One backfill at a time: the marker is set only if none is pending.
     if not store.mark_started(item.id, len(todo)):
-        fresh = dynamo.get_trigger(item.id)
+        fresh = triggers_store.get_trigger(item.id)
         left = int(fresh.backfill_left or 0) if fresh is not None else 0
         raise Conflict(
             f"a backfill of this trigger is still running ({left} slot(s) left); "
@@ -262,14 +263,14 @@ def dispatch_backfill(trigger_id: str, *, now: datetime) -> int:
             if left == 0:
                 store.set_left(trigger_id, 0)
             return started
-        item = dynamo.get_trigger(trigger_id)
+        item = triggers_store.get_trigger(trigger_id)
         if item is None:
             store.drop_pending(trigger_id)
             return started
         capacity = TriggerSpec.from_json(item.spec).concurrency
         run_id = schedule_run_id(trigger_id, slot)
-        shard = dynamo.shard_of(trigger_id, settings.due_shards)
-        outcome, _ = dynamo.claim_and_start(
+        shard = triggers_store.shard_of(trigger_id, settings.due_shards)
+        outcome, _ = claims_store.claim_and_start(
             trigger_id,
             run_id=run_id,
             surface="backfill",
@@ -279,14 +280,14 @@ def dispatch_backfill(trigger_id: str, *, now: datetime) -> int:
             slot_ms=slot,
             started=False,
         )
-        if outcome != dynamo.ClaimResult.CLAIMED:
+        if outcome != claims_store.ClaimResult.CLAIMED:
             _push_back(trigger_id, slot)  # busy or paused: waits for the next settle
             return started
         message = FireMessage(
             run_id=run_id, trigger_id=trigger_id, surface="backfill", scheduled_ms=slot
         )
         if send_fires([message]):
-            dynamo.release_claim(trigger_id, run_id=run_id, slot_ms=None, shard=shard)
+            claims_store.release_claim(trigger_id, run_id=run_id, slot_ms=None, shard=shard)
             _push_back(trigger_id, slot)
             raise ServiceUnavailable("the backfill could not be queued; try again")
         store.set_left(trigger_id, left)

@@ -25,7 +25,8 @@ from chalicelib.services.runs import iso_ms
 from chalicelib.services.triggers.fire import start_manual
 from chalicelib.services.triggers.run_lists import get_run_view
 from chalicelib.services.triggers.shared import last_run_of, stored_spec
-from chalicelib.store import backfill, dynamo, event_reads, run_details
+from chalicelib.store import backfill, event_reads, payloads, run_details
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.backfill import NO_PAYLOAD
 from chalicelib.workflows.remote import display_target
 
@@ -42,7 +43,7 @@ def owned_trigger_of_run(principal: Principal, run_id: str) -> Trigger | None:
     trigger_id = trigger_id_of_run(run_id) if len(run_id) <= 200 else None
     if trigger_id is None:
         raise NotFound(f"run {run_id[:80]!r} not found")
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers_store.get_trigger(trigger_id)
     if item is not None and item.tenant != principal.tenant:
         raise NotFound(f"run {run_id!r} not found")
     return item
@@ -81,7 +82,7 @@ def _record_due(principal: Principal, run_id: str) -> bool:
     """Whether ``run_id`` has settled (the trigger's ``last_run`` names it) moments ago and
     its trigger keeps a record of it: the runner writes that record right after the settle."""
     trigger_id = trigger_id_of_run(run_id) if len(run_id) <= 200 else None
-    item = dynamo.get_trigger(trigger_id) if trigger_id else None
+    item = triggers_store.get_trigger(trigger_id) if trigger_id else None
     if item is None or item.tenant != principal.tenant:
         return False
     last = last_run_of(item) or {}
@@ -148,13 +149,13 @@ def _payload(view: dict, detail: dict, item: Trigger | None) -> tuple[bool, Any,
         return True, request["p"], "run"
     if item is None:
         return False, None, "trigger"
-    return True, dynamo.load_spec(item).get("payload"), "trigger"
+    return True, payloads.load_spec(item).get("payload"), "trigger"
 
 
 def get_run_page(principal: Principal, run_id: str) -> dict:
     """One run with its payload and its error's detail (also a queued or running one)."""
     view = _view(principal, run_id)
-    item = dynamo.get_trigger(view["trigger_id"])
+    item = triggers_store.get_trigger(view["trigger_id"])
     detail = run_details.get_detail(run_id) or {}
     known, payload, source = _payload(view, detail, item)
     shown, clipped = clip_payload(payload) if known else (None, False)

@@ -27,7 +27,7 @@ from chalicelib.observability import logger, record_metric
 from chalicelib.services import events
 from chalicelib.sources.payloads import email_payload, s3_matches, s3_payload
 from chalicelib.sources.wiring import mail_prefix
-from chalicelib.store import dynamo
+from chalicelib.store import triggers
 from chalicelib.store.aws import client
 
 __all__ = ["handle_batch", "handle_message"]
@@ -79,7 +79,7 @@ def _dropped(why: str) -> str:
 
 
 def _trigger(trigger_id: str, source: str) -> tuple[Trigger, dict] | None:
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers.get_trigger(trigger_id)
     if item is None or item.kind != "event":
         return None
     event = TriggerSpec.from_json(item.spec).event or {}
@@ -101,7 +101,7 @@ def _store(item: Trigger, source: str, payload: dict, *, now: datetime) -> str:
 
 
 def _from_eventbridge(trigger_id: str, event: dict, *, now: datetime) -> str:
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers.get_trigger(trigger_id)
     if item is None:
         return _dropped("trigger_gone")
     source = TriggerSpec.from_json(item.spec).event_source

@@ -12,7 +12,9 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 
 from chalicelib.store.conditions import condition_failed
-from chalicelib.store.models import RunModel, StateModel, TriggerModel
+from chalicelib.store.runs import RunModel
+from chalicelib.store.state import StateModel
+from chalicelib.store.triggers import TriggerModel
 
 __all__ = [
     "save_fire_payload",

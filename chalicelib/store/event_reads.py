@@ -12,8 +12,7 @@ from collections.abc import Iterator
 from pynamodb.exceptions import DoesNotExist
 
 from chalicelib.domain.records import EventRecord, PendingRow, RunRecord
-from chalicelib.store.events import event_record, pending_row
-from chalicelib.store.models import EventModel
+from chalicelib.store.events import EventModel, event_record, pending_row
 from chalicelib.store.runs import get_run
 
 __all__ = [

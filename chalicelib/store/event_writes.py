@@ -26,9 +26,8 @@ from chalicelib.domain.event_rules import pending_key
 from chalicelib.domain.records import EventRecord, RunRecord
 from chalicelib.store.aws import client
 from chalicelib.store.conditions import condition_failed
-from chalicelib.store.events import event_item, event_record
-from chalicelib.store.models import EventModel, RunModel
-from chalicelib.store.runs import run_item
+from chalicelib.store.events import EventModel, event_item, event_record
+from chalicelib.store.runs import RunModel, run_item
 
 __all__ = [
     "put_event",

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.domain.records import Page, RunRecord
-from chalicelib.store.models import RunModel
 from chalicelib.store.paging import take_page
-from chalicelib.store.runs import run_record
+from chalicelib.store.runs import RunModel, run_record
 
 __all__ = ["trigger_runs_page", "tenant_runs_page", "schedule_lateness_since"]
 # A filtered read asks for at least this many rows a page: a filter drops rows after the

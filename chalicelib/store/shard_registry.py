@@ -26,7 +26,8 @@ from botocore.exceptions import ClientError
 
 from chalicelib.store.aws import client
 from chalicelib.store.conditions import condition_failed
-from chalicelib.store.models import EventModel, TriggerModel
+from chalicelib.store.events import EventModel
+from chalicelib.store.triggers import TriggerModel
 
 __all__ = [
     "RETIRE_GRACE_S",

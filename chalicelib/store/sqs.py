@@ -128,7 +128,7 @@ def _with_tenants(messages: list[FireMessage]) -> list[FireMessage]:
     missing = {m.trigger_id for m in messages if m.tenant is None}
     if not missing:
         return messages
-    from chalicelib.store.models import TriggerModel
+    from chalicelib.store.triggers import TriggerModel
 
     try:
         found = {

@@ -21,8 +21,7 @@ from chalicelib.domain.event_rules import parse_pending_key
 from chalicelib.domain.records import EventRecord
 from chalicelib.store.aws import client
 from chalicelib.store.conditions import condition_failed
-from chalicelib.store.events import event_record
-from chalicelib.store.models import EventModel
+from chalicelib.store.events import EventModel, event_record
 
 __all__ = [
     "BATCHED",

@@ -302,7 +302,8 @@ def test_a_persons_pause_is_a_disabled_transition_with_its_note(
 def test_a_run_lost_by_a_dead_runner_is_a_failure_and_the_next_success_recovers_it(
     aws, clock, root, alerting
 ):
-    from chalicelib.store import dynamo
+    from chalicelib.store import claims as claims_store
+    from chalicelib.store import triggers as triggers_store
     from chalicelib.store.sqs import FireMessage
 
     policy = _policy(root, clock, on=["failed", "recovered"])
@@ -318,7 +319,7 @@ def test_a_run_lost_by_a_dead_runner_is_a_failure_and_the_next_success_recovers_
         if (parsed := FireMessage.parse(m["Body"])).scheduled_ms == ms(clock())
     ]
     # A runner claims (and starts) the slot, then its process dies.
-    outcome, _ = dynamo.claim_slot_and_start(
+    outcome, _ = claims_store.claim_slot_and_start(
         trigger_id,
         slot_ms=fire.scheduled_ms,
         sched=fire.sched,
@@ -326,9 +327,9 @@ def test_a_run_lost_by_a_dead_runner_is_a_failure_and_the_next_success_recovers_
         run_id=fire.run_id,
         lease_ms=ms(clock()) + 360_000,
         capacity=1,
-        shard=dynamo.shard_of(trigger_id, 4),
+        shard=triggers_store.shard_of(trigger_id, 4),
     )
-    assert outcome == dynamo.ClaimResult.CLAIMED
+    assert outcome == claims_store.ClaimResult.CLAIMED
     aws.delete([message])
     clock.advance(420)  # past the lease: the next claim reaps it (lost), then runs
     assembly.tick(now=clock())

@@ -12,7 +12,8 @@ from chalicelib import assembly
 from chalicelib.domain.errors import Conflict, ValidationError
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services import ondemand, triggers
-from chalicelib.store import dynamo
+from chalicelib.store import state as state_store
+from chalicelib.store import triggers as triggers_store
 from chalicelib.workflows import Result, workflow
 from devstack.gateway import contract_client as Client
 from tests.conftest import T0
@@ -61,7 +62,7 @@ def test_a_fire_payload_is_forgotten_once_its_run_settles(aws, root, clock):
     trigger_id = triggers.create_trigger(root, HOURLY, now=clock())["id"]
     fired = triggers.fire_now(root, trigger_id, now=clock(), body={"payload": "x"})
     key = f"{fired['run_id']}#payload"
-    from chalicelib.store.models import StateModel
+    from chalicelib.store.state import StateModel
 
     assert StateModel.count(key) == 1
     aws.drain(assembly.build_runner(clock=clock))
@@ -105,9 +106,9 @@ def test_a_nan_or_infinite_cost_fails_the_run_clearly_and_every_cleanup_runs(
     assert run["status"] == "failed"
     assert "cost_usd" in run["error"] and "finite" in run["error"]
     assert math.isfinite(run["cost_usd"])
-    item = dynamo.get_trigger(trigger_id)
-    assert dynamo.in_flight_of(item) == {}  # the claim is released
-    assert dynamo.get_state(trigger_id) == ({}, 0)  # the bad result's state is not kept
+    item = triggers_store.get_trigger(trigger_id)
+    assert triggers_store.in_flight_of(item) == {}  # the claim is released
+    assert state_store.get_state(trigger_id) == ({}, 0)  # the bad result's state is not kept
     # The serialize key and the budget hold are released too: the next run goes through.
     again = triggers.fire_now(root, trigger_id, now=clock(), body={"payload": "0.25"})
     assert aws.drain(runner) == ["succeeded"]
@@ -181,7 +182,7 @@ def test_pausing_a_trigger_disabled_by_failures_keeps_the_reason_and_adds_the_no
     aws, root, clock
 ):
     trigger_id = triggers.create_trigger(root, HOURLY, now=clock())["id"]
-    dynamo.disable_trigger(trigger_id, reason="failures", now_ms=int(T0.timestamp() * 1000))
+    triggers_store.disable_trigger(trigger_id, reason="failures", now_ms=int(T0.timestamp() * 1000))
     view = triggers.set_enabled(
         root, trigger_id, enabled=False, now=clock(), body={"note": "looking into it"}
     )
@@ -289,8 +290,8 @@ def test_backfill_runs_every_slot_in_order_with_the_slots_own_fire_id(aws, root,
     assert all(r["surface"] == "backfill" and r["status"] == "succeeded" for r in runs)
     assert all(r["lateness_ms"] is None for r in runs)
     # State went through every slot, one after another.
-    assert dynamo.get_state(trigger_id)[0]["count"] == 6
-    assert dynamo.get_trigger(trigger_id).backfill_left is None
+    assert state_store.get_state(trigger_id)[0]["count"] == 6
+    assert triggers_store.get_trigger(trigger_id).backfill_left is None
 
 
 def test_a_slot_that_already_ran_is_not_run_again(aws, root, clock):
@@ -324,8 +325,8 @@ def test_slots_the_heartbeat_will_fire_are_left_to_it(aws, root, clock):
 def test_backfill_keeps_to_the_triggers_concurrency(aws, root, clock):
     trigger_id = triggers.create_trigger(root, {**HOURLY, "concurrency": 2}, now=clock())["id"]
     ondemand.backfill(root, trigger_id, WINDOW, now=clock())
-    item = dynamo.get_trigger(trigger_id)
-    assert len(dynamo.in_flight_of(item)) == 2
+    item = triggers_store.get_trigger(trigger_id)
+    assert len(triggers_store.in_flight_of(item)) == 2
     assert item.backfill_left == 4
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"] * 6
 
@@ -336,7 +337,7 @@ def test_a_paused_trigger_holds_its_backfill_and_resuming_carries_on(aws, root, 
     triggers.set_enabled(root, trigger_id, enabled=False, now=clock(), body={"note": "hold"})
     # The run already queued is skipped (the trigger is paused); nothing else starts.
     assert aws.drain(assembly.build_runner(clock=clock)) == ["skipped"]
-    assert dynamo.get_trigger(trigger_id).backfill_left == 5
+    assert triggers_store.get_trigger(trigger_id).backfill_left == 5
     triggers.set_enabled(root, trigger_id, enabled=True, now=clock())
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"] * 5
     dry = ondemand.backfill(root, trigger_id, {**WINDOW, "dry_run": True}, now=clock())
@@ -375,7 +376,7 @@ def test_deleting_a_trigger_drops_its_pending_backfill(aws, root, clock):
     ondemand.backfill(root, trigger_id, WINDOW, now=clock())
     triggers.delete_trigger(root, trigger_id, now=clock())
     assert aws.drain(assembly.build_runner(clock=clock)) == ["dropped"]
-    from chalicelib.store.models import StateModel
+    from chalicelib.store.state import StateModel
 
     assert StateModel.count(f"{trigger_id}#backfill") == 0
 

@@ -15,8 +15,10 @@ from chalicelib.domain.errors import Conflict, ValidationError
 from chalicelib.services import triggers
 from chalicelib.services.triggers import patch as patch_module
 from chalicelib.settings import get_settings, reset_settings
-from chalicelib.store import dynamo
-from chalicelib.store.models import RunModel
+from chalicelib.store import cursors
+from chalicelib.store import state as state_store
+from chalicelib.store import triggers as triggers_store
+from chalicelib.store.runs import RunModel
 from tests.conftest import T0
 
 
@@ -51,7 +53,7 @@ def test_interval_to_cron_infers_the_kind_clears_the_interval_and_recomputes_nex
     assert edited["next_fire_at"] == "2026-12-01T07:00:00.000Z"
     assert edited["version"] == trigger["version"] + 1
     assert "08:00" in edited["cadence"]
-    item = dynamo.get_trigger(trigger["id"])
+    item = triggers_store.get_trigger(trigger["id"])
     assert item.due_at == item.next_fire_at
     assert '"i"' not in item.sched
 
@@ -107,12 +109,12 @@ def test_non_cadence_edit_leaves_the_slot_alone_and_merges_limits(aws, root, clo
         limits={"max_usd": 5.0, "max_failures": 5},
         tags=["a"],
     )
-    before = dynamo.get_trigger(trigger["id"])
+    before = triggers_store.get_trigger(trigger["id"])
     clock.advance(3600)
     edited = patch(
         root, trigger, {"title": "Weekly", "tags": ["b"], "limits": {"max_failures": 2}}, clock
     )
-    after = dynamo.get_trigger(trigger["id"])
+    after = triggers_store.get_trigger(trigger["id"])
     assert (after.next_fire_at, after.due_at, after.sched) == (
         before.next_fire_at,
         before.due_at,
@@ -134,7 +136,7 @@ def test_disable_and_enable_through_patch(aws, root, clock):
         "manual",
         None,
     )
-    assert dynamo.get_trigger(trigger["id"]).due_at is None
+    assert triggers_store.get_trigger(trigger["id"]).due_at is None
     clock.advance(3 * 3600 + 5)
     on = patch(root, trigger, {"enabled": True}, clock)
     assert on["status"] == "active" and on["disabled_reason"] is None
@@ -154,17 +156,17 @@ def test_state_edit_is_written_with_the_trigger(aws, root, clock):
 
 def test_state_edit_that_loses_to_a_run_is_a_409_and_changes_nothing(aws, root, clock, monkeypatch):
     trigger = create(root, clock, schedule={"interval_s": 3600})
-    real_get_state = dynamo.get_state
+    real_get_state = state_store.get_state
 
     def stale(trigger_id):
         state, version = real_get_state(trigger_id)
-        dynamo.write_state(trigger_id, {"count": 7}, expected_version=version)  # a run wins
+        state_store.write_state(trigger_id, {"count": 7}, expected_version=version)  # a run wins
         return state, version
 
-    monkeypatch.setattr(dynamo, "get_state", stale)
+    monkeypatch.setattr(state_store, "get_state", stale)
     with pytest.raises(Conflict) as caught:
         patch(root, trigger, {"state": {"count": 100}, "title": "t"}, clock)
-    monkeypatch.setattr(dynamo, "get_state", real_get_state)
+    monkeypatch.setattr(state_store, "get_state", real_get_state)
     assert caught.value.field == "state"
     view = triggers.get_trigger_view(root, trigger["id"])
     assert view["state"] == {"count": 7}
@@ -192,14 +194,14 @@ def test_a_runner_disable_between_read_and_write_makes_the_patch_409(aws, root, 
     def load_then_disable(principal, trigger_id):
         item = real_load(principal, trigger_id)
         if not calls:
-            dynamo.disable_trigger(trigger_id, reason="failures", now_ms=1)
+            triggers_store.disable_trigger(trigger_id, reason="failures", now_ms=1)
         calls.append(1)
         return item
 
     monkeypatch.setattr(patch_module, "load_owned", load_then_disable)
     with pytest.raises(Conflict):
         patch(root, trigger, {"version": 1, "schedule": {"interval_s": 7200}}, clock)
-    item = dynamo.get_trigger(trigger["id"])
+    item = triggers_store.get_trigger(trigger["id"])
     assert item.disabled_reason == "failures"
     assert '"i":3600' in item.sched
 
@@ -235,11 +237,11 @@ def test_a_runner_disable_between_read_and_write_makes_the_patch_409(aws, root, 
 )
 def test_unschedulable_or_invalid_edit_is_a_422_naming_the_field(aws, root, clock, body, field):
     trigger = create(root, clock, schedule={"cron": "0 8 * * 1"})
-    before = dynamo.get_trigger(trigger["id"])
+    before = triggers_store.get_trigger(trigger["id"])
     with pytest.raises(ValidationError) as caught:
         patch(root, trigger, body, clock)
     assert caught.value.field == field
-    after = dynamo.get_trigger(trigger["id"])
+    after = triggers_store.get_trigger(trigger["id"])
     assert (after.version, after.sched, after.spec) == (before.version, before.sched, before.spec)
 
 
@@ -304,7 +306,9 @@ def test_an_edit_to_a_faster_schedule_sends_its_slots_inside_the_window_already_
     runner = assembly.build_runner(clock=clock)
     clock.advance(4 * 60 + 30)
     assert assembly.tick(now=clock()).due == 1
-    horizon_ms = dynamo.get_cursor(dynamo.shard_of(trigger["id"], get_settings().due_shards))
+    horizon_ms = cursors.get_cursor(
+        triggers_store.shard_of(trigger["id"], get_settings().due_shards)
+    )
     clock.advance(10)
     edited = patch(root, trigger, {"schedule": {"interval_s": 20}}, clock)
     first_ms = int(datetime.fromisoformat(edited["next_fire_at"]).timestamp() * 1000)
@@ -370,8 +374,8 @@ def test_a_patch_written_after_its_slot_was_enqueued_fences_that_message_out(aws
     clock.advance(30)
     # The 12:05 message finds the trigger moved on: dropped by the claim's fence.
     assert aws.drain(assembly.build_runner(clock=clock)) == ["dropped"]
-    item = dynamo.get_trigger(trigger["id"])
-    assert dynamo.in_flight_of(item) == {}
+    item = triggers_store.get_trigger(trigger["id"])
+    assert triggers_store.in_flight_of(item) == {}
     assert scheduled_runs(trigger["id"]) == []
     assert triggers.trigger_view(item)["next_fire_at"] == "2026-12-01T09:00:00.000Z"
 
@@ -397,12 +401,12 @@ def test_switching_to_an_http_target_shows_its_outbound_secret_once(aws, root, c
     assert edited["workflow"] == "http:https://93.184.215.14/hook"
     secret = edited["outbound_secret"]
     assert secret
-    sealed = dynamo.get_trigger(trigger["id"]).outbound_secret_sealed
+    sealed = triggers_store.get_trigger(trigger["id"]).outbound_secret_sealed
     assert sealed and secret not in sealed
     assert "outbound_secret" not in triggers.get_trigger_view(root, trigger["id"])
     moved = patch(root, trigger, {"workflow": "http:https://93.184.215.15/other"}, clock)
     assert "outbound_secret" not in moved  # the receiver keeps verifying with the same one
-    assert dynamo.get_trigger(trigger["id"]).outbound_secret_sealed == sealed
+    assert triggers_store.get_trigger(trigger["id"]).outbound_secret_sealed == sealed
     with pytest.raises(ValidationError) as caught:
         patch(root, trigger, {"workflow": "http:http://93.184.215.14/plain"}, clock)
     assert caught.value.field == "workflow"

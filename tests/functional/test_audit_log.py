@@ -8,7 +8,7 @@ import pytest
 
 import app as app_module
 from chalicelib.services import audit
-from chalicelib.store.models import AuditModel
+from chalicelib.store.audit import AuditModel
 from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 

@@ -16,7 +16,7 @@ from chalicelib import assembly
 from chalicelib.services.heartbeat.reaper import reap_expired
 from chalicelib.services.runner.claim import claim_scheduled
 from chalicelib.services.runner.settle import pull_slot
-from chalicelib.store import dynamo
+from chalicelib.store import triggers
 from chalicelib.store.sqs import FireMessage
 from tests.scenarios import EXECUTIONS, create_scheduled, runs_of
 
@@ -77,8 +77,8 @@ def test_each_catchup_mode_runs_and_records_the_missed_slots_as_the_contract_say
     assert history(trigger_id) == [("13:00", "succeeded"), *expected]
     assert sum(EXECUTIONS.values()) == executions
     assert all(n == 1 for n in EXECUTIONS.values())
-    item = dynamo.get_trigger(trigger_id)
-    assert dynamo.next_slot_of(item) == int(at(17).timestamp() * 1000)
+    item = triggers.get_trigger(trigger_id)
+    assert triggers.next_slot_of(item) == int(at(17).timestamp() * 1000)
     assert item.run_count == 1 + executions
 
 
@@ -110,8 +110,8 @@ def test_buffer_all_runs_every_slot_that_came_due_while_a_run_held_the_trigger(a
     assert history(trigger_id) == []
     # The held run dies (reaped at its lease), and the waiting slots run in turn.
     clock.at = at(12, 36)
-    reap_expired(dynamo.get_trigger(trigger_id), now=clock(), pipeline=runner.pipeline)
-    pull_slot(dynamo.get_trigger(trigger_id), override_ms=None, now=clock())
+    reap_expired(triggers.get_trigger(trigger_id), now=clock(), pipeline=runner.pipeline)
+    pull_slot(triggers.get_trigger(trigger_id), override_ms=None, now=clock())
     statuses = [s for s in aws.drain(runner) if s not in ("dropped", "buffered")]
     assert statuses == ["succeeded", "succeeded"]
     assert history(trigger_id) == [
@@ -120,7 +120,7 @@ def test_buffer_all_runs_every_slot_that_came_due_while_a_run_held_the_trigger(a
         ("12:30", "succeeded"),
     ]
     assert sum(EXECUTIONS.values()) == 2
-    following = dynamo.next_slot_of(dynamo.get_trigger(trigger_id))
+    following = triggers.next_slot_of(triggers.get_trigger(trigger_id))
     assert following == int(at(12, 40).timestamp() * 1000)
 
 

@@ -22,7 +22,7 @@ from chalicelib.domain.errors import NotFound
 from chalicelib.services import keys, quotas, triggers
 from chalicelib.services.triggers import delete as trigger_delete
 from chalicelib.store import keys as key_store
-from chalicelib.store.models import AuditModel
+from chalicelib.store.audit import AuditModel
 
 CALLERS = 8
 TENANT = "local"

@@ -13,7 +13,8 @@ import pytest
 import app as app_module
 from chalicelib import assembly, wiring
 from chalicelib.services import deliveries, health
-from chalicelib.store.models import TTL_ATTRIBUTES, DeliveryModel
+from chalicelib.store.deliveries import DeliveryModel
+from chalicelib.store.tables import TTL_ATTRIBUTES
 from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 from tests.signing import delivery_body, signed_headers

@@ -16,7 +16,8 @@ import pytest
 import app as app_module
 from chalicelib.domain.errors import ValidationError
 from chalicelib.services import events, triggers
-from chalicelib.store import dynamo, kms
+from chalicelib.store import kms
+from chalicelib.store import triggers as triggers_store
 from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 from tests.signing import signed_headers
@@ -36,7 +37,7 @@ def create_github(root, clock, **event) -> dict:
 
 
 def stored(trigger_id: str) -> tuple:
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers_store.get_trigger(trigger_id)
     return (
         item.version,
         item.spec,
@@ -194,7 +195,7 @@ def test_a_scheduled_trigger_cannot_become_an_event_trigger(aws, root, clock):
     with pytest.raises(ValidationError):
         triggers.patch_trigger(root, trigger["id"], {"event": None}, now=clock())
     assert stored(trigger["id"]) == before
-    assert dynamo.get_trigger(trigger["id"]).webhook_token is None
+    assert triggers_store.get_trigger(trigger["id"]).webhook_token is None
 
 
 # -- over HTTP: the contract's error shape, never a 500 ------------------------------------

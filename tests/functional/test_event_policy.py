@@ -12,8 +12,9 @@ import pytest
 
 from chalicelib.services import events, triggers
 from chalicelib.services.pipeline import Pipeline, RunContext, RunPolicy
-from chalicelib.store import dynamo, kms
-from chalicelib.store.models import EventModel
+from chalicelib.store import claims, kms, payloads
+from chalicelib.store import triggers as triggers_store
+from chalicelib.store.events import EventModel
 from chalicelib.store.sqs import FireMessage
 from tests.signing import signed_headers
 
@@ -50,13 +51,13 @@ def _started(answer: dict, created: dict, clock) -> RunContext:
     assert started is not None
     item, event = started
     return RunContext(
-        item=item, spec=dynamo.load_spec(item), message=message, now=clock(), event=event
+        item=item, spec=payloads.load_spec(item), message=message, now=clock(), event=event
     )
 
 
 def _settle(ctx: RunContext, status: str) -> None:
     """What the runner does before the after-settle hooks: free the slot."""
-    assert dynamo.settle_run(
+    assert claims.settle_run(
         ctx.item.id,
         run_id=ctx.message.run_id,
         succeeded=status == "succeeded",
@@ -122,7 +123,7 @@ def test_after_lost_counts_a_reaped_run_as_a_failed_attempt(aws, clock, root):
     created = _trigger(root, clock)
     answer = _deliver(created, clock, 1)
     ctx = _started(answer, created, clock)
-    entry = dynamo.in_flight_of(ctx.item)[ctx.message.run_id]
+    entry = triggers_store.in_flight_of(ctx.item)[ctx.message.run_id]
     events.EVENT_RUNS.after_lost(item=ctx.item, run_id=ctx.message.run_id, entry=entry, now=clock())
     event = EventModel.get(answer["event_id"], consistent_read=True)
     assert (event.status, event.attempt) == ("pending", 1) and event.retry_at is not None
@@ -132,9 +133,9 @@ def test_a_schedule_trigger_is_none_of_the_event_policys_business(aws, clock, ro
     created = triggers.create_trigger(
         root, {"workflow": "echo", "schedule": {"interval_s": 60}}, now=clock()
     )
-    item = dynamo.get_trigger(created["id"])
+    item = triggers_store.get_trigger(created["id"])
     message = FireMessage(run_id="run_x", trigger_id=item.id, surface="manual")
-    ctx = RunContext(item=item, spec=dynamo.load_spec(item), message=message, now=clock())
+    ctx = RunContext(item=item, spec=payloads.load_spec(item), message=message, now=clock())
     assert events.EVENT_RUNS.fire_fields(ctx) == {}
     events.EVENT_RUNS.after_settle(ctx)  # nothing to pull, nothing to record: no error
     events.EVENT_RUNS.after_lost(item=item, run_id="run_x", entry={"k": "m"}, now=clock())

@@ -9,7 +9,7 @@ import pytest
 from chalicelib.domain.event_rules import pending_key
 from chalicelib.domain.records import EventRecord
 from chalicelib.store import event_reads, event_writes
-from chalicelib.store.models import RunModel
+from chalicelib.store.runs import RunModel
 
 NOW = 1_790_000_000_000
 TRIGGER = "trg_events_writes"

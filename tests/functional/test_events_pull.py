@@ -13,7 +13,7 @@ import pytest
 from chalicelib import assembly, fire_batch
 from chalicelib.observability import logger
 from chalicelib.services import events, triggers
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.sqs import FireMessage, send_fires
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
 from tests.scenarios import LogLines, deliver, event_of, webhook_trigger
@@ -64,7 +64,7 @@ def test_events_of_a_full_trigger_wait_and_run_one_after_another_in_arrival_orde
     assert {event_of(a).status for a in answers} == {"succeeded"}
     runs = triggers.list_trigger_runs(root, created["id"], {})["items"]
     assert sorted(r["id"] for r in runs) == sorted(a["run_id"] for a in answers)
-    assert dynamo.in_flight_of(dynamo.get_trigger(created["id"])) == {}
+    assert triggers_store.in_flight_of(triggers_store.get_trigger(created["id"])) == {}
 
 
 def test_a_newer_events_message_leaves_the_slot_to_the_oldest_waiting_event(aws, clock, root, ran):
@@ -150,7 +150,7 @@ def test_a_second_message_for_a_finished_event_is_dropped_and_gives_its_slot_bac
     assert send_fires([duplicate, duplicate]) == []
     assert aws.drain(runner) == ["dropped", "dropped"]
     assert ran == [1]
-    assert dynamo.in_flight_of(dynamo.get_trigger(created["id"])) == {}
+    assert triggers_store.in_flight_of(triggers_store.get_trigger(created["id"])) == {}
     assert deliver(created, clock, 2)[0] == 202
     assert aws.drain(runner) == ["succeeded"]  # the slot was given back
 

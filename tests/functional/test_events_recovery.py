@@ -16,8 +16,9 @@ from chalicelib import assembly
 from chalicelib.domain.errors import Conflict
 from chalicelib.services import events, triggers
 from chalicelib.services.pipeline import AfterSettleFailed, Pipeline
-from chalicelib.store import dynamo
-from chalicelib.store.models import RunModel
+from chalicelib.store import runs as runs_store
+from chalicelib.store import triggers as triggers_store
+from chalicelib.store.runs import RunModel
 from chalicelib.store.sqs import FireMessage
 from tests.scenarios import accept, event_of, webhook_trigger
 
@@ -84,7 +85,7 @@ def test_a_succeeded_run_whose_event_was_not_recorded_ends_succeeded_once(
         assert run_all(aws, run_) == ["crashed" if how == "process dies" else "hook failed"]
     stuck = event_of(answer)
     assert (stuck.status, stuck.attempt) == ("running", 1)
-    assert dynamo.in_flight_of(dynamo.get_trigger(created["id"])) == {}
+    assert triggers_store.in_flight_of(triggers_store.get_trigger(created["id"])) == {}
     with pytest.raises(Conflict):  # replay refuses a running event
         events.replay_event(root, answer["event_id"], now=clock())
 
@@ -164,11 +165,11 @@ def test_a_run_settled_but_never_recorded_is_recorded_from_the_triggers_last_run
         raise Crash()
 
     with monkeypatch.context() as m:
-        m.setattr(dynamo, "put_run", die)  # the trigger is settled, the record never written
+        m.setattr(runs_store, "put_run", die)  # the trigger is settled, the record never written
         assert run_all(aws, run_) == ["crashed"]
     assert RunModel.count(created["id"]) == 0
-    item = dynamo.get_trigger(created["id"])
-    assert item.last_run["id"] == answer["run_id"] and dynamo.in_flight_of(item) == {}
+    item = triggers_store.get_trigger(created["id"])
+    assert item.last_run["id"] == answer["run_id"] and triggers_store.in_flight_of(item) == {}
     stuck = event_of(answer)
     past(clock, int(stuck.lease_ms), events.SWEEP_GRACE_S + 1)
     assert assembly.tick(now=clock()).events_recovered == 1
@@ -191,14 +192,14 @@ def test_a_run_that_left_no_trace_is_a_lost_attempt(
         raise Crash()
 
     with monkeypatch.context() as m:
-        m.setattr(dynamo, "put_run", die)
+        m.setattr(runs_store, "put_run", die)
         assert run_all(aws, run_) == ["crashed"]
     # A manual run of the trigger settles after it: the trigger's last_run no longer
     # tells how the event's run ended, and it has no record.
     clock.advance(1)
     manual = triggers.fire_now(root, created["id"], now=clock())
     assert run_all(aws, run_) == ["failed"]  # (a manual run has no payload: count fails)
-    assert dynamo.get_trigger(created["id"]).last_run["id"] == manual["run_id"]
+    assert triggers_store.get_trigger(created["id"]).last_run["id"] == manual["run_id"]
 
     stuck = event_of(answer)
     past(clock, int(stuck.lease_ms), events.SWEEP_GRACE_S + 1)

@@ -17,7 +17,7 @@ from chalicelib import assembly
 from chalicelib.domain.epoch_ms import dt, ms
 from chalicelib.observability import metric_counts
 from chalicelib.settings import reset_settings
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.aws import client
 from tests.functional.test_shard_registry import _assert_every_slot_once, _create
 from tests.scenarios import EXECUTIONS
@@ -137,7 +137,7 @@ def test_a_late_tick_message_counts_its_delays_from_when_it_sends(aws, clock, ro
     created = triggers.create_trigger(
         root, {"workflow": "count-executions", "schedule": {"interval_s": 600}}, now=clock()
     )
-    slot_ms = int(dynamo.get_trigger(created["id"]).next_fire_at)
+    slot_ms = int(triggers_store.get_trigger(created["id"]).next_fire_at)
     tick_at = dt(slot_ms - 45_000)
     clock.at = tick_at
     assembly.tick(now=tick_at)
@@ -168,7 +168,7 @@ def test_a_lost_tick_message_leaves_its_shard_to_the_next_tick(aws, clock, root,
         _enqueue(body, clock())
     aws.drain(runner)
     late_shard = str(_shard_of(lost))
-    waiting = [t for t in made if dynamo.get_trigger(t).due_shard == late_shard]
+    waiting = [t for t in made if triggers_store.get_trigger(t).due_shard == late_shard]
     assert waiting and not any(f.startswith(tuple(waiting)) for f in EXECUTIONS)
     # The next tick, a tick period later, reads that shard from where its cursor stayed.
     sent: list[str] = []

@@ -8,7 +8,8 @@ from functools import partial
 from chalicelib import assembly
 from chalicelib.services import triggers
 from chalicelib.services.runner import RunContext
-from chalicelib.store import dynamo, ledger
+from chalicelib.store import ledger
+from chalicelib.store import state as state_store
 from chalicelib.store.sqs import FireMessage
 from chalicelib.workflows import Result, workflow
 from tests.scenarios import create_scheduled, fire_next
@@ -28,8 +29,8 @@ _create = partial(create_scheduled, workflow="echo")
 
 
 def _set_state(trigger_id, state):
-    _, version = dynamo.get_state(trigger_id)
-    assert dynamo.write_state(trigger_id, state, expected_version=version)
+    _, version = state_store.get_state(trigger_id)
+    assert state_store.write_state(trigger_id, state, expected_version=version)
 
 
 def _runs(root, trigger_id):

@@ -12,7 +12,9 @@ import pytest
 from chalicelib import assembly
 from chalicelib.services import events, keys, triggers
 from chalicelib.services.auth import Principal
-from chalicelib.store import dynamo, kms, locks
+from chalicelib.store import kms, locks
+from chalicelib.store import runs as runs_store
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.sqs import FireMessage
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow, workflow
 from tests.scenarios import create_scheduled, event_of, webhook_trigger
@@ -71,11 +73,11 @@ def test_triggers_sharing_a_serialize_key_never_overlap_and_the_waiter_runs_next
     # The second trigger's run finds the key held: it waits, and is not a failure.
     second_message = FireMessage.parse(messages[second]["Body"])
     assert runner.handle(second_message) == "deferred"
-    item = dynamo.get_trigger(second)
-    entry = dynamo.in_flight_of(item)[second_message.run_id]
+    item = triggers_store.get_trigger(second)
+    entry = triggers_store.in_flight_of(item)[second_message.run_id]
     assert entry["s"] == 0  # still claimed, not started: the start fence accepts it again
     assert item.run_count == 0 and item.last_run is None
-    assert dynamo.get_run(second, second_message.run_id) is None
+    assert runs_store.get_run(second, second_message.run_id) is None
     held = locks.holder("local#client-7")
     assert held.owner.startswith(first) and second_message.run_id in held.waiters
 
@@ -87,7 +89,7 @@ def test_triggers_sharing_a_serialize_key_never_overlap_and_the_waiter_runs_next
     # Both its own delayed retry and the hand-off arrive; the start fence runs it once.
     assert sorted(aws.drain(runner)) == ["dropped", "succeeded"]
     assert LOG == [("enter", first), ("exit", first), ("enter", second), ("exit", second)]
-    run = dynamo.get_run(second, second_message.run_id)
+    run = runs_store.get_run(second, second_message.run_id)
     assert run.status == "succeeded" and run.scheduled_for == second_message.scheduled_ms
     assert locks.holder("local#client-7").owner is None
     view = triggers.get_trigger_view(root, second)

@@ -15,7 +15,7 @@ from chalicelib.domain.errors import NotFound, ValidationError
 from chalicelib.observability import metric_counts
 from chalicelib.services import audit, keys, triggers
 from chalicelib.services.auth import Principal
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as triggers_store
 from chalicelib.workflows import REGISTRY, Result, workflow
 from tests.scenarios import create_scheduled, fire_next
 
@@ -323,5 +323,5 @@ def test_echo_schedules_its_own_next_fire_from_state_next_in_s(aws, clock, root)
     # It fires then, not an hour later.
     assert fire_next(aws, clock, runner, 120) == ["succeeded"]
     assert triggers.get_trigger_view(root, trigger_id)["state"]["count"] == 2
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers_store.get_trigger(trigger_id)
     assert item.next_fire_at == int((clock() + timedelta(seconds=120)).timestamp() * 1000)

@@ -15,7 +15,7 @@ import pytest
 from chalicelib import assembly
 from chalicelib.services.heartbeat import shards
 from chalicelib.settings import reset_settings
-from chalicelib.store import dynamo
+from chalicelib.store import triggers
 from chalicelib.store.sqs import FireMessage
 from tests.scenarios import create_scheduled, create_staggered
 
@@ -40,7 +40,7 @@ def test_a_tick_enqueues_every_due_slot_once_most_urgent_first_and_claims_nothin
         assert len(shard_slots) == len(set(report.run_ids))
     assert sorted(m.run_id for m in _queued(aws)) == sorted(report.run_ids)
     for trigger_id in created:
-        assert dynamo.in_flight_of(dynamo.get_trigger(trigger_id)) == {}
+        assert triggers.in_flight_of(triggers.get_trigger(trigger_id)) == {}
     # The next tick at the same instant finds nothing new to send.
     again = assembly.tick(now=clock())
     assert (again.due, again.enqueued) == (0, 0)
@@ -89,20 +89,20 @@ def test_a_trigger_created_while_a_tick_runs_gets_its_first_slot_sent(
         assembly.tick(now=clock())
         clock.advance(30)
     created: list[str] = []
-    real = dynamo.iter_due
+    real = triggers.iter_due
 
     def read_then_create(shard, **kwargs):
         yield from real(shard, **kwargs)
         if not created:  # the create lands after the tick read the rows of its shard
             created.append(create_scheduled(root, clock, schedule={"interval_s": 60}))
 
-    monkeypatch.setattr(dynamo, "iter_due", read_then_create)
+    monkeypatch.setattr(triggers, "iter_due", read_then_create)
     assembly.tick(now=clock())
-    monkeypatch.setattr(dynamo, "iter_due", real)
+    monkeypatch.setattr(triggers, "iter_due", real)
     assert created
-    first = dynamo.next_slot_of(dynamo.get_trigger(created[0]))
+    first = triggers.next_slot_of(triggers.get_trigger(created[0]))
     clock.advance(60)
     ran = aws.drain(assembly.build_runner(clock=clock))
     assert ran.count("succeeded") == 1
-    assert dynamo.get_trigger(created[0]).run_count == 1
-    assert dynamo.next_slot_of(dynamo.get_trigger(created[0])) == first + 60_000
+    assert triggers.get_trigger(created[0]).run_count == 1
+    assert triggers.next_slot_of(triggers.get_trigger(created[0])) == first + 60_000

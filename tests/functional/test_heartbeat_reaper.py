@@ -10,7 +10,8 @@ from chalicelib import assembly
 from chalicelib.domain.epoch_ms import ms as _ms
 from chalicelib.domain.rules import stands
 from chalicelib.services import triggers
-from chalicelib.store import dynamo
+from chalicelib.store import claims
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.sqs import FireMessage
 from tests.scenarios import create_scheduled
 
@@ -34,7 +35,7 @@ def test_a_runner_that_dies_between_start_and_settle_is_reaped_and_the_trigger_f
     fire, message = _receive_slot(aws, trigger_id, _ms(clock()))
     lease_ms = _ms(clock() + timedelta(seconds=360))
     # The runner writes its claim (which starts the run), then its process dies.
-    outcome, _ = dynamo.claim_slot_and_start(
+    outcome, _ = claims.claim_slot_and_start(
         trigger_id,
         slot_ms=fire.scheduled_ms,
         sched=fire.sched,
@@ -42,9 +43,9 @@ def test_a_runner_that_dies_between_start_and_settle_is_reaped_and_the_trigger_f
         run_id=fire.run_id,
         lease_ms=lease_ms,
         capacity=1,
-        shard=dynamo.shard_of(trigger_id, 4),
+        shard=triggers_store.shard_of(trigger_id, 4),
     )
-    assert outcome == dynamo.ClaimResult.CLAIMED
+    assert outcome == claims.ClaimResult.CLAIMED
     aws.delete([message])
 
     # While the lease is live, the next slot is skipped (overlap: skip), not run.
@@ -73,7 +74,7 @@ def test_a_runner_that_dies_between_start_and_settle_is_reaped_and_the_trigger_f
 def _die_after_the_claim(aws, trigger_id: str, slot_ms: int, *, period_ms: int) -> FireMessage:
     """Take ``slot_ms``'s message, claim (and start) it as a runner would, then die."""
     fire, message = _receive_slot(aws, trigger_id, slot_ms)
-    outcome, _ = dynamo.claim_slot_and_start(
+    outcome, _ = claims.claim_slot_and_start(
         trigger_id,
         slot_ms=slot_ms,
         sched=fire.sched,
@@ -81,11 +82,11 @@ def _die_after_the_claim(aws, trigger_id: str, slot_ms: int, *, period_ms: int) 
         run_id=fire.run_id,
         lease_ms=slot_ms + 360_000,
         capacity=2,
-        shard=dynamo.shard_of(trigger_id, 4),
+        shard=triggers_store.shard_of(trigger_id, 4),
         standing=fire.standing_shard is not None,
         stands=stands(fire.sched or ""),  # as the runner's claim does
     )
-    assert outcome == dynamo.ClaimResult.CLAIMED
+    assert outcome == claims.ClaimResult.CLAIMED
     aws.delete([message])
     return fire
 
@@ -100,13 +101,13 @@ def test_a_twenty_minute_schedule_moves_its_row_once_a_fire_not_back_after_the_l
     clock.advance(1200)
     assembly.tick(now=clock())
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers_store.get_trigger(trigger_id)
     assert int(item.next_fire_at) == _ms(clock()) + 1_200_000
     assert int(item.due_at) == int(item.next_fire_at)  # the claim keyed it on the slot
     for _ in range(8):  # the lease ends (minute 7): nothing to reap, nothing to move
         clock.advance(60)
         assert assembly.tick(now=clock()).reaped == 0
-        assert int(dynamo.get_trigger(trigger_id).due_at) == int(item.next_fire_at)
+        assert int(triggers_store.get_trigger(trigger_id).due_at) == int(item.next_fire_at)
 
 
 def test_a_fifteen_minute_run_that_never_settles_is_reaped_by_the_next_slots_claim(
@@ -117,13 +118,13 @@ def test_a_fifteen_minute_run_that_never_settles_is_reaped_by_the_next_slots_cla
     assembly.tick(now=clock())
     dead = _die_after_the_claim(aws, trigger_id, _ms(clock()), period_ms=900_000)
     # A 15-minute schedule stands: the lease does not key the row, the next claim reaps.
-    assert int(dynamo.get_trigger(trigger_id).due_at) == dynamo.STANDING_DUE
+    assert int(triggers_store.get_trigger(trigger_id).due_at) == triggers_store.STANDING_DUE
     clock.advance(900)
     assembly.tick(now=clock())
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert triggers.get_run_view(root, dead.run_id)["status"] == "lost"
-    item = dynamo.get_trigger(trigger_id)
-    assert dynamo.in_flight_of(item) == {}
+    item = triggers_store.get_trigger(trigger_id)
+    assert triggers_store.in_flight_of(item) == {}
     assert item.last_run["status"] == "succeeded"
     statuses = [r["status"] for r in triggers.list_trigger_runs(root, trigger_id, {})["items"]]
     assert sorted(statuses) == ["lost", "succeeded"]
@@ -142,4 +143,4 @@ def test_a_claim_with_room_left_reaps_the_expired_lease_it_finds(aws, clock, roo
     assembly.tick(now=clock())
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert triggers.get_run_view(root, dead.run_id)["status"] == "lost"
-    assert dynamo.in_flight_of(dynamo.get_trigger(trigger_id)) == {}
+    assert triggers_store.in_flight_of(triggers_store.get_trigger(trigger_id)) == {}

@@ -11,7 +11,7 @@ import pytest
 from chalicelib import assembly
 from chalicelib.services import triggers
 from chalicelib.settings import reset_settings
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.aws import client
 from tests.scenarios import create_scheduled
 
@@ -90,5 +90,5 @@ def test_heartbeat_enqueues_within_its_lookahead_and_delays_the_message_to_the_s
     (delay,) = [e["DelaySeconds"] for e in sent]
     assert 30.4 - report.duration_ms / 1000 - 1 <= delay <= 30
     # Nothing is claimed ahead of time: the runner claims when the fire is due.
-    assert dynamo.get_trigger(soon).in_flight == {}
-    assert dynamo.get_trigger(later).in_flight == {}
+    assert triggers_store.get_trigger(soon).in_flight == {}
+    assert triggers_store.get_trigger(later).in_flight == {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from chalicelib import assembly
-from chalicelib.store import dynamo
+from chalicelib.store import triggers
 from tests.scenarios import create_scheduled
 
 
@@ -17,8 +17,8 @@ def test_after_three_hours_down_a_fifteen_minute_interval_fires_once(aws, clock,
     report = assembly.tick(now=clock())
     assert report.due == 1
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers.get_trigger(trigger_id)
     # The next slot is the first one after now, not one of the twelve missed.
-    assert dynamo.next_slot_of(item) == int((clock().timestamp() + 870) * 1000)
+    assert triggers.next_slot_of(item) == int((clock().timestamp() + 870) * 1000)
     report = assembly.tick(now=clock() + timedelta(seconds=1))
     assert report.due == 0

@@ -13,7 +13,7 @@ import app as app_module
 from chalicelib import assembly
 from chalicelib.domain.errors import ValidationError
 from chalicelib.services import switch, triggers
-from chalicelib.store.models import RunModel
+from chalicelib.store.runs import RunModel
 from chalicelib.workflows import Result, workflow
 from tests.functional.api_client import Api
 

@@ -9,7 +9,7 @@ import pytest
 import app as app_module
 from chalicelib.services import triggers
 from chalicelib.settings import reset_settings
-from chalicelib.store.models import EventModel
+from chalicelib.store.events import EventModel
 from devstack.gateway import PerSourceLimit, contract_client
 from tests.signing import signed_headers
 

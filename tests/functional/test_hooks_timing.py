@@ -15,7 +15,7 @@ import pytest
 
 from chalicelib.services import deliveries, events, offpath
 from chalicelib.store import deliveries as delivery_store
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as trigger_store
 from tests.scenarios import source_trigger, token_of
 from tests.signing import delivery_body
 
@@ -37,7 +37,7 @@ def store_calls(monkeypatch):
 
     for name in ("count_in_hour", "put_delivery"):
         spy(delivery_store, name)
-    spy(dynamo, "get_trigger")
+    spy(trigger_store, "get_trigger")
     return calls
 
 

@@ -20,7 +20,10 @@ from chalicelib.services import audit as audit_log
 from chalicelib.services import events, switch, triggers
 from chalicelib.services.auth import Principal
 from chalicelib.store import kms
-from chalicelib.store.models import AuditModel, DeliveryModel, EventModel, TriggerModel
+from chalicelib.store.audit import AuditModel
+from chalicelib.store.deliveries import DeliveryModel
+from chalicelib.store.events import EventModel
+from chalicelib.store.triggers import TriggerModel
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
 from tests.conftest import ROOT_KEY
 from tests.scenarios import now_s, post, source_trigger, token_of

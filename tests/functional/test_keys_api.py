@@ -12,7 +12,8 @@ from chalicelib import assembly
 from chalicelib.observability import metric_counts
 from chalicelib.services import triggers
 from chalicelib.services.auth import Principal
-from chalicelib.store.models import AuditModel, KeyModel
+from chalicelib.store.audit import AuditModel
+from chalicelib.store.keys import KeyModel
 from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 

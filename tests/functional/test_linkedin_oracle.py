@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import pytest
 
-from chalicelib.store.models import EventModel
+from chalicelib.store.events import EventModel
 from tests.scenarios import post, runs_of, source_trigger, token_of
 
 INVALID = {"error": {"code": "invalid_signature", "message": "signature missing or invalid"}}

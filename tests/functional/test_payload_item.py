@@ -11,9 +11,10 @@ import json
 from chalicelib import assembly
 from chalicelib.domain.spec import TriggerIn, parse_model
 from chalicelib.services import triggers
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.aws import client
-from chalicelib.store.models import StateModel, TriggerModel
+from chalicelib.store.state import StateModel
+from chalicelib.store.triggers import TriggerModel
 from chalicelib.workflows import REGISTRY, Result, Workflow
 
 BIG = {"rows": [{"id": n, "text": "x" * 90} for n in range(500)]}  # ~50 KB
@@ -115,7 +116,7 @@ def test_a_small_payload_stays_inline(aws, clock, root):
         {"workflow": "echo", "schedule": {"interval_s": 60}, "payload": {"n": 1}},
         now=clock(),
     )
-    item = dynamo.get_trigger(created["id"])
+    item = triggers_store.get_trigger(created["id"])
     assert json.loads(item.spec)["payload"] == {"n": 1}
     assert _payload_items() == []
 
@@ -139,7 +140,9 @@ def test_a_long_title_ten_tags_and_a_payload_keep_the_trigger_item_under_1_kb(aw
         now=clock(),
     )
     print(
-        "MEASURE created", _item_bytes(created["id"]), len(dynamo.get_trigger(created["id"]).spec)
+        "MEASURE created",
+        _item_bytes(created["id"]),
+        len(triggers_store.get_trigger(created["id"]).spec),
     )
     assert _item_bytes(created["id"]) < 1024
     clock.advance(60)
@@ -175,9 +178,9 @@ def test_a_trigger_stored_the_old_way_reads_lists_and_fires_as_a_new_one(
     new = triggers.create_trigger(root, body, now=clock())
     old = triggers.create_trigger(root, body, now=clock())
     TriggerModel(old["id"]).update(actions=[TriggerModel.spec.set(_old_spec(body))])
-    assert "about_ref" in dynamo.get_trigger(new["id"]).spec
-    assert "about_ref" not in dynamo.get_trigger(old["id"]).spec
-    assert '"max_failures":5' not in dynamo.get_trigger(new["id"]).spec
+    assert "about_ref" in triggers_store.get_trigger(new["id"]).spec
+    assert "about_ref" not in triggers_store.get_trigger(old["id"]).spec
+    assert '"max_failures":5' not in triggers_store.get_trigger(new["id"]).spec
 
     views = [triggers.get_trigger_view(root, t["id"]) for t in (new, old)]
     assert _same_fields(views[0]) == _same_fields(views[1]) == _same_fields(new)
@@ -219,7 +222,7 @@ def test_a_trigger_stored_the_old_way_reads_lists_and_fires_as_a_new_one(
     # An edit stores the old trigger the new way; what it shows changes only where edited.
     patched = triggers.patch_trigger(root, old["id"], {"overlap": "allow"}, now=clock())
     assert _same_fields(patched) == {**_same_fields(after[1]), "overlap": "allow", "version": 2}
-    assert "about_ref" in dynamo.get_trigger(old["id"]).spec
+    assert "about_ref" in triggers_store.get_trigger(old["id"]).spec
     assert _item_bytes(old["id"]) < _item_bytes(new["id"]) + 32
 
 

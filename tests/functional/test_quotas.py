@@ -12,7 +12,7 @@ from chalicelib.services import keys, quotas, triggers
 from chalicelib.services.auth import Principal
 from chalicelib.settings import reset_settings
 from chalicelib.store.aws import client
-from chalicelib.store.models import LedgerModel
+from chalicelib.store.ledger import LedgerModel
 from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
 

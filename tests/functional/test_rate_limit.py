@@ -8,7 +8,7 @@ import pytest
 from chalicelib import assembly
 from chalicelib.domain.errors import ValidationError
 from chalicelib.services import deliveries, events, triggers
-from chalicelib.store.models import EventModel
+from chalicelib.store.events import EventModel
 from tests.scenarios import deliver, webhook_trigger
 
 pytestmark = pytest.mark.usefixtures("fresh_secrets")

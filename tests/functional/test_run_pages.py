@@ -6,7 +6,7 @@ import pytest
 
 import app as app_module
 from chalicelib import assembly
-from chalicelib.store.models import StateModel
+from chalicelib.store.state import StateModel
 from chalicelib.workflows import REGISTRY, Result, Workflow, WorkflowFailed
 from devstack.gateway import contract_client as Client
 from tests.functional.api_client import Api
@@ -248,12 +248,12 @@ def test_run_logs_answer_the_local_lines_of_that_run(api, tmp_path, monkeypatch)
 @pytest.mark.parametrize("clean", [True, False])
 def test_a_run_lost_to_a_stop_of_the_local_stack_says_how_it_stopped(api, clean):
     from chalicelib.domain.ids import manual_run_id
-    from chalicelib.store import dynamo
+    from chalicelib.store import claims
     from devstack.restore import ENDED_ERROR, STOPPED_ERROR, recover_claims
 
     created = api.create_trigger(HOURLY)
     run_id = manual_run_id(created["id"], 1_900_000_000_000)
-    outcome, _ = dynamo.claim_and_start(
+    outcome, _ = claims.claim_and_start(
         created["id"],
         run_id=run_id,
         surface="manual",
@@ -261,7 +261,7 @@ def test_a_run_lost_to_a_stop_of_the_local_stack_says_how_it_stopped(api, clean)
         capacity=1,
         shard="0",
     )
-    assert outcome == dynamo.ClaimResult.CLAIMED
+    assert outcome == claims.ClaimResult.CLAIMED
     recover_claims(clean_stop=clean)
     run = api.call("GET", f"/v1/runs/{run_id}").body
     assert run["status"] == "lost"
@@ -270,7 +270,7 @@ def test_a_run_lost_to_a_stop_of_the_local_stack_says_how_it_stopped(api, clean)
 
 
 def test_a_run_between_its_settle_and_its_record_is_shown_from_last_run(api):
-    from chalicelib.store.models import RunModel
+    from chalicelib.store.runs import RunModel
 
     created = api.create_trigger({"workflow": "explode", "schedule": {"cron": "0 * * * *"}})
     fired = api.call("POST", f"/v1/triggers/{created['id']}/fire").body
@@ -286,7 +286,7 @@ def test_a_run_between_its_settle_and_its_record_is_shown_from_last_run(api):
 def test_a_run_read_between_its_settle_and_its_record_shows_its_output(api):
     import threading
 
-    from chalicelib.store.models import RunModel
+    from chalicelib.store.runs import RunModel
 
     created = api.create_trigger({"workflow": "report", "schedule": {"cron": "0 * * * *"}})
     fired = api.call("POST", f"/v1/triggers/{created['id']}/fire").body

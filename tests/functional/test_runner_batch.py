@@ -17,8 +17,8 @@ import pytest
 from chalicelib import assembly, wiring
 from chalicelib.services import triggers
 from chalicelib.services.pipeline import Pipeline, RunContext, RunPolicy
-from chalicelib.store import dynamo
-from chalicelib.store.models import RunModel
+from chalicelib.store import triggers as triggers_store
+from chalicelib.store.runs import RunModel
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
 from devstack.stack import _lambda_record
 
@@ -87,7 +87,7 @@ def test_a_batch_runs_concurrently_and_only_the_failing_message_is_reported(
     for trigger_id in ids:
         (run,) = list(RunModel.query(trigger_id, consistent_read=True))
         assert run.status == "succeeded"  # each settled behind its own fence
-        assert dynamo.in_flight_of(dynamo.get_trigger(trigger_id)) == {}
+        assert triggers_store.in_flight_of(triggers_store.get_trigger(trigger_id)) == {}
 
 
 def test_with_one_thread_the_batch_runs_one_message_after_another(aws, clock, root):

@@ -8,7 +8,7 @@ Time is driven by hand: ``assembly.tick(now=...)`` and
 from __future__ import annotations
 
 from chalicelib import assembly
-from chalicelib.store import dynamo
+from chalicelib.store import state
 from chalicelib.store.sqs import FireMessage
 from tests.scenarios import EXECUTIONS, create_scheduled
 
@@ -25,4 +25,4 @@ def test_a_duplicate_sqs_delivery_runs_once(aws, clock, root):
     second = assembly.build_runner(clock=clock).handle(fire)
     assert (first, second) == ("succeeded", "dropped")
     assert EXECUTIONS[fire.run_id] == 1
-    assert dynamo.get_state(trigger_id)[0] == {"n": 1}
+    assert state.get_state(trigger_id)[0] == {"n": 1}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from chalicelib import assembly
 from chalicelib.services import triggers
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as triggers_store
 from chalicelib.workflows import Result, workflow
 from tests.scenarios import create_scheduled
 
@@ -25,8 +25,8 @@ def test_a_failed_run_never_leaks_its_claim(aws, clock, root):
         assembly.tick(now=clock())
         assert aws.drain(runner) == ["failed", "failed"]
         for trigger_id in (failing, unserialisable):
-            item = dynamo.get_trigger(trigger_id)
-            assert dynamo.in_flight_of(item) == {}
+            item = triggers_store.get_trigger(trigger_id)
+            assert triggers_store.in_flight_of(item) == {}
     view = triggers.get_trigger_view(root, unserialisable)
     assert view["consecutive_failures"] == 3
     error = view["last_run"]["error"]

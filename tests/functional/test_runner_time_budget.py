@@ -19,9 +19,10 @@ from chalicelib.observability import metric_counts
 from chalicelib.services import events, triggers
 from chalicelib.services.runner import START_MARGIN_S, start_margin_ms
 from chalicelib.settings import reset_settings
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.aws import client
-from chalicelib.store.models import ALL_MODELS, RunModel
+from chalicelib.store.runs import RunModel
+from chalicelib.store.tables import ALL_MODELS
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
 from devstack.stack import InvocationContext, _lambda_record
 from tests.signing import signed_headers
@@ -145,7 +146,7 @@ def test_a_batch_out_of_time_hands_back_the_messages_it_did_not_start(aws, clock
         name: [r for r in rows if done not in r] for name, rows in before.items()
     }
     for message in rest:
-        item = dynamo.get_trigger(_trigger_of(message))
+        item = triggers_store.get_trigger(_trigger_of(message))
         assert int(item.run_count or 0) == 0 and int(item.consecutive_failures or 0) == 0
         assert item.last_run is None
     assert metric_counts("Runs") == {(("status", "succeeded"), ("surface", kinds[done])): 1}
@@ -165,9 +166,9 @@ def test_a_batch_out_of_time_hands_back_the_messages_it_did_not_start(aws, clock
     assert sorted(slow) == sorted(json.loads(m["Body"])["r"] for m in messages)
     assert aws.receive() == []
     for trigger_id in kinds:
-        item = dynamo.get_trigger(trigger_id)
+        item = triggers_store.get_trigger(trigger_id)
         assert int(item.run_count) == 1 and int(item.consecutive_failures or 0) == 0
-        assert dynamo.in_flight_of(item) == {}
+        assert triggers_store.in_flight_of(item) == {}
         (run,) = list(RunModel.query(trigger_id))
         assert run.status == "succeeded"
     assert sum(metric_counts("Runs").values()) == 3
@@ -227,7 +228,7 @@ def test_a_message_handed_back_often_is_sent_again_fresh_not_dead_lettered(aws, 
     assert answer["batchItemFailures"] == []
     assert len(slow) == 3 and len(set(slow)) == 3
     for trigger_id in kinds:
-        assert int(dynamo.get_trigger(trigger_id).run_count) == 1
+        assert int(triggers_store.get_trigger(trigger_id).run_count) == 1
     assert sum(metric_counts("RunsHandedBack").values()) == 3
 
 

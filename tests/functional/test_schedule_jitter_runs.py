@@ -13,7 +13,7 @@ from chalicelib.domain import schedule
 from chalicelib.domain.codec import decode_schedule
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services.runs import run_view
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.sqs import FireMessage
 from tests.scenarios import EXECUTIONS, create_scheduled, runs_of
 
@@ -26,11 +26,11 @@ def _jittered_trigger(root, clock) -> tuple[str, int]:
     after its slot (a jitter of under a minute is drawn 1 time in 60: try again)."""
     for _ in range(8):
         trigger_id = create_scheduled(root, clock, schedule={"cron": "0 9 * * *", "jitter_s": 3600})
-        spec = decode_schedule(dynamo.get_trigger(trigger_id).sched)
+        spec = decode_schedule(triggers_store.get_trigger(trigger_id).sched)
         fire_ms = schedule.fire_at_ms(trigger_id, SLOT_MS, spec)
         if fire_ms - SLOT_MS > 60_000:
             return trigger_id, fire_ms
-        dynamo.get_trigger(trigger_id).delete()
+        triggers_store.get_trigger(trigger_id).delete()
     raise AssertionError("no jitter over a minute in 8 triggers")
 
 
@@ -47,7 +47,7 @@ def test_a_jittered_slot_waits_for_its_fire_at_and_runs_once_as_the_slots_run(aw
     aws.delete([message])
     assert runner.handle(FireMessage.parse(message["Body"])) == "postponed"
     assert runs_of(trigger_id) == []
-    assert dynamo.next_slot_of(dynamo.get_trigger(trigger_id)) == SLOT_MS
+    assert triggers_store.next_slot_of(triggers_store.get_trigger(trigger_id)) == SLOT_MS
     # At its fire_at it runs, once, as the slot's run.
     clock.at = datetime.fromtimestamp(fire_ms / 1000, UTC)
     EXECUTIONS.clear()
@@ -59,7 +59,7 @@ def test_a_jittered_slot_waits_for_its_fire_at_and_runs_once_as_the_slots_run(aw
     assert view["scheduled_for"] == "2026-12-01T09:00:00.000Z"
     assert view["fire_at"] == clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
     assert view["lateness_ms"] == 0
-    following = dynamo.next_slot_of(dynamo.get_trigger(trigger_id))
+    following = triggers_store.next_slot_of(triggers_store.get_trigger(trigger_id))
     assert following == SLOT_MS + 86_400_000
 
 

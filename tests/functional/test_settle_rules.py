@@ -9,7 +9,7 @@ import pytest
 from chalicelib import assembly
 from chalicelib.domain.errors import ValidationError
 from chalicelib.services import triggers
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.sqs import FireMessage
 from chalicelib.workflows import Result, WorkflowFailed, workflow
 
@@ -120,7 +120,7 @@ def test_a_returned_next_fire_at_in_the_past_is_clamped_to_one_second_ahead(aws,
     clock.advance(3600)
     assembly.tick(now=clock())
     assert _handle_one(aws, clock) == "succeeded"
-    item = dynamo.get_trigger(created["id"])
+    item = triggers_store.get_trigger(created["id"])
     clamped = int((clock() + timedelta(seconds=1)).timestamp() * 1000)
     assert int(item.next_fire_at) == clamped
     # The clamped slot is inside the window the heartbeat already enqueued: the settle
@@ -144,7 +144,7 @@ def test_echo_schedules_itself_when_its_state_asks(aws, clock, root):
         now=clock(),
     )
     assert _tick_and_drain(aws, clock, 3600) == ["succeeded"]
-    item = dynamo.get_trigger(created["id"])
+    item = triggers_store.get_trigger(created["id"])
     assert int(item.next_fire_at) == int((clock() + timedelta(seconds=90)).timestamp() * 1000)
 
 

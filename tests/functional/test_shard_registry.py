@@ -13,9 +13,11 @@ import pytest
 from chalicelib import assembly
 from chalicelib.services import triggers
 from chalicelib.settings import reset_settings
-from chalicelib.store import dynamo, kms, shard_registry
+from chalicelib.store import kms, shard_registry
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.aws import client
-from chalicelib.store.models import EventModel, TriggerModel
+from chalicelib.store.events import EventModel
+from chalicelib.store.triggers import TriggerModel
 from tests.scenarios import COUNTING, EXECUTIONS, accept, ticks_at_once, webhook_trigger
 
 # Each at least the test's step (120 s), so every slot is due at a tick of its own.
@@ -36,7 +38,7 @@ def _shards(monkeypatch, count: int) -> None:
 def _create(root, clock, shards: int) -> dict[str, int]:
     """At least 12 triggers, until every one of ``shards`` holds one."""
     made: dict[str, int] = {}
-    while len(made) < 12 or {dynamo.shard_of(t, shards) for t in made} != set(
+    while len(made) < 12 or {triggers_store.shard_of(t, shards) for t in made} != set(
         map(str, range(shards))
     ):
         interval = INTERVALS[len(made) % len(INTERVALS)]
@@ -89,7 +91,7 @@ def _no_registry() -> None:
 def _change(aws, clock, root, monkeypatch, *, before: int, after: int, at_once: int = 1):
     _shards(monkeypatch, before)
     made = _create(root, clock, before)
-    held = {dynamo.get_trigger(t).due_shard for t in made}
+    held = {triggers_store.get_trigger(t).due_shard for t in made}
     assert len(held) == before  # the fleet sits on every shard of the first count
     runner = assembly.build_runner(clock=clock)
     EXECUTIONS.clear()
@@ -109,7 +111,7 @@ def test_a_lowered_shard_count_fires_every_slot_once_and_retires_the_old_shards(
     made, runner, sent = _change(aws, clock, root, monkeypatch, before=8, after=2, at_once=at_once)
     # The old shards are read until their rows have fired and been re-keyed.
     assert shard_registry.read().in_use == 8
-    assert {dynamo.get_trigger(t).due_shard for t in made} <= {"0", "1"}
+    assert {triggers_store.get_trigger(t).due_shard for t in made} <= {"0", "1"}
     # Found empty, they retire once they stayed empty for the grace.
     steps = GRACE_S // 120 + 2
     sent += _run(aws, clock, runner, steps, at_once=at_once)
@@ -124,8 +126,10 @@ def test_a_raised_shard_count_fires_every_slot_once(aws, clock, root, monkeypatc
     made, runner, sent = _change(aws, clock, root, monkeypatch, before=2, after=8)
     assert shard_registry.read().in_use == 8
     sent += _run(aws, clock, runner, 3)
-    expected = {t: dynamo.shard_of(t, 8) for t in made}
-    assert {t: dynamo.get_trigger(t).due_shard for t in made} == expected  # re-keyed by claims
+    expected = {t: triggers_store.shard_of(t, 8) for t in made}
+    assert {
+        t: triggers_store.get_trigger(t).due_shard for t in made
+    } == expected  # re-keyed by claims
     _assert_every_slot_once(made, until_ms=int(clock().timestamp() * 1000))
 
 
@@ -156,7 +160,7 @@ def test_an_old_shard_holding_a_row_is_not_retired(aws, clock, root, monkeypatch
     _no_registry()
     _shards(monkeypatch, 8)
     made: list[str] = []
-    while not made or dynamo.shard_of(made[-1], 8) in ("0", "1"):
+    while not made or triggers_store.shard_of(made[-1], 8) in ("0", "1"):
         body = {"workflow": COUNTING, "schedule": {"interval_s": 86400}}
         made.append(triggers.create_trigger(root, body, now=clock())["id"])
     far = made[-1]
@@ -165,12 +169,12 @@ def test_an_old_shard_holding_a_row_is_not_retired(aws, clock, root, monkeypatch
     _shards(monkeypatch, 2)
     _run(aws, clock, runner, GRACE_S // 120 + 3)
     assert not EXECUTIONS  # not due yet, and still on its old shard
-    assert shard_registry.read().in_use == int(dynamo.shard_of(far, 8)) + 1
+    assert shard_registry.read().in_use == int(triggers_store.shard_of(far, 8)) + 1
     clock.advance(86400)
     _run(aws, clock, runner, 1)
     assert sorted(k.partition(".")[0] for k in EXECUTIONS) == sorted(made)  # each once
     assert set(EXECUTIONS.values()) == {1}
-    assert dynamo.get_trigger(far).due_shard == dynamo.shard_of(far, 2)  # re-keyed
+    assert triggers_store.get_trigger(far).due_shard == triggers_store.shard_of(far, 2)  # re-keyed
 
 
 def test_a_pending_event_on_an_old_shard_runs_once_and_holds_its_shard(

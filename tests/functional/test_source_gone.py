@@ -13,7 +13,7 @@ import pytest
 
 from chalicelib.domain import filters
 from chalicelib.services import audit, events, triggers
-from chalicelib.store.models import EventModel
+from chalicelib.store.events import EventModel
 from tests.scenarios import now_s, post, source_trigger
 from tests.signing import ISSUED_SECRETS, delivery_body, signed_headers
 

@@ -13,7 +13,9 @@ from chalicelib.domain.epoch_ms import ms as _ms
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services import triggers
 from chalicelib.settings import reset_settings
-from chalicelib.store import dynamo
+from chalicelib.store import claims as claims_store
+from chalicelib.store import cursors
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.sqs import FireMessage
 from tests.scenarios import EXECUTIONS, create_scheduled, fire_next, runs_of
 
@@ -53,7 +55,7 @@ def _standing(aws, clock, root, **body) -> str:
     trigger_id = create_scheduled(root, clock, **body)
     assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]
     assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]
-    assert int(dynamo.get_trigger(trigger_id).due_at) == dynamo.STANDING_DUE
+    assert int(triggers_store.get_trigger(trigger_id).due_at) == triggers_store.STANDING_DUE
     return trigger_id
 
 
@@ -75,24 +77,24 @@ def test_a_frequent_schedule_stands_after_its_first_claim_and_never_moves_again(
     aws, clock, root, schedule
 ):
     trigger_id = create_scheduled(root, clock, schedule=schedule)
-    first = dynamo.next_slot_of(dynamo.get_trigger(trigger_id))
+    first = triggers_store.next_slot_of(triggers_store.get_trigger(trigger_id))
     clock.advance((first - _ms(clock())) / 1000)
     assembly.tick(now=clock())
     assert aws.drain(_runner(clock)) == ["succeeded"]
-    item = dynamo.get_trigger(trigger_id)
-    assert (int(item.due_at), item.next_fire_at) == (dynamo.STANDING_DUE, None)
-    period = first_gap = dynamo.next_slot_of(item) - first
+    item = triggers_store.get_trigger(trigger_id)
+    assert (int(item.due_at), item.next_fire_at) == (triggers_store.STANDING_DUE, None)
+    period = first_gap = triggers_store.next_slot_of(item) - first
     assert first_gap > 0
     fires = 1
     for _ in range(3):
         clock.advance(period / 1000)
         ran = [s for s in (fire_next(aws, clock, _runner(clock), 0)) if s != "dropped"]
         fires += len(ran)
-        stood = dynamo.get_trigger(trigger_id)
-        assert int(stood.due_at) == dynamo.STANDING_DUE
-        assert dynamo.next_slot_of(stood) == first + (fires * period)
+        stood = triggers_store.get_trigger(trigger_id)
+        assert int(stood.due_at) == triggers_store.STANDING_DUE
+        assert triggers_store.next_slot_of(stood) == first + (fires * period)
     assert fires == 4
-    assert int(dynamo.get_trigger(trigger_id).run_count) == 4
+    assert int(triggers_store.get_trigger(trigger_id).run_count) == 4
     assert all(count == 1 for count in (EXECUTIONS[f] for f in _fire_ids(trigger_id)))
 
 
@@ -105,13 +107,13 @@ def test_a_standing_claim_writes_one_unit_and_nothing_in_the_due_index(aws, cloc
         assert aws.drain(_runner(clock)) == ["succeeded"]
     claims = [c for c in log.since(mark) if c.caller.endswith("claim_slot_and_start")]
     assert [(c.ok, c.wru, c.gsi_wru) for c in claims] == [(True, 1, 0)]
-    assert int(dynamo.get_trigger(trigger_id).due_at) == dynamo.STANDING_DUE
+    assert int(triggers_store.get_trigger(trigger_id).due_at) == triggers_store.STANDING_DUE
 
 
 def test_a_slower_schedule_stays_keyed_on_its_next_slot(aws, clock, root):
     trigger_id = create_scheduled(root, clock, schedule={"interval_s": 1200})
     fire_next(aws, clock, _runner(clock), 1200)
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers_store.get_trigger(trigger_id)
     assert item.next_slot is None
     assert int(item.due_at) == int(item.next_fire_at) == _ms(clock()) + 1_200_000
 
@@ -121,7 +123,7 @@ def test_a_standing_slot_delivered_twice_runs_once(aws, clock, root):
     fire, _ = _due_now(aws, clock)
     runner = _runner(clock)
     assert [runner.handle(fire), runner.handle(fire)] == ["succeeded", "dropped"]
-    assert int(dynamo.get_trigger(trigger_id).run_count) == 3
+    assert int(triggers_store.get_trigger(trigger_id).run_count) == 3
     assert all(EXECUTIONS[f] == 1 for f in _fire_ids(trigger_id))
 
 
@@ -143,9 +145,9 @@ def test_a_lost_standing_message_s_slot_runs_once_late_with_the_next_slot_s_mess
     lost, message = _due_now(aws, clock)
     aws.delete([message])  # that slot's message is lost
     assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers_store.get_trigger(trigger_id)
     assert int(item.run_count) == 3
-    assert dynamo.next_slot_of(item) == _ms(clock()) + 60_000
+    assert triggers_store.next_slot_of(item) == _ms(clock()) + 60_000
     # The pointer's slot ran, a minute late and recorded so; the next slot merged into
     # it (a trigger fires once), as a keyed row's first missed slot after downtime.
     run = _records(root, trigger_id)[int(lost.scheduled_ms)]
@@ -171,12 +173,12 @@ def test_a_later_slot_s_message_first_runs_the_earlier_slot_once_and_drops_its_o
     assert EXECUTIONS[earlier.run_id] == 1 and EXECUTIONS.get(later.run_id, 0) == 0
     run = _records(root, trigger_id)[int(earlier.scheduled_ms)]
     assert run["status"] == "succeeded" and run["lateness_ms"] >= 59_000
-    item = dynamo.get_trigger(trigger_id)
-    assert dynamo.next_slot_of(item) == int(later.scheduled_ms) + 60_000
-    assert dynamo.in_flight_of(item) == {}
+    item = triggers_store.get_trigger(trigger_id)
+    assert triggers_store.next_slot_of(item) == int(later.scheduled_ms) + 60_000
+    assert triggers_store.in_flight_of(item) == {}
     # The next minute runs on time, from its own message.
     assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]
-    assert int(dynamo.get_trigger(trigger_id).run_count) == 4
+    assert int(triggers_store.get_trigger(trigger_id).run_count) == 4
 
 
 def test_a_message_behind_a_due_pointer_runs_the_pointer_s_slot(aws, clock, root):
@@ -188,7 +190,7 @@ def test_a_message_behind_a_due_pointer_runs_the_pointer_s_slot(aws, clock, root
     runner = _runner(clock)
     assert runner.handle(stale) == "succeeded"
     aws.delete([message])
-    pointer = dynamo.next_slot_of(dynamo.get_trigger(trigger_id))
+    pointer = triggers_store.next_slot_of(triggers_store.get_trigger(trigger_id))
     clock.advance(90)  # the pointer is due; its message never came
     assert runner.handle(stale) == "succeeded"
     assert EXECUTIONS[stale.run_id] == 1
@@ -204,7 +206,7 @@ def test_a_message_behind_a_pointer_not_yet_due_is_dropped(aws, clock, root):
     assert runner.handle(stale) == "succeeded"
     clock.advance(30)  # the pointer is 30 s ahead: its own message will run it
     assert runner.handle(stale) == "dropped"
-    assert int(dynamo.get_trigger(trigger_id).run_count) == 3
+    assert int(triggers_store.get_trigger(trigger_id).run_count) == 3
 
 
 def test_after_downtime_a_standing_trigger_fires_once_then_on_schedule(aws, clock, root):
@@ -220,33 +222,33 @@ def test_after_downtime_a_standing_trigger_fires_once_then_on_schedule(aws, cloc
     assert len(late) == 1
     assert sum(r.status == "missed" for r in records) == 59
     assert fire_next(aws, clock, _runner(clock), 30) == ["succeeded"]
-    assert int(dynamo.get_trigger(trigger_id).run_count) == 4
+    assert int(triggers_store.get_trigger(trigger_id).run_count) == 4
 
 
 def test_a_forgotten_cursor_sends_the_latest_slot_again_and_the_fence_drops_it(aws, clock, root):
     trigger_id = _standing(aws, clock, root)
     aws.delete([m for _, m in _queued(aws, clock)])
     for shard in range(4):  # what a restart of the local stack does (local/restore.py)
-        cursor = dynamo.get_cursor(str(shard))
+        cursor = cursors.get_cursor(str(shard))
         if cursor is not None:
-            dynamo.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
+            cursors.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
     clock.advance(1)
     assembly.tick(now=clock())
     assert aws.drain(_runner(clock)) == ["dropped"]  # the slot that ran, fenced out
-    assert int(dynamo.get_trigger(trigger_id).run_count) == 2
+    assert int(triggers_store.get_trigger(trigger_id).run_count) == 2
 
 
 def test_an_edit_keys_a_standing_row_again_and_its_next_claim_stands_it(aws, clock, root):
     trigger_id = _standing(aws, clock, root)
     triggers.patch_trigger(root, trigger_id, {"schedule": {"interval_s": 120}}, now=clock())
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers_store.get_trigger(trigger_id)
     assert item.next_slot is None
-    assert int(item.due_at) == int(item.next_fire_at) > dynamo.STANDING_DUE
+    assert int(item.due_at) == int(item.next_fire_at) > triggers_store.STANDING_DUE
     ran = [s for s in fire_next(aws, clock, _runner(clock), 120) if s != "dropped"]
     assert ran == ["succeeded"]
-    stood = dynamo.get_trigger(trigger_id)
-    assert (int(stood.due_at), dynamo.next_slot_of(stood)) == (
-        dynamo.STANDING_DUE,
+    stood = triggers_store.get_trigger(trigger_id)
+    assert (int(stood.due_at), triggers_store.next_slot_of(stood)) == (
+        triggers_store.STANDING_DUE,
         _ms(clock()) + 120_000,
     )
 
@@ -256,8 +258,8 @@ def test_a_standing_slot_due_while_a_run_executes_is_skipped_and_the_pointer_mov
 ):
     trigger_id = _standing(aws, clock, root)
     fire, message = _due_now(aws, clock)
-    shard = dynamo.shard_of(trigger_id, 4)
-    outcome, _ = dynamo.claim_slot_and_start(  # a runner claims it, then hangs
+    shard = triggers_store.shard_of(trigger_id, 4)
+    outcome, _ = claims_store.claim_slot_and_start(  # a runner claims it, then hangs
         trigger_id,
         slot_ms=fire.scheduled_ms,
         sched=fire.sched,
@@ -269,12 +271,12 @@ def test_a_standing_slot_due_while_a_run_executes_is_skipped_and_the_pointer_mov
         standing=True,
         stands=True,
     )
-    assert outcome == dynamo.ClaimResult.CLAIMED
+    assert outcome == claims_store.ClaimResult.CLAIMED
     aws.delete([message])
     assert fire_next(aws, clock, _runner(clock)) == ["skipped"]
-    item = dynamo.get_trigger(trigger_id)
-    assert dynamo.next_slot_of(item) == _ms(clock()) + 60_000
-    assert int(item.due_at) == dynamo.STANDING_DUE
+    item = triggers_store.get_trigger(trigger_id)
+    assert triggers_store.next_slot_of(item) == _ms(clock()) + 60_000
+    assert int(item.due_at) == triggers_store.STANDING_DUE
 
 
 def test_a_paused_standing_trigger_leaves_the_index_and_comes_back_keyed(aws, clock, root):
@@ -282,13 +284,13 @@ def test_a_paused_standing_trigger_leaves_the_index_and_comes_back_keyed(aws, cl
     triggers.set_enabled(root, trigger_id, enabled=False, now=clock())
     # The first message dropped for it takes it out of the index (as a keyed row).
     assert fire_next(aws, clock, _runner(clock)) == []
-    assert dynamo.get_trigger(trigger_id).due_at is None
+    assert triggers_store.get_trigger(trigger_id).due_at is None
     assert fire_next(aws, clock, _runner(clock)) == []
     triggers.set_enabled(root, trigger_id, enabled=True, now=clock())
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers_store.get_trigger(trigger_id)
     assert item.next_slot is None and int(item.due_at) == int(item.next_fire_at)
     assert [s for s in fire_next(aws, clock, _runner(clock)) if s != "dropped"] == ["succeeded"]
-    assert int(dynamo.get_trigger(trigger_id).due_at) == dynamo.STANDING_DUE
+    assert int(triggers_store.get_trigger(trigger_id).due_at) == triggers_store.STANDING_DUE
 
 
 def test_a_standing_row_read_from_a_former_shard_moves_to_its_shard(aws, clock, root):
@@ -297,9 +299,9 @@ def test_a_standing_row_read_from_a_former_shard_moves_to_its_shard(aws, clock, 
     aws.delete([message])
     moved = FireMessage(**{**fire.__dict__, "standing_shard": "7"})  # a former count's
     assert _runner(clock).handle(moved) == "succeeded"
-    item = dynamo.get_trigger(trigger_id)
-    assert item.due_shard == dynamo.shard_of(trigger_id, 4)
-    assert int(item.due_at) == dynamo.STANDING_DUE
+    item = triggers_store.get_trigger(trigger_id)
+    assert item.due_shard == triggers_store.shard_of(trigger_id, 4)
+    assert int(item.due_at) == triggers_store.STANDING_DUE
 
 
 def test_a_standing_row_over_its_slot_cap_ends_the_window_there_and_loses_no_slot(

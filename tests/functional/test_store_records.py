@@ -83,7 +83,7 @@ def test_a_recorded_delivery_is_read_back_by_outcome_and_before_a_key(aws):
 def test_an_event_put_is_the_event_read_and_a_mark_stores_no_run(aws):
     from chalicelib.domain.records import EventRecord, PendingRow
     from chalicelib.store import event_reads, event_writes
-    from chalicelib.store.models import EventModel
+    from chalicelib.store.events import EventModel
 
     full = EventRecord(
         id="evt_r1",

@@ -363,9 +363,9 @@ def test_query_values_of_an_http_target_are_masked_in_views_and_audit(aws, clock
     assert [t["workflow"] for t in listed] == [masked]
     # The masked form sent back (GET, edit, PATCH) leaves the real target as it was.
     triggers.patch_trigger(root, created["id"], {"workflow": masked, "title": "t"}, now=clock())
-    from chalicelib.store import dynamo
+    from chalicelib.store import triggers as triggers_store
 
-    assert dynamo.get_trigger(created["id"]).workflow == f"http:{url}"
+    assert triggers_store.get_trigger(created["id"]).workflow == f"http:{url}"
     entries = audit.list_audit(root, {"trigger_id": created["id"]})["items"]
     assert entries and "s3cr3t-value" not in json.dumps(entries)
     triggers.fire_now(root, created["id"], now=clock())  # a run in flight is listed too

@@ -25,7 +25,8 @@ from chalicelib.domain.errors import ValidationError
 from chalicelib.services import keys, triggers
 from chalicelib.services.auth import Principal
 from chalicelib.settings import get_settings, reset_settings
-from chalicelib.store import dynamo, kms
+from chalicelib.store import kms
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.triggers import TriggerModel
 from chalicelib.workflows import remote
 from chalicelib.workflows.remote import http_target, lambda_target
@@ -347,7 +348,7 @@ def test_an_http_target_gets_a_signed_post_and_its_answer_becomes_the_result(
     secret = created["outbound_secret"]  # shown once, on create
     assert secret.startswith("whsec_")
     assert "outbound_secret" not in triggers.get_trigger_view(root, created["id"])
-    assert secret not in dynamo.get_trigger(created["id"]).outbound_secret_sealed
+    assert secret not in triggers_store.get_trigger(created["id"]).outbound_secret_sealed
     handler.secret = secret
     assert fire_next(aws, clock, assembly.build_runner(clock=clock), keep_dropped=True) == [
         "succeeded"

@@ -9,14 +9,16 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.services import triggers
-from chalicelib.store import dynamo, trigger_reads, trigger_writes
+from chalicelib.store import state as state_store
+from chalicelib.store import trigger_reads, trigger_writes
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.conditions import condition_failed, transaction_cancelled
 from chalicelib.store.trigger_writes import DueChange, EditOutcome, Slot, StateEdit, TriggerEdit
 
 
 def _trigger(root, clock, **fields):
     body = {"workflow": "echo", "schedule": {"interval_s": 3600}, "state": {"n": 1}, **fields}
-    return dynamo.get_trigger(triggers.create_trigger(root, body, now=clock())["id"])
+    return triggers_store.get_trigger(triggers.create_trigger(root, body, now=clock())["id"])
 
 
 def _edit(item, **fields):
@@ -38,14 +40,14 @@ def test_an_edit_on_the_version_read_is_written_and_answers_the_trigger_as_writt
     assert outcome == EditOutcome.WRITTEN
     assert written is not None and (written.workflow, written.version) == ("noop", 2)
     assert item.workflow == "echo"  # the record read before is a value, not a handle
-    assert dynamo.get_trigger(item.id) == written
+    assert triggers_store.get_trigger(item.id) == written
 
 
 def test_an_edit_on_a_stale_version_is_a_race_and_writes_nothing(aws, root, clock):
     item = _trigger(root, clock)
     edit = _edit(item, workflow="noop", expected_version=int(item.version) + 1)
     assert trigger_writes.write_edit(item.id, edit) == (EditOutcome.RACED, None)
-    assert dynamo.get_trigger(item.id).workflow == "echo"
+    assert triggers_store.get_trigger(item.id).workflow == "echo"
 
 
 @pytest.mark.parametrize(("moved", "outcome"), [(False, "written"), (True, "raced")])
@@ -61,7 +63,7 @@ def test_the_slot_fence_fails_when_a_claim_moved_the_slot(aws, root, clock, move
         expected_in_flight=0,
     )
     assert trigger_writes.write_edit(item.id, edit)[0] == outcome
-    stored = dynamo.get_trigger(item.id)
+    stored = triggers_store.get_trigger(item.id)
     assert int(stored.next_fire_at) == (int(item.next_fire_at) if moved else expected + 60_000)
 
 
@@ -69,14 +71,14 @@ def test_the_in_flight_fence_fails_when_a_run_was_claimed(aws, root, clock):
     item = _trigger(root, clock)
     edit = _edit(item, status="disabled", due=DueChange(None), expected_in_flight=1)
     assert trigger_writes.write_edit(item.id, edit) == (EditOutcome.RACED, None)
-    assert dynamo.get_trigger(item.id).status == "active"
+    assert triggers_store.get_trigger(item.id).status == "active"
 
 
 def test_a_pause_edit_leaves_the_due_index_and_records_who(aws, root, clock):
     item = _trigger(root, clock)
     edit = _edit(item, status="disabled", due=DueChange(None), expected_in_flight=0)
     outcome, written = trigger_writes.write_edit(item.id, edit)
-    stored = dynamo.get_trigger(item.id)
+    stored = triggers_store.get_trigger(item.id)
     assert outcome == EditOutcome.WRITTEN and written == stored
     assert (stored.status, stored.disabled_reason, stored.disabled_by) == (
         "disabled",
@@ -88,7 +90,7 @@ def test_a_pause_edit_leaves_the_due_index_and_records_who(aws, root, clock):
 
 def test_an_edit_with_state_is_one_transaction_and_reports_which_side_raced(aws, root, clock):
     item = _trigger(root, clock)
-    _, version = dynamo.get_state(item.id)
+    _, version = state_store.get_state(item.id)
     stale_state = StateEdit({"n": 2}, expected_version=version + 1)
     assert trigger_writes.write_edit(item.id, _edit(item), stale_state) == (
         EditOutcome.STATE_RACED,
@@ -99,15 +101,15 @@ def test_an_edit_with_state_is_one_transaction_and_reports_which_side_raced(aws,
         EditOutcome.RACED,
         None,
     )
-    assert dynamo.get_state(item.id) == ({"n": 1}, version)  # neither wrote
+    assert state_store.get_state(item.id) == ({"n": 1}, version)  # neither wrote
     edit = _edit(item, workflow="noop")
     # A transaction answers no item: the caller reads it again.
     assert trigger_writes.write_edit(item.id, edit, StateEdit({"n": 3}, version)) == (
         "written",
         None,
     )
-    assert dynamo.get_state(item.id) == ({"n": 3}, version + 1)
-    assert dynamo.get_trigger(item.id).workflow == "noop"
+    assert state_store.get_state(item.id) == ({"n": 3}, version + 1)
+    assert triggers_store.get_trigger(item.id).workflow == "noop"
 
 
 def test_pause_then_enable_clear_the_pause_and_key_the_slot(aws, root, clock):
@@ -115,7 +117,7 @@ def test_pause_then_enable_clear_the_pause_and_key_the_slot(aws, root, clock):
     paused = trigger_writes.pause_trigger(
         item.id, by="key_a", now_ms=7, note="maintenance", manual=True
     )
-    stored = dynamo.get_trigger(item.id)
+    stored = triggers_store.get_trigger(item.id)
     assert paused == stored
     assert (stored.status, stored.disabled_note, stored.disabled_reason) == (
         "disabled",
@@ -124,7 +126,7 @@ def test_pause_then_enable_clear_the_pause_and_key_the_slot(aws, root, clock):
     )
     slot = Slot(next_fire_at=10_000, due_at=9_000, due_shard="0")
     enabled = trigger_writes.enable_trigger(item.id, now_ms=8, slot=slot)
-    stored = dynamo.get_trigger(item.id)
+    stored = triggers_store.get_trigger(item.id)
     assert enabled == stored
     assert stored.status == "active" and stored.disabled_note is None
     assert (int(stored.next_fire_at), int(stored.due_at), stored.due_shard) == (10_000, 9_000, "0")
@@ -139,7 +141,7 @@ def test_insert_never_overwrites_and_delete_takes_the_state(aws, root, clock):
     assert trigger_writes.delete_trigger(item.id) is None  # another caller removed it first
     trigger_writes.delete_state(item.id)
     trigger_writes.delete_state(item.id)  # already gone: no error
-    assert dynamo.get_trigger(item.id) is None and dynamo.get_state(item.id) == ({}, 0)
+    assert triggers_store.get_trigger(item.id) is None and state_store.get_state(item.id) == ({}, 0)
 
 
 def test_the_tenant_reads_find_only_the_tenants_triggers(aws, root, clock):

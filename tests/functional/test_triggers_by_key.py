@@ -17,8 +17,9 @@ from chalicelib.services import triggers
 from chalicelib.services.auth import Principal
 from chalicelib.services.events.rotation import secrets_of
 from chalicelib.services.triggers import by_key
-from chalicelib.store import dynamo, trigger_keys
-from chalicelib.store.models import RunModel
+from chalicelib.store import trigger_keys
+from chalicelib.store import triggers as triggers_store
+from chalicelib.store.runs import RunModel
 from tests.functional.api_client import Api
 
 WEEKLY = {
@@ -101,7 +102,7 @@ def test_a_webhook_trigger_keeps_its_secret_when_its_filter_changes(api, clock):
     )
     assert changed.body["changes"] == {"event.filter.branch": {"from": "main", "to": "x"}}
     assert "webhook" not in changed.body  # the secret is shown once, on create
-    item = dynamo.get_trigger(created.body["id"])
+    item = triggers_store.get_trigger(created.body["id"])
     assert secrets_of(item, now=clock())[0] == secret
 
 
@@ -113,7 +114,7 @@ def test_a_provider_secret_that_changed_in_the_file_is_rotated_in(api, clock):
     answer = put(api, "payments", rotated).body
     assert answer["changed"] is True and "event.secret" in answer["changes"]
     assert "whsec" not in str(answer["changes"])
-    opened = secrets_of(dynamo.get_trigger(created["id"]), now=clock())
+    opened = secrets_of(triggers_store.get_trigger(created["id"]), now=clock())
     assert opened[0] == "whsec_second_one"
     assert "whsec_first_secret" in opened  # the old one verifies for the grace period
 

@@ -11,8 +11,9 @@ from chalicelib import assembly
 from chalicelib.domain.errors import ValidationError
 from chalicelib.services import deliveries, events, triggers
 from chalicelib.services.runner import core as runner_core
-from chalicelib.store import dynamo, windows
-from chalicelib.store.models import EventModel
+from chalicelib.store import triggers as triggers_store
+from chalicelib.store import windows
+from chalicelib.store.events import EventModel
 from chalicelib.store.sqs import FireMessage
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
 from tests.scenarios import webhook_trigger
@@ -240,7 +241,7 @@ def test_a_trigger_without_a_window_runs_each_event_with_no_events_field(aws, cl
     )
     assert run_all(aws, assembly.build_runner(clock=clock)) == ["succeeded"]
     assert seen[0]["ns"] == [] and seen[0]["dropped"] == 0
-    assert dynamo.get_trigger(created["id"]) is not None
+    assert triggers_store.get_trigger(created["id"]) is not None
 
 
 def test_remote_targets_get_the_windows_events_in_the_fire_json():

@@ -7,7 +7,7 @@ from collections import Counter
 from datetime import datetime
 
 from chalicelib.settings import RUNNER_MAX_CONCURRENCY, queue_visibility_s
-from chalicelib.store.models import ALL_MODELS
+from chalicelib.store.tables import ALL_MODELS
 from tests.infra.conftest import WORKFLOW
 from tests.infra.harness import MOTO_DROPPED, MOTO_UNSUPPORTED, later, utc_now
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.store.models import ALL_MODELS, TTL_ATTRIBUTES, base_name
+from chalicelib.store.tables import ALL_MODELS, TTL_ATTRIBUTES, base_name
 from infra.tables import table_logical_id
 
 _PROJECTIONS = {

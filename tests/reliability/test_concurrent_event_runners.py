@@ -18,7 +18,7 @@ import pytest
 
 from chalicelib import assembly
 from chalicelib.services import events
-from chalicelib.store.models import EventModel
+from chalicelib.store.events import EventModel
 from chalicelib.store.sqs import FireMessage
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow
 from tests.scenarios import deliver, webhook_trigger

@@ -29,8 +29,9 @@ from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services import triggers
 from chalicelib.services.triggers import create as trigger_create
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo
-from chalicelib.store.models import TriggerModel
+from chalicelib.store import claims as claims_store
+from chalicelib.store import triggers as triggers_store
+from chalicelib.store.triggers import TriggerModel
 from tests.reliability.faults import FaultInjector
 from tests.scenarios import Esm, runs_of
 
@@ -64,13 +65,13 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
 
     # Every claim attempt, with the time of the tick that made it (run id -> [ms]).
     claim_times: dict[str, list[int]] = defaultdict(list)
-    real_claim = dynamo.claim_slot_and_start
+    real_claim = claims_store.claim_slot_and_start
 
     def claim_slot_and_start(trigger_id, **kwargs):
         claim_times[kwargs["run_id"]].append(_ms(clock()))
         return real_claim(trigger_id, **kwargs)
 
-    monkeypatch.setattr(dynamo, "claim_slot_and_start", claim_slot_and_start)
+    monkeypatch.setattr(claims_store, "claim_slot_and_start", claim_slot_and_start)
 
     injector = FaultInjector(seed=seed, rate=0.10)
     runner = assembly.build_runner(clock=clock)
@@ -144,6 +145,6 @@ def test_faults_never_run_a_fire_twice_or_lose_one_silently_or_leave_a_claim_stu
     assert outcomes["lost"] <= TRIGGERS * FAULT_MINUTES // 100, dict(outcomes)
 
     for item in TriggerModel.batch_get(trigger_ids):
-        assert dynamo.in_flight_of(item) == {}, (item.id, dynamo.in_flight_of(item))
+        assert triggers_store.in_flight_of(item) == {}, (item.id, triggers_store.in_flight_of(item))
         assert item.status == "active"
         assert int(item.last_run["finished_at"]) > last_fault_ms, item.id  # it fires again

@@ -15,6 +15,7 @@ from datetime import timedelta
 from functools import partial
 
 import pytest
+from pynamodb.exceptions import UpdateError
 
 from chalicelib import assembly
 from chalicelib.domain.epoch_ms import ms as _ms
@@ -23,10 +24,12 @@ from chalicelib.services import events, triggers
 from chalicelib.services.pipeline import AFTER_SETTLE_ATTEMPTS, RunPolicy
 from chalicelib.services.runner.claim import claim_slot
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, kms
+from chalicelib.store import kms
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.aws import client
-from chalicelib.store.models import EventModel, TriggerModel
+from chalicelib.store.events import EventModel
 from chalicelib.store.sqs import FireMessage, send_fires
+from chalicelib.store.triggers import TriggerModel
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow, workflow
 from tests.scenarios import EXECUTIONS, create_scheduled, runs_of
 from tests.signing import signed_headers
@@ -126,7 +129,7 @@ def test_every_slot_runs_exactly_once_when_every_message_is_delivered_three_time
     # A workflow that raises still settles: nothing stuck, every slot tried once.
     assert [r.status for r in runs_of(failing)] == ["failed"] * 5
     for item in TriggerModel.batch_get([*ids, failing]):
-        assert dynamo.in_flight_of(item) == {}, item.id
+        assert triggers_store.in_flight_of(item) == {}, item.id
 
 
 def test_a_manual_fire_delivered_twice_at_once_runs_once(aws, clock, root, executions):
@@ -265,7 +268,7 @@ def test_a_runner_that_dies_after_its_claim_is_reaped_lost_and_the_trigger_fires
     records = {r.run_id: r.status for r in runs_of(trigger_id)}
     assert records[fire.run_id] == "lost"
     assert "succeeded" in statuses
-    assert dynamo.in_flight_of(dynamo.get_trigger(trigger_id)) == {}
+    assert triggers_store.in_flight_of(triggers_store.get_trigger(trigger_id)) == {}
 
 
 def test_an_at_trigger_whose_only_run_is_lost_does_not_stay_active_forever(aws, clock, root):
@@ -329,7 +332,7 @@ def test_a_claim_that_raised_is_not_acknowledged_and_runs_when_delivered_again(
     def throttled(self, *args, **kwargs):
         if failures:
             failures.pop()
-            raise dynamo.UpdateError("injected: ProvisionedThroughputExceededException")
+            raise UpdateError("injected: ProvisionedThroughputExceededException")
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(TriggerModel, "update", throttled)

@@ -17,7 +17,7 @@ from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services import triggers
 from chalicelib.services.runner.claim import claim_slot
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.sqs import FireMessage
 from tests.scenarios import Esm, runs_of
 
@@ -27,7 +27,7 @@ MINUTE_S = 60
 def _cold_start() -> None:
     """What a new process starts with: no cached clients or connections."""
     from chalicelib.store.aws import reset_clients
-    from chalicelib.store.models import ALL_MODELS
+    from chalicelib.store.tables import ALL_MODELS
 
     reset_clients()
     for model in ALL_MODELS:
@@ -106,8 +106,8 @@ def test_one_run_per_slot_across_restarts_crashes_lost_and_redelivered_messages(
     # the start fence. The next slots are skipped (overlap: skip) until the lease
     # expires and the heartbeat reaps the crashed run as lost.
     while True:
-        item = dynamo.get_trigger(trigger_id)
-        if crashed_run not in dynamo.in_flight_of(item):
+        item = triggers_store.get_trigger(trigger_id)
+        if crashed_run not in triggers_store.in_flight_of(item):
             break
         minute()
         assert slots < 20, "the crashed run was never reaped"
@@ -177,7 +177,7 @@ def test_one_run_per_slot_across_restarts_crashes_lost_and_redelivered_messages(
     view = triggers.get_trigger_view(root, trigger_id)
     assert view["state"]["n"] == len(succeeded)
     assert view["status"] == "active"
-    assert dynamo.in_flight_of(dynamo.get_trigger(trigger_id)) == {}
+    assert triggers_store.in_flight_of(triggers_store.get_trigger(trigger_id)) == {}
 
 
 def test_after_downtime_an_interval_trigger_fires_once_not_once_per_missed_slot(

@@ -10,8 +10,8 @@ import pytest
 from chalicelib import assembly
 from chalicelib.services import events
 from chalicelib.services.pipeline import AfterSettleFailed, Pipeline, RunContext, RunPolicy
-from chalicelib.store.models import TriggerModel
 from chalicelib.store.sqs import FireMessage
+from chalicelib.store.triggers import TriggerModel
 
 
 def _overrides(policy: RunPolicy, hook: str) -> bool:

@@ -2,7 +2,7 @@
 
 The twin (``tests/memory_store.py``) answers as the real store does; the contract suite
 (``tests/functional/test_store_contract.py``) holds it to that. Here it stands in for
-``store/dynamo`` in the claim and the reaper, so the claim's decisions run in milliseconds.
+the store's fire-path modules in the claim and the reaper, so the claim's decisions run in milliseconds.
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ LEASE = ms(NOW) + 300_000
 @pytest.fixture
 def store(monkeypatch: pytest.MonkeyPatch) -> MemoryStore:
     twin = MemoryStore()
-    monkeypatch.setattr(claim, "dynamo", twin)
-    monkeypatch.setattr(reaper, "dynamo", twin)
+    twin.install(monkeypatch, claim, reaper)
     twin.put_trigger(
         TriggerModel(
             "t1",

@@ -35,7 +35,8 @@ from chalicelib.observability import logger
 from chalicelib.services.alerts.detect import queue_transitions
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import alerts as store
-from chalicelib.store import dynamo, payloads, trigger_reads
+from chalicelib.store import payloads, trigger_reads
+from chalicelib.store import triggers as triggers_store
 
 __all__ = ["sweep_findings", "sweep_every_min", "findings", "spec_with_about"]
 
@@ -104,7 +105,7 @@ def findings(tenant: str, policy: dict, *, now: datetime) -> list[Transition]:
 
 
 def _late(item: Any, policy: dict, *, now: datetime) -> list[Transition]:
-    slot = dynamo.next_slot_of(item)
+    slot = triggers_store.next_slot_of(item)
     threshold_ms = int(policy.get("late_after_s") or 300) * 1000
     if slot is None or ms(now) - slot < threshold_ms:
         return []

@@ -50,7 +50,8 @@ from chalicelib.services.alerts.sweep import spec_with_about, sweep_findings
 from chalicelib.services.runs import iso_ms
 from chalicelib.settings import get_settings
 from chalicelib.store import alerts as store
-from chalicelib.store import dynamo, payloads
+from chalicelib.store import payloads
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.alert_queue import send_alert_messages
 from chalicelib.store.aws import client
 
@@ -108,7 +109,7 @@ def handle_message(body: str, *, now: datetime, sleep: Sleep = time.sleep) -> st
 def _about(transition: Transition) -> dict:
     """What a notification says about its trigger (read once, off the fire path)."""
     about: dict[str, Any] = {"workflow": None, "title": None, "tags": []}
-    item = dynamo.get_trigger(transition.trigger_id, consistent=False)
+    item = triggers_store.get_trigger(transition.trigger_id, consistent=False)
     if item is not None and item.tenant == transition.tenant:
         spec = spec_with_about(item, payloads.load_abouts([item]).get(item.id, {}))
         about = {"workflow": item.workflow, "title": spec.title, "tags": list(spec.tags)}

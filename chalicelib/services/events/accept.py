@@ -36,7 +36,7 @@ from chalicelib.observability import logger, record_metric
 from chalicelib.services.events import rate, window
 from chalicelib.services.events.spec import ms, parse_json, pending_shard
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, event_reads, event_writes, s3
+from chalicelib.store import event_reads, event_writes, s3, triggers
 from chalicelib.store.events import item_bytes
 from chalicelib.store.sqs import FireMessage, send_fires
 
@@ -228,7 +228,7 @@ def _check_waiting_quota(
     before the others' puts, so the cap can be passed by that many, never more.
     """
     cap = get_settings().max_waiting_events
-    if len(dynamo.in_flight_of(item)) < TriggerSpec.from_dict(spec).concurrency:
+    if len(triggers.in_flight_of(item)) < TriggerSpec.from_dict(spec).concurrency:
         return None
     if event_reads.waiting_count(item.id, cap=cap) < cap:
         return None
@@ -260,10 +260,10 @@ def _full_after_store(item: Trigger, *, capacity: int) -> bool:
     message of its own, and a burst does not flood the queue with messages that could
     only find the trigger full. If R settled in between, the event is sent as usual.
     """
-    if len(dynamo.in_flight_of(item)) < capacity:
+    if len(triggers.in_flight_of(item)) < capacity:
         return False  # room when we looked: send (the common case costs no extra read)
-    fresh = dynamo.get_trigger(item.id)
-    return fresh is not None and len(dynamo.in_flight_of(fresh)) >= capacity
+    fresh = triggers.get_trigger(item.id)
+    return fresh is not None and len(triggers.in_flight_of(fresh)) >= capacity
 
 
 def _dispatch_new(

@@ -19,7 +19,7 @@ from chalicelib.services.events.pull import message_for
 from chalicelib.services.events.recovery import recover
 from chalicelib.services.events.spec import ms
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, event_reads, shard_registry
+from chalicelib.store import event_reads, shard_registry, triggers
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = ["SWEEP_GRACE_S", "SWEEP_ROWS_PER_SHARD", "sweep"]
@@ -87,8 +87,8 @@ def _sweep_trigger(
     trigger_id: str, found: list[tuple[PendingRow, str]], *, now: datetime, report: Any
 ) -> list[FireMessage]:
     """The sweep of one trigger's overdue rows (oldest first): the messages to send."""
-    item = dynamo.get_trigger(trigger_id, consistent=False)
-    in_flight = dynamo.in_flight_of(item) if item is not None else {}
+    item = triggers.get_trigger(trigger_id, consistent=False)
+    in_flight = triggers.in_flight_of(item) if item is not None else {}
     loose = [(row, run_id) for row, run_id in found if run_id not in in_flight]
     if not loose:
         return []

@@ -37,7 +37,7 @@ from chalicelib.services.alerts import detect as alerts
 from chalicelib.services.events.accept import accept, duplicate, put_mark, refused
 from chalicelib.services.events.rotation import secrets_of
 from chalicelib.services.events.spec import event_spec, ms, parse_json
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as triggers_store
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -64,7 +64,7 @@ def trigger_for_token(token: str) -> Trigger | None:
     trigger_id = ids.trigger_id_of_token(token) if len(token) <= 128 else None
     if trigger_id is None:
         return None
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers_store.get_trigger(trigger_id)
     if item is None or item.kind != "event" or not item.webhook_token:
         return None
     expected = item.webhook_token.encode("utf-8", "surrogatepass")
@@ -171,7 +171,7 @@ def _check_open(item: Trigger, spec: dict, *, now: datetime, webhook: bool) -> N
         gone = Gone(f"trigger is disabled ({item.disabled_reason or 'manual'})")
         raise refuse(gone, "gone", "disabled")
     if expired(spec.get("limits") or {}, now=now):
-        if dynamo.disable_trigger(item.id, reason="expired", now_ms=ms(now)) is not None:
+        if triggers_store.disable_trigger(item.id, reason="expired", now_ms=ms(now)) is not None:
             alerts.note_disabled(item, reason="expired", now=now)
         raise refuse(Gone("trigger has expired"), "gone", "expired")
 
@@ -266,7 +266,7 @@ def _source_gone(
             extra={"trigger_id": item.id},
         )
         return 200, duplicate(original), "duplicate", item.id
-    if dynamo.disable_trigger(item.id, reason="source_gone", now_ms=ms(now)) is not None:
+    if triggers_store.disable_trigger(item.id, reason="source_gone", now_ms=ms(now)) is not None:
         record_metric("Disables", reason="source_gone")
         alerts.note_disabled(item, reason="source_gone", now=now, note=why)
         audit.record(

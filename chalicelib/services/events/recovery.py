@@ -25,7 +25,7 @@ from chalicelib.observability import logger, record_metric
 from chalicelib.services import runs
 from chalicelib.services.events import attempts
 from chalicelib.services.events.spec import event_spec, ms
-from chalicelib.store import dynamo, event_reads, event_writes
+from chalicelib.store import event_reads, event_writes, triggers
 
 __all__ = ["recover", "outcome_of_run", "finish_if_run_over"]
 
@@ -85,8 +85,8 @@ def recover(event: EventRecord, *, now: datetime) -> str | None:
     A failed or lost attempt is retried while attempts are left.
     """
     trigger_id, run_id = event.trigger_id, event.run_id
-    item = dynamo.get_trigger(trigger_id)  # consistent: a run still in flight is the reaper's
-    if item is not None and run_id in dynamo.in_flight_of(item):
+    item = triggers.get_trigger(trigger_id)  # consistent: a run still in flight is the reaper's
+    if item is not None and run_id in triggers.in_flight_of(item):
         return None
     status = outcome_of_run(item, event, now=now)
     attempt = int(event.attempt or 1)

@@ -19,7 +19,7 @@ from chalicelib.services.events.recovery import finish_if_run_over
 from chalicelib.services.events.spec import ms
 from chalicelib.services.events.window import window_turn
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, event_reads, event_writes
+from chalicelib.store import claims, event_reads, event_writes, triggers
 from chalicelib.store.sqs import FireMessage
 
 __all__ = ["EARLY_MS", "start_event_run", "started_message"]
@@ -44,7 +44,7 @@ def start_event_run(
     now_ms = ms(now)
     if not message.event_id:
         return None
-    item = dynamo.get_trigger(message.trigger_id)
+    item = triggers.get_trigger(message.trigger_id)
     if item is None or item.status != "active":
         _skip(item, message, now_ms=now_ms)
         return None
@@ -58,7 +58,7 @@ def start_event_run(
             ready_by_ms=now_ms + EARLY_MS,
         )
     capacity = TriggerSpec.from_json(item.spec).concurrency
-    in_flight = dynamo.in_flight_of(item)
+    in_flight = triggers.in_flight_of(item)
     if len(in_flight) >= capacity and message.run_id not in in_flight:
         # A slot freed since our read was freed by a run that pulls the next event.
         return None
@@ -113,17 +113,17 @@ def _claim_and_flip(
 ) -> tuple[Trigger, EventRecord] | None:
     """Steps 3 and 4: claim a slot and start, then the event's own start fence."""
     event_id, now_ms = str(message.event_id), ms(now)
-    outcome, claimed = dynamo.claim_and_start(
+    outcome, claimed = claims.claim_and_start(
         item.id,
         run_id=message.run_id,
         surface="event",
         lease_ms=lease_ms,
         capacity=capacity,
-        shard=dynamo.shard_of(item.id, get_settings().due_shards),
+        shard=triggers.shard_of(item.id, get_settings().due_shards),
         event_id=event_id,
         started_ms=now_ms,
     )
-    if outcome != dynamo.ClaimResult.CLAIMED or claimed is None:
+    if outcome != claims.ClaimResult.CLAIMED or claimed is None:
         if room:
             # There was room when we read the trigger, so the claim lost a race: maybe to
             # a second message of the same event. Nobody may be left to pull the next
@@ -138,11 +138,11 @@ def _claim_and_flip(
         ready_by_ms=now_ms + EARLY_MS,
     )
     if event is None:
-        dynamo.drop_claim(item.id, run_id=message.run_id, lease_ms=lease_ms)
+        claims.drop_claim(item.id, run_id=message.run_id, lease_ms=lease_ms)
         finish_if_run_over(event_id, run_id=message.run_id, now=now)
         dispatch_pending(item.id)
         return None
-    if len(dynamo.in_flight_of(claimed)) < capacity:
+    if len(triggers.in_flight_of(claimed)) < capacity:
         # Room for more (concurrency > 1): start the next event too, so that a queue
         # runs as many events at once as the trigger allows, each pulling its successor.
         dispatch_pending(item.id)

@@ -13,7 +13,7 @@ from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.records import Trigger
 from chalicelib.domain.trigger_spec import expand
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo
+from chalicelib.store import triggers
 
 __all__ = ["ms", "event_spec", "parse_json", "pending_shard", "webhook_url"]
 
@@ -53,7 +53,7 @@ def _not_json(text: str) -> Any:
 
 def pending_shard(event_id: str) -> str:
     """The shard of the sweep's index an event is kept under."""
-    return dynamo.shard_of(event_id, get_settings().due_shards)
+    return triggers.shard_of(event_id, get_settings().due_shards)
 
 
 def webhook_url(token: str) -> str:

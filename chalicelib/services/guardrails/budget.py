@@ -20,7 +20,7 @@ from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.alerts import detect as alerts
 from chalicelib.services.pipeline import Refusal, RunContext, RunPolicy
-from chalicelib.store import dynamo, ledger
+from chalicelib.store import ledger, triggers
 
 __all__ = ["LEDGER_RETENTION_S", "BudgetPolicy", "budget_guard"]
 
@@ -83,7 +83,7 @@ def _budget_finish(ctx: RunContext) -> None:
     if totals is None or not budget.budget_used_up(totals.spent_usd, max_usd):
         return
     # This run crossed the budget: it stands, and the trigger stops here.
-    if dynamo.disable_trigger(ctx.item.id, reason="budget", now_ms=ms(finished)) is not None:
+    if triggers.disable_trigger(ctx.item.id, reason="budget", now_ms=ms(finished)) is not None:
         record_metric("Disables", reason="budget")
         alerts.note_disabled(ctx.item, reason="budget", now=finished, run_id=ctx.message.run_id)
         logger.warning(

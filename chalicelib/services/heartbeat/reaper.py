@@ -24,7 +24,8 @@ from chalicelib.services.alerts import detect as alerts
 from chalicelib.services.pipeline import Pipeline
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, event_reads
+from chalicelib.store import claims, event_reads, triggers
+from chalicelib.store import runs as runs_store
 
 __all__ = ["LOST_ERROR", "reap_expired", "record_terminal", "refresh_due"]
 
@@ -44,7 +45,7 @@ def record_terminal(
     """Record a scheduled slot that ended without running (``skipped``)."""
     run = new_run_record(item, run_id=run_id, surface="schedule", scheduled_ms=slot_ms, now=now)
     run = replace(run, status=status, error=error, finished_at=ms(now))
-    if dynamo.put_run(run, only_new=only_new):
+    if runs_store.put_run(run, only_new=only_new):
         record_metric("Runs", status=status)
 
 
@@ -66,8 +67,8 @@ def reap_expired(
     """
     now_ms = ms(now)
     reaped = 0
-    for run_id, entry in dynamo.in_flight_of(item).items():
-        lease = dynamo.entry_lease(entry)
+    for run_id, entry in triggers.in_flight_of(item).items():
+        lease = triggers.entry_lease(entry)
         if (lease > now_ms and not reap_all) or run_id == sparing:
             continue
         if _reap_one(item, run_id, entry, lease=lease, now=now, pipeline=pipeline, error=error):
@@ -104,7 +105,7 @@ def _reap_one(
     # as for a failed one (settle.will_retry): only an event's last attempt counts.
     # A run that never started (a claim still waiting) is not a failure of its workflow.
     counts = not _event_will_retry(item, entry) and int(entry.get("s", 1)) == 1
-    if not dynamo.reap_run(
+    if not claims.reap_run(
         item.id, run_id=run_id, lease_ms=lease, last_run=last_run, failure_counts=counts
     ):
         return False
@@ -112,7 +113,7 @@ def _reap_one(
     logger.warning(
         "lease expired; run reaped as lost", extra={"trigger_id": item.id, "run_id": run_id}
     )
-    fresh = dynamo.get_trigger(item.id) if counts else None
+    fresh = triggers.get_trigger(item.id) if counts else None
     if fresh is not None and fresh.status == "active":
         reason = _disable_after_lost(fresh, now=now)
         alerts.note_lost(fresh, run_id=run_id, disabled_reason=reason, now=now)
@@ -126,12 +127,12 @@ def _disable_after_lost(fresh: Trigger, *, now: datetime) -> str | None:
         consecutive_failures=int(fresh.consecutive_failures),
         run_count=int(fresh.run_count),
         limits=Limits(max_failures=TriggerSpec.from_json(fresh.spec).max_failures),
-        next_fire_at=opt_dt(dynamo.next_slot_of(fresh)),
+        next_fire_at=opt_dt(triggers.next_slot_of(fresh)),
         now=now,
     )
     # Every rule, not only failures: an ``at`` trigger whose only run was lost is
     # over (it has no next slot) and must not stay active, never to fire again.
-    if reason is not None and dynamo.disable_trigger(fresh.id, reason=reason, now_ms=ms(now)):
+    if reason is not None and triggers.disable_trigger(fresh.id, reason=reason, now_ms=ms(now)):
         record_metric("Disables", reason=reason)
         return reason
     return None
@@ -169,7 +170,7 @@ def _record_lost(
     error: str = LOST_ERROR,
     started_ms: int | None = None,
 ) -> None:
-    existing = dynamo.get_run(item.id, run_id)
+    existing = runs_store.get_run(item.id, run_id)
     run = existing or new_run_record(
         item, run_id=run_id, surface=surface, scheduled_ms=slot_ms, now=now
     )
@@ -178,7 +179,7 @@ def _record_lost(
     if run.started_at is None and started_ms is not None:
         run = replace(run, started_at=started_ms)
     run = replace(run, status="lost", error=error, finished_at=ms(now))
-    dynamo.put_run(run)
+    runs_store.put_run(run)
     record_metric("Runs", status="lost")
 
 
@@ -186,17 +187,17 @@ def refresh_due(item: Trigger | None, *, now: datetime) -> None:
     """Re-key ``item`` in the due index: its earliest lease or, if active, its next slot."""
     if item is None:
         return
-    leases = [dynamo.entry_lease(e) for e in dynamo.in_flight_of(item).values()]
-    active = item.status == "active" and dynamo.next_slot_of(item) is not None
-    if active and dynamo.is_standing(item):
-        wanted: int | None = dynamo.STANDING_DUE  # its key never moves (``rules.stands``)
+    leases = [triggers.entry_lease(e) for e in triggers.in_flight_of(item).values()]
+    active = item.status == "active" and triggers.next_slot_of(item) is not None
+    if active and triggers.is_standing(item):
+        wanted: int | None = triggers.STANDING_DUE  # its key never moves (``rules.stands``)
     else:
-        wanted = due_at(leases, next_slot_ms=dynamo.next_slot_of(item) if active else None)
+        wanted = due_at(leases, next_slot_ms=triggers.next_slot_of(item) if active else None)
     current = int(item.due_at) if item.due_at is not None else None
     if wanted != current:
-        dynamo.set_due(
+        triggers.set_due(
             item.id,
             expected_due_at=current,
             due_at=wanted,
-            shard=dynamo.shard_of(item.id, get_settings().due_shards),
+            shard=triggers.shard_of(item.id, get_settings().due_shards),
         )

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from chalicelib.observability import logger
 from chalicelib.services.heartbeat.report import TickReport
-from chalicelib.store import dynamo
+from chalicelib.store import cursors
 from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
 
 __all__ = ["send"]
@@ -47,7 +47,7 @@ def send(
         back = max(back, cursor_before)
     # Fenced on our own value: if another tick moved it meanwhile, the overdue pass
     # resends what failed here (late, never lost).
-    if not dynamo.advance_cursor(shard, expected=cursor_after, cursor_ms=back):
+    if not cursors.advance_cursor(shard, expected=cursor_after, cursor_ms=back):
         logger.warning("cursor moved by another tick; unsent fires go out as overdue")
     logger.warning(
         "enqueue failed; the next tick sends these fires again",

@@ -8,7 +8,7 @@
 2. Each row's slots in ``(cursor, now + lookahead]`` are sent (ten per batch) with
    ``DelaySeconds`` rounded *down*, so the message lands up to a second early and the
    runner waits out the fraction: a fire starts on its second. No write per fire: the
-   runner's claim is the fence (``dynamo.claim_slot_and_start``), taken when the fire
+   runner's claim is the fence (``claims_store.claim_slot_and_start``), taken when the fire
    is due, so overlap and busy are decided then, and a duplicate message never runs.
 3. The shard's cursor (one item per shard) moves to the horizon before the rows are
    read, fenced on the value read, so two ticks never enqueue the same window twice and
@@ -52,7 +52,7 @@ from chalicelib.services.heartbeat.slots import (
 )
 from chalicelib.services.pipeline import Pipeline
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, shard_registry
+from chalicelib.store import cursors, shard_registry, triggers
 from chalicelib.store.sqs import FireMessage
 
 __all__ = ["TICK_BUDGET_S", "Sweep", "tick", "tick_shard"]
@@ -68,13 +68,13 @@ Sweep = Callable[..., None]
 
 def _rows(
     shard: str, *, until_ms: int | None, after_ms: int | None, deadline: float
-) -> Iterator[dynamo.DueRow | None]:
+) -> Iterator[triggers.DueRow | None]:
     """The due rows of a shard, earliest first (``until_ms`` None: its standing rows);
     None once the deadline has passed."""
     rows = (
-        dynamo.iter_standing(shard)
+        triggers.iter_standing(shard)
         if until_ms is None
-        else dynamo.iter_due(shard, until_ms=until_ms, after_ms=after_ms)
+        else triggers.iter_due(shard, until_ms=until_ms, after_ms=after_ms)
     )
     for row in rows:
         if time.perf_counter() > deadline:
@@ -202,11 +202,11 @@ class _Window:
         self.now_ms = ms(now)
         self.cursor: int | None = None
         self.computed: list[FireMessage] = []
-        self.lease_rows: list[dynamo.DueRow] = []
+        self.lease_rows: list[triggers.DueRow] = []
         self.standing_reach: int | None = None  # a standing row's slots ran over its cap
 
     def run(self, *, deadline: float, pipeline: Pipeline) -> None:
-        self.cursor = dynamo.get_cursor(self.shard)
+        self.cursor = cursors.get_cursor(self.shard)
         planned = self._take_window()
         try:
             reach = self._read(deadline=deadline, planned=planned)
@@ -233,7 +233,7 @@ class _Window:
         """
         cursor = self.cursor
         planned = self.horizon_ms if cursor is None else max(cursor, self.horizon_ms)
-        if planned == cursor or dynamo.advance_cursor(
+        if planned == cursor or cursors.advance_cursor(
             self.shard, expected=cursor, cursor_ms=planned
         ):
             return planned
@@ -246,7 +246,7 @@ class _Window:
         if planned == self.cursor or planned == to:
             return
         try:
-            moved = dynamo.advance_cursor(self.shard, expected=planned, cursor_ms=to)
+            moved = cursors.advance_cursor(self.shard, expected=planned, cursor_ms=to)
         except Exception:
             moved = False
             logger.exception("cursor not moved back", extra={"shard": self.shard})
@@ -259,7 +259,7 @@ class _Window:
                 extra={"shard": self.shard},
             )
 
-    def _look_at(self, row: dynamo.DueRow) -> None:
+    def _look_at(self, row: triggers.DueRow) -> None:
         self.report.rows_read += 1
         if row.standing:
             slots = standing_slots(
@@ -305,7 +305,7 @@ class _Window:
                 self.report.handed_over += 1
                 return cursor
             self._look_at(row)
-        after = cursor if cursor is not None else dynamo.STANDING_DUE
+        after = cursor if cursor is not None else triggers.STANDING_DUE
         new_rows = _rows(self.shard, until_ms=self.horizon_ms, after_ms=after, deadline=deadline)
         for row in new_rows if took_window else ():
             if row is None:
@@ -323,7 +323,7 @@ class _Window:
         #    they are read again next tick (a slot not reached goes out as overdue).
         if cursor is not None:
             old_rows = _rows(
-                self.shard, until_ms=cursor, after_ms=dynamo.STANDING_DUE, deadline=deadline
+                self.shard, until_ms=cursor, after_ms=triggers.STANDING_DUE, deadline=deadline
             )
             for row in old_rows:
                 if row is None:
@@ -353,10 +353,10 @@ class _Window:
         """Step 5: reap the rows due only because of a lease that ran out."""
         for row in self.lease_rows:
             try:
-                item = dynamo.get_trigger(row.trigger_id)
+                item = triggers.get_trigger(row.trigger_id)
                 if item is not None:
                     self.report.reaped += reap_expired(item, now=self.now, pipeline=pipeline)
-                    refresh_due(dynamo.get_trigger(row.trigger_id), now=self.now)
+                    refresh_due(triggers.get_trigger(row.trigger_id), now=self.now)
             except Exception:
                 self.report.errors += 1
                 logger.exception(

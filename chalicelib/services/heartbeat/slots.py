@@ -13,7 +13,7 @@ from chalicelib.domain.records import Trigger
 from chalicelib.domain.rules import LEASE_LEFT_TO_NEXT_CLAIM_MS
 from chalicelib.observability import logger
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo
+from chalicelib.store import cursors, triggers
 from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
 
 __all__ = [
@@ -86,7 +86,9 @@ def overdue_again(age_ms: int, *, period_ms: int) -> bool:
     return age_ms - period_ms < mark
 
 
-def slots_of(row: dynamo.DueRow, *, cursor: int | None, horizon_ms: int, now_ms: int) -> list[int]:
+def slots_of(
+    row: triggers.DueRow, *, cursor: int | None, horizon_ms: int, now_ms: int
+) -> list[int]:
     """The slots of ``row`` this tick sends: new ones in ``(cursor, horizon]``, or an overdue one."""
     if row.next_fire_at is None or not row.sched:
         return []
@@ -119,7 +121,7 @@ def slots_of(row: dynamo.DueRow, *, cursor: int | None, horizon_ms: int, now_ms:
 
 
 def standing_slots(
-    row: dynamo.DueRow, *, cursor: int | None, horizon_ms: int, now_ms: int
+    row: triggers.DueRow, *, cursor: int | None, horizon_ms: int, now_ms: int
 ) -> list[int]:
     """The slots of a standing row this tick sends, computed from its schedule.
 
@@ -175,8 +177,8 @@ def enqueue_if_sent_window(item: Trigger, *, now: datetime, next_sent: bool = Fa
     if item.status != "active" or item.next_fire_at is None or not item.sched:
         return False
     settings = get_settings()
-    shard = dynamo.shard_of(item.id, settings.due_shards)
-    cursor = dynamo.get_cursor(shard)
+    shard = triggers.shard_of(item.id, settings.due_shards)
+    cursor = cursors.get_cursor(shard)
     slot = int(item.next_fire_at)
     if cursor is None or slot > cursor:
         return False
@@ -188,7 +190,7 @@ def enqueue_if_sent_window(item: Trigger, *, now: datetime, next_sent: bool = Fa
         slots.append(ms(following))
         following = schedule.next_fire_after(spec, following)
     # A standing item's claim is fenced on its pointer: its messages say so.
-    standing_shard = (item.due_shard or None) if dynamo.is_standing(item) else None
+    standing_shard = (item.due_shard or None) if triggers.is_standing(item) else None
     messages = [
         fire_message(item.id, s, item.sched, now_ms=now_ms, standing_shard=standing_shard)
         for s in (slots[1:] if next_sent else slots)

@@ -33,7 +33,9 @@ from chalicelib.services.heartbeat.reaper import reap_expired, record_terminal, 
 from chalicelib.services.heartbeat.slots import fire_message
 from chalicelib.services.pipeline import Pipeline
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo
+from chalicelib.store import claims as claims_store
+from chalicelib.store import payloads
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = ["claim_slot", "claim_scheduled", "dropped", "CLAIM_ATTEMPTS"]
@@ -88,7 +90,7 @@ def claim_scheduled(
     """Claim and start a scheduled slot (one write): the trigger item and the message of
     the slot that runs (another than ``message``'s when a standing pointer was due on
     another slot), or what happened."""
-    shard = dynamo.shard_of(message.trigger_id, get_settings().due_shards)
+    shard = triggers_store.shard_of(message.trigger_id, get_settings().due_shards)
     sched = message.sched or "{}"
     standing = message.standing_shard is not None
     taken = False  # the message now claims a standing pointer's slot, not its own
@@ -104,7 +106,7 @@ def claim_scheduled(
                 return passed
             sched, standing, message = passed.sched, passed.standing, passed.take
             continue
-        outcome, item = dynamo.claim_slot_and_start(
+        outcome, item = claims_store.claim_slot_and_start(
             message.trigger_id,
             slot_ms=slot_ms,
             sched=sched,
@@ -118,7 +120,7 @@ def claim_scheduled(
             move_shard=standing and message.standing_shard != shard,
             started_ms=ms(now),
         )
-        if outcome == dynamo.ClaimResult.CLAIMED and item is not None:
+        if outcome == claims_store.ClaimResult.CLAIMED and item is not None:
             # A lease the due index left to this claim (``rules.due_at``) that ran out:
             # reaped now, recorded ``lost`` (nothing is read or written if there is none).
             reap_expired(item, now=now, pipeline=pipeline, sparing=message.run_id)
@@ -141,19 +143,19 @@ def _not_claimed(
 ) -> Trigger | str | _Again:
     """Why the claim failed, read from the trigger, and what to do about it."""
     message = slot.message
-    item = dynamo.get_trigger(message.trigger_id)
+    item = triggers_store.get_trigger(message.trigger_id)
     if item is None:
         return dropped(message, "trigger deleted")
-    entry = dynamo.in_flight_of(item).get(message.run_id)
+    entry = triggers_store.in_flight_of(item).get(message.run_id)
     if isinstance(entry, dict):
         if int(entry.get("s", 0)) == 0:  # claimed and waiting (deferred): start it
-            started = dynamo.start_run(
+            started = claims_store.start_run(
                 item.id, run_id=message.run_id, lease_ms=slot.lease_ms, started_ms=ms(now)
             )
             return started if started is not None else dropped(message, "raced")
         return dropped(message, "duplicate delivery")
-    standing = dynamo.is_standing(item)
-    current = dynamo.next_slot_of(item)
+    standing = triggers_store.is_standing(item)
+    current = triggers_store.next_slot_of(item)
     if current is None:
         return dropped(message, "slot already run or moved")
     if current != slot.slot_ms:
@@ -164,7 +166,7 @@ def _not_claimed(
         # Standing, and the pointer is due on another slot (before this one, or behind
         # it and past): run that one instead.
         taken_over = _pointer_message(message, current)
-        if isinstance(dynamo.in_flight_of(item).get(taken_over.run_id), dict):
+        if isinstance(triggers_store.in_flight_of(item).get(taken_over.run_id), dict):
             return dropped(message, "the pointer's slot is running")
         # Claimed as its own message would be (the same fence, overlap and records).
         record_metric("SlotsTakenOver")
@@ -179,13 +181,13 @@ def _not_claimed(
         return dropped(message, "trigger disabled")
     if reap_expired(item, now=now, pipeline=pipeline):
         return _Again(sched, standing, slot.message)
-    in_flight = dynamo.in_flight_of(item)
+    in_flight = triggers_store.in_flight_of(item)
     decision = overlap_decision(policy, running=len(in_flight), waits=slot.waits)
     if decision is Overlap.RETRY:
         return _Again(sched, standing, slot.message)  # the run we saw settled: claim again
     if decision is Overlap.SKIP:
         return _skip(
-            item, slot, leases=[dynamo.entry_lease(e) for e in in_flight.values()], now=now
+            item, slot, leases=[triggers_store.entry_lease(e) for e in in_flight.values()], now=now
         )
     if taken:
         # The pointer's slot is buffered already (its own message, or an earlier one,
@@ -223,25 +225,25 @@ def _pass(slot: _Slot, plan: SlotPlan, *, sched: str, now: datetime) -> str | _A
     on the slot as a skip is. Records first: a failed move leaves the slot due and its
     message comes back; a record is only created, never overwritten."""
     message = slot.message
-    item = dynamo.get_trigger(message.trigger_id)
-    if item is None or dynamo.next_slot_of(item) != slot.slot_ms:
+    item = triggers_store.get_trigger(message.trigger_id)
+    if item is None or triggers_store.next_slot_of(item) != slot.slot_ms:
         return dropped(message, "slot already run or moved")
     if item.sched != sched:
         if not item.sched:
             return dropped(message, "no longer a schedule")
-        return _Again(item.sched, dynamo.is_standing(item), message)
+        return _Again(item.sched, triggers_store.is_standing(item), message)
     if item.status != "active":
         refresh_due(item, now=now)
         return dropped(message, "trigger disabled")
     status, reason = plan.status or "missed", plan.reason or "missed"
     if plan.one_off:
-        skip = exception_of(dynamo.load_spec(item), "skips", "slot", slot.slot_ms) or {}
+        skip = exception_of(payloads.load_spec(item), "skips", "slot", slot.slot_ms) or {}
         reason = str(skip.get("reason") or "skipped (a one-off skip)")
     record_terminal(item, message.run_id, slot.slot_ms, status, reason, now, only_new=True)
     _record_passed(item, plan, now=now)
-    leases = [dynamo.entry_lease(e) for e in dynamo.in_flight_of(item).values()]
-    standing_item = dynamo.is_standing(item)
-    if not dynamo.advance_slot(
+    leases = [triggers_store.entry_lease(e) for e in triggers_store.in_flight_of(item).values()]
+    standing_item = triggers_store.is_standing(item)
+    if not triggers_store.advance_slot(
         item.id,
         slot_ms=slot.slot_ms,
         next_slot_ms=slot.next_slot_ms,
@@ -302,13 +304,13 @@ def _skip(item: Trigger, slot: _Slot, *, leases: list[int], now: datetime) -> st
         now,
         only_new=True,
     )
-    dynamo.advance_slot(
+    triggers_store.advance_slot(
         item.id,
         slot_ms=slot.slot_ms,
         next_slot_ms=slot.next_slot_ms,
         due_at=due_at(leases, next_slot_ms=slot.next_slot_ms),
         shard=slot.shard,
-        standing=dynamo.is_standing(item),
+        standing=triggers_store.is_standing(item),
     )
     # The next slot follows the schedule: the heartbeat has sent (or will send) its
     # message, as it sends every slot up to its horizon.

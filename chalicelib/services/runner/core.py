@@ -41,7 +41,8 @@ from chalicelib.services.runner.settle import Outcome, check_result, settle
 from chalicelib.services.runner.timing import fire_at_of
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo
+from chalicelib.store import claims, payloads
+from chalicelib.store import state as state_store
 from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
 from chalicelib.workflows import (
     DestructiveRefused,
@@ -118,7 +119,7 @@ class Runner:
                 return queued
             item = queued
         else:
-            found = dynamo.start_run(
+            found = claims.start_run(
                 message.trigger_id, run_id=message.run_id, lease_ms=lease_ms, started_ms=ms(now)
             )
             if found is None:
@@ -130,7 +131,7 @@ class Runner:
                 return "dropped"
             item = found
         ctx = RunContext(
-            item=item, spec=dynamo.load_spec(item), message=message, now=now, event=event
+            item=item, spec=payloads.load_spec(item), message=message, now=now, event=event
         )
         return self._run(ctx)
 
@@ -207,7 +208,7 @@ class Runner:
     def _execute(self, ctx: RunContext, run: RunRecord, outcome: Outcome) -> None:
         """Build the fire, run the workflow, and note its result in ``outcome``."""
         item, message = ctx.item, ctx.message
-        state, outcome.state_version = dynamo.state_of(item)
+        state, outcome.state_version = state_store.state_of(item)
         fire = _fire_of(
             ctx, item, state=state, attempt=int(run.attempt or 1), pipeline=self.pipeline
         )

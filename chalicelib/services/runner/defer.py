@@ -9,7 +9,7 @@ from chalicelib.domain.epoch_ms import ms
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.pipeline import Pipeline, RunContext
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo
+from chalicelib.store import claims, triggers
 from chalicelib.store.sqs import MAX_DELAY_S, send_fires
 
 __all__ = ["defer"]
@@ -32,7 +32,7 @@ def defer(ctx: RunContext, *, delay_s: int, now: datetime, pipeline: Pipeline) -
     ctx.defer_s = delay_s
     keep = message.surface != "event"
     lease_ms = ms(now) + (delay_s + settings.lease_s) * 1000 if keep else None
-    if not dynamo.defer_run(item.id, run_id=message.run_id, lease_ms=lease_ms):
+    if not claims.defer_run(item.id, run_id=message.run_id, lease_ms=lease_ms):
         logger.warning(
             "defer fenced out: the claim was reaped",
             extra={"trigger_id": item.id, "run_id": message.run_id},
@@ -44,11 +44,11 @@ def defer(ctx: RunContext, *, delay_s: int, now: datetime, pipeline: Pipeline) -
         # Not queued again: give the claim back; a scheduled slot is retried by the
         # next tick (as when the heartbeat's own send fails).
         slot = message.scheduled_ms if message.surface == "schedule" else None
-        dynamo.release_claim(
+        claims.release_claim(
             item.id,
             run_id=message.run_id,
             slot_ms=slot,
-            shard=dynamo.shard_of(item.id, settings.due_shards),
+            shard=triggers.shard_of(item.id, settings.due_shards),
         )
         logger.warning(
             "deferred run could not be queued again; claim released",

@@ -24,7 +24,10 @@ from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger, record_metric
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import get_settings
-from chalicelib.store import backfill, dynamo
+from chalicelib.store import backfill
+from chalicelib.store import claims as claims_store
+from chalicelib.store import runs as runs_store
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.sqs import FireMessage, send_fires
 
 __all__ = ["MAX_WAIT_S", "wait_s", "start_queued"]
@@ -49,7 +52,7 @@ def _skip(item: Trigger, message: FireMessage, *, now: datetime) -> str:
         error=f"trigger is disabled ({reason}); the queued run did not start",
         finished_at=ms(now),
     )
-    dynamo.put_run(run, only_new=True)
+    runs_store.put_run(run, only_new=True)
     backfill.delete_fire_payload(message.run_id)
     record_metric("Runs", status="skipped", surface="manual")
     return "skipped"
@@ -59,22 +62,22 @@ def start_queued(message: FireMessage, *, lease_ms: int, now: datetime) -> Trigg
     """Claim and start a queued manual run: the trigger item, or what happened instead."""
     if not backfill.take_fire_request(message.run_id, take=True):
         return "dropped"  # another delivery holds it, or the run is over
-    item = dynamo.get_trigger(message.trigger_id)
+    item = triggers_store.get_trigger(message.trigger_id)
     if item is None:
         backfill.delete_fire_payload(message.run_id)
         return "dropped"
     if item.status != "active":
         return _skip(item, message, now=now)
-    outcome, claimed = dynamo.claim_and_start(
+    outcome, claimed = claims_store.claim_and_start(
         item.id,
         run_id=message.run_id,
         surface="manual",
         lease_ms=lease_ms,
         capacity=TriggerSpec.from_json(item.spec).concurrency,
-        shard=dynamo.shard_of(item.id, get_settings().due_shards),
+        shard=triggers_store.shard_of(item.id, get_settings().due_shards),
         started_ms=ms(now),
     )
-    if outcome == dynamo.ClaimResult.CLAIMED and claimed is not None:
+    if outcome == claims_store.ClaimResult.CLAIMED and claimed is not None:
         return claimed
     # Still busy: give the request back, then look again later. The message is sent
     # after the give-back, so the next delivery can take it; if the send fails, the

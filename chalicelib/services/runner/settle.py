@@ -34,7 +34,9 @@ from chalicelib.services.heartbeat.slots import enqueue_if_sent_window, fire_mes
 from chalicelib.services.pipeline import Pipeline, RunContext
 from chalicelib.services.runner.details import keep_detail
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo
+from chalicelib.store import claims, runs
+from chalicelib.store import state as state_store
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.sqs import send_fires
 from chalicelib.workflows import Result
 
@@ -103,7 +105,7 @@ def settle(
     # bad delivery cannot disable a webhook trigger (and turn every later one away).
     failure_counts = not (succeeded is False and will_retry(ctx))
     error = outcome.error
-    settled = dynamo.settle_run(
+    settled = claims.settle_run(
         item.id,
         run_id=message.run_id,
         succeeded=succeeded,
@@ -115,7 +117,7 @@ def settle(
             "error": clip_text(error, max_bytes=1000) if error else None,
         },
         next_fire_override_ms=override_ms,
-        shard=dynamo.shard_of(item.id, get_settings().due_shards),
+        shard=triggers_store.shard_of(item.id, get_settings().due_shards),
     )
     ctx.status = outcome.status
     if settled is None:
@@ -145,7 +147,7 @@ def _write_state(ctx: RunContext, outcome: Outcome, *, pipeline: Pipeline) -> No
     state = pipeline.redact_state(ctx, outcome.state_out)
     outcome.state_out = state
     try:
-        if not dynamo.write_state(ctx.item.id, state, expected_version=outcome.state_version):
+        if not state_store.write_state(ctx.item.id, state, expected_version=outcome.state_version):
             outcome.status = "failed"
             outcome.error = "state conflict: another run wrote the state first"
         else:
@@ -203,7 +205,7 @@ def _record_run(
             detail=outcome.error_detail,
             pipeline=pipeline,
         )
-        dynamo.put_run(run)
+        runs.put_run(run)
     record_metric("Runs", status=outcome.status, surface=ctx.message.surface)
     if run.lateness_ms is not None:
         record_metric("Lateness", float(run.lateness_ms), unit="Milliseconds")
@@ -224,12 +226,12 @@ def _apply_disable_rules(
             expires_at=parse_iso(limits.get("expires_at")),
             max_failures=max_failures_of(limits),
         ),
-        next_fire_at=dt(nxt) if (nxt := dynamo.next_slot_of(settled)) is not None else None,
+        next_fire_at=dt(nxt) if (nxt := triggers_store.next_slot_of(settled)) is not None else None,
         now=now,
     )
     if reason is None or settled.status != "active":
         return None
-    if dynamo.disable_trigger(ctx.item.id, reason=reason, now_ms=ms(now)) is None:
+    if triggers_store.disable_trigger(ctx.item.id, reason=reason, now_ms=ms(now)) is None:
         return None
     record_metric("Disables", reason=reason)
     logger.warning(
@@ -247,13 +249,13 @@ def pull_slot(settled: Trigger, *, override_ms: int | None, now: datetime) -> No
     set by the workflow (``next_fire_at``) inside the window the heartbeat already
     enqueued is sent too. A spare message is dropped by the claim's fence.
     """
-    slot = dynamo.next_slot_of(settled)
+    slot = triggers_store.next_slot_of(settled)
     if settled.status != "active" or slot is None or not settled.sched:
         return
     now_ms = ms(now)
     if slot <= now_ms + 1000 and override_ms is None:
         # A standing item's claim is fenced on its pointer: the message says so.
-        shard = settled.due_shard if dynamo.is_standing(settled) else None
+        shard = settled.due_shard if triggers_store.is_standing(settled) else None
         message = fire_message(
             settled.id, slot, settled.sched, now_ms=now_ms, standing_shard=shard or None
         )

@@ -47,7 +47,8 @@ from chalicelib.services.triggers.patch import patch_trigger
 from chalicelib.services.triggers.shared import first_fire, spec_to_store
 from chalicelib.services.triggers.views import get_trigger_view
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, trigger_keys
+from chalicelib.store import payloads, trigger_keys
+from chalicelib.store import triggers as triggers_store
 from chalicelib.workflows import get_workflow
 from chalicelib.workflows.remote import display_target
 
@@ -77,13 +78,13 @@ def _owner(principal: Principal, key: str) -> Trigger | None:
     held = trigger_keys.reservation(principal.tenant, key)
     if held is None:
         return None
-    item = dynamo.get_trigger(held.trigger_id)
+    item = triggers_store.get_trigger(held.trigger_id)
     return item if item is not None and item.tenant == principal.tenant else None
 
 
 def _unkeyed(principal: Principal, key: str) -> Trigger | None:
     """The caller's trigger without a key whose id is ``key`` (see ``_adopted``)."""
-    item = dynamo.get_trigger(key) if key.startswith("trg_") else None
+    item = triggers_store.get_trigger(key) if key.startswith("trg_") else None
     if item is None or item.tenant != principal.tenant or item.key:
         return None
     return item
@@ -122,7 +123,7 @@ def _check(data: Any, *, now: datetime, schedule_too: bool, event_too: bool) -> 
 
 
 def _current(item: Trigger) -> dict:
-    raw = dynamo.load_spec(item, about=True)
+    raw = payloads.load_spec(item, about=True)
     return comparable(raw, workflow=item.workflow, enabled=item.status == "active")
 
 
@@ -186,7 +187,7 @@ def _create(
     tenant, now_ms = principal.tenant, to_ms(now)
     if not trigger_keys.reserve(tenant, key, trigger_id=trigger_id, now_ms=now_ms):
         held = trigger_keys.reservation(tenant, key)
-        if held is None or dynamo.get_trigger(held.trigger_id) is not None:
+        if held is None or triggers_store.get_trigger(held.trigger_id) is not None:
             return None
         if now_ms - held.reserved_ms < RESERVATION_GRACE_MS:
             raise Conflict(f"key {key!r} is being created by another request; try again")

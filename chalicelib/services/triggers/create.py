@@ -27,7 +27,8 @@ from chalicelib.services.triggers.shared import (
 )
 from chalicelib.services.triggers.views import trigger_view
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, payloads, trigger_writes
+from chalicelib.store import payloads, trigger_writes
+from chalicelib.store import triggers as triggers_store
 from chalicelib.workflows import get_workflow, is_known_target, remote
 
 __all__ = ["create_trigger", "parse_body"]
@@ -81,7 +82,7 @@ def _place_schedule(
         ),
         next_fire_at=first,
         due_at=first if data.enabled else None,
-        due_shard=dynamo.shard_of(item.id, settings.due_shards) if data.enabled else None,
+        due_shard=triggers_store.shard_of(item.id, settings.due_shards) if data.enabled else None,
     )
 
 

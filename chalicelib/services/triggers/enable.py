@@ -19,7 +19,9 @@ from chalicelib.services.lookup import load_owned
 from chalicelib.services.triggers.shared import described_spec, enqueue_if_sent, leases
 from chalicelib.services.triggers.views import trigger_view
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, payloads, trigger_reads, trigger_writes
+from chalicelib.store import payloads, trigger_reads, trigger_writes
+from chalicelib.store import state as state_store
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.trigger_writes import Slot
 
 __all__ = ["set_enabled", "set_enabled_many", "switch_one"]
@@ -36,7 +38,7 @@ def _resume_slot(item: Trigger, *, now: datetime) -> Slot | None:
     return Slot(
         next_fire_at=next_ms,
         due_at=due_with_slot(leases(item), next_slot_ms=next_ms),
-        due_shard=dynamo.shard_of(item.id, get_settings().due_shards),
+        due_shard=triggers_store.shard_of(item.id, get_settings().due_shards),
     )
 
 
@@ -99,7 +101,7 @@ def set_enabled(
     data = parse_model(DisableIn, body if body is not None else {})
     item = load_owned(principal, trigger_id)
     item = switch_one(principal, item, enabled=enabled, note=data.note, now=now)
-    state, _ = dynamo.get_state(item.id)
+    state, _ = state_store.get_state(item.id)
     return trigger_view(item, state=state)
 
 

@@ -25,7 +25,7 @@ from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.triggers.patch import patch_trigger
 from chalicelib.services.triggers.shared import last_claimed_slot_ms
-from chalicelib.store import dynamo
+from chalicelib.store import payloads, triggers
 
 __all__ = ["skip_slot", "unskip_slot", "add_extra"]
 
@@ -34,7 +34,7 @@ def _scheduled(principal: Principal, trigger_id: str) -> tuple[Trigger, dict]:
     item = load_owned(principal, trigger_id)
     if item.kind == "event" or not item.sched:
         raise ValidationError("an event trigger has no slots to skip or add", field="schedule")
-    return item, dict(dynamo.load_spec(item).get("schedule") or {})
+    return item, dict(payloads.load_spec(item).get("schedule") or {})
 
 
 def _parse(text: str) -> datetime:
@@ -46,7 +46,7 @@ def _parse(text: str) -> datetime:
 
 def _pending(entries: list, key: str, item: Trigger) -> list:
     """The stored exceptions not yet passed (a slot before the trigger's next one ran)."""
-    current = dynamo.next_slot_of(item)
+    current = triggers.next_slot_of(item)
     floor = from_ms(current) if current is not None else None
     return [e for e in entries if floor is None or _parse(str(e[key])) >= floor]
 

@@ -15,7 +15,8 @@ from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.triggers.shared import stored_spec
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo
+from chalicelib.store import claims as claims_store
+from chalicelib.store import triggers as triggers_store
 from chalicelib.store.backfill import NO_PAYLOAD
 from chalicelib.store.sqs import FireMessage, send_fires
 
@@ -41,8 +42,8 @@ def _claim(item: Trigger, run_id: str, *, now: datetime) -> str | None:
     """Claim ``run_id``: its due shard, or None when the trigger's concurrency is full."""
     settings = get_settings()
     capacity = stored_spec(item).concurrency
-    shard = dynamo.shard_of(item.id, settings.due_shards)
-    outcome, _ = dynamo.claim_and_start(
+    shard = triggers_store.shard_of(item.id, settings.due_shards)
+    outcome, _ = claims_store.claim_and_start(
         item.id,
         run_id=run_id,
         surface="manual",
@@ -51,7 +52,7 @@ def _claim(item: Trigger, run_id: str, *, now: datetime) -> str | None:
         shard=shard,
         started=False,
     )
-    if outcome != dynamo.ClaimResult.CLAIMED:
+    if outcome != claims_store.ClaimResult.CLAIMED:
         return None
     return shard
 
@@ -109,7 +110,7 @@ def start_manual(
     )
     if send_fires([message]):
         if shard is not None:
-            dynamo.release_claim(item.id, run_id=run_id, slot_ms=None, shard=shard)
+            claims_store.release_claim(item.id, run_id=run_id, slot_ms=None, shard=shard)
         ondemand.delete_fire_payload(run_id)
         raise ServiceUnavailable("the run could not be queued; try again")
     detail = {"run_id": run_id, "with_payload": with_payload, "queued": shard is None}

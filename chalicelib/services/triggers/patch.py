@@ -30,7 +30,7 @@ from chalicelib.services.triggers.drift import edited_fields, note_edit
 from chalicelib.services.triggers.patch_write import Raced, write_patch
 from chalicelib.services.triggers.shared import enqueue_if_sent, stored_spec
 from chalicelib.services.triggers.views import trigger_view
-from chalicelib.store import dynamo
+from chalicelib.store import triggers as triggers_store
 
 __all__ = ["PATCH_ATTEMPTS", "patch_trigger"]
 
@@ -82,11 +82,11 @@ def _attempt(
     updated, state, shown_once = written
     after = trigger_view(updated, state=state, extra=shown_once)
     if after.get("next_fire_at") != before.get("next_fire_at"):
-        enqueue_if_sent(dynamo.get_trigger(item.id), now=now)
+        enqueue_if_sent(triggers_store.get_trigger(item.id), now=now)
     elif updated.sched != sched_before:
         # The same next slot (its message is out, and its claim reads the new schedule),
         # but the slots after it inside the window the heartbeat took are new.
-        enqueue_if_sent(dynamo.get_trigger(item.id), now=now, next_sent=True)
+        enqueue_if_sent(triggers_store.get_trigger(item.id), now=now, next_sent=True)
     changes = diff(before, after, state_changed="state" in sent, payload_changed="payload" in sent)
     audit.record(
         principal,

@@ -52,7 +52,8 @@ from chalicelib.services.triggers.shared import (
     stored_spec,
 )
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo, payloads, trigger_writes
+from chalicelib.store import payloads, trigger_writes, triggers
+from chalicelib.store import state as state_store
 from chalicelib.store.trigger_writes import DueChange, EditOutcome, StateEdit, TriggerEdit
 from chalicelib.workflows import get_workflow, is_known_target, remote
 from chalicelib.workflows.remote import display_target
@@ -69,7 +70,7 @@ def _validated(
 ) -> tuple[TriggerIn, dict | None]:
     """The merged settings, validated as a whole, and the new state (None: unchanged)."""
     merged = merged_spec(
-        dynamo.load_spec(item, about=True),
+        payloads.load_spec(item, about=True),
         data,
         sent,
         kind=item.kind,
@@ -133,7 +134,7 @@ def _moved_slot(
     next_ms = to_ms(first)
     live = leases(item)
     if status == "active":
-        shard = dynamo.shard_of(item.id, get_settings().due_shards)
+        shard = triggers.shard_of(item.id, get_settings().due_shards)
         due = DueChange(due_with_slot(live, next_slot_ms=next_ms), shard)
     else:
         due = DueChange(due_at(live, next_slot_ms=None))
@@ -141,7 +142,7 @@ def _moved_slot(
         "next_fire_at": next_ms,
         "due": due,
         "fence_slot": True,
-        "expected_next_fire_at": dynamo.next_slot_of(item),
+        "expected_next_fire_at": triggers.next_slot_of(item),
         "expected_in_flight": len(in_flight(item)),
     }
 
@@ -180,7 +181,7 @@ def _commit(item: Trigger, edit: TriggerEdit, state: dict | None) -> Trigger | N
         if outcome == EditOutcome.RACED:
             raise Raced()
         return written
-    _, state_version = dynamo.get_state(item.id)
+    _, state_version = state_store.get_state(item.id)
     outcome, _ = trigger_writes.write_edit(item.id, edit, StateEdit(state, state_version))
     if outcome == EditOutcome.STATE_RACED:
         raise Conflict(
@@ -195,8 +196,8 @@ def _commit(item: Trigger, edit: TriggerEdit, state: dict | None) -> Trigger | N
 def _written(item: Trigger, written: Trigger | None, *, state: dict | None) -> tuple[Trigger, dict]:
     """The trigger and its state after the write (``state``: the one the edit wrote)."""
     if written is not None:
-        return written, dynamo.get_state(item.id)[0]
-    fresh = dynamo.get_trigger(item.id)
+        return written, state_store.get_state(item.id)[0]
+    fresh = triggers.get_trigger(item.id)
     if fresh is None:
         raise NotFound(f"trigger {item.id!r} not found")
     return fresh, state or {}

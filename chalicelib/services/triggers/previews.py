@@ -20,7 +20,7 @@ from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import parse_limit
 from chalicelib.services.runs import iso_ms
-from chalicelib.store import dynamo
+from chalicelib.store import payloads
 
 __all__ = ["preview_schedule", "preview_trigger", "preview_view"]
 
@@ -81,7 +81,7 @@ def preview_trigger(principal: Principal, trigger_id: str, params: dict, *, now:
         }
     spec = decode_schedule(item.sched)
     view = preview_view(*schedule.preview_steps(spec, start=now, count=count))
-    stored = dynamo.load_spec(item)
+    stored = payloads.load_spec(item)
     for entry in view["calendar"]:
         if entry["change"] == "skipped":
             skip = exception_of(stored, "skips", "slot", to_ms(_instant(entry["at"]))) or {}

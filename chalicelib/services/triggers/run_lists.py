@@ -22,7 +22,9 @@ from chalicelib.services.lookup import load_owned
 from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms, run_view
 from chalicelib.services.triggers.shared import in_flight, last_run_of, stored_spec
-from chalicelib.store import dynamo, run_reads, trigger_reads
+from chalicelib.store import run_reads, trigger_reads
+from chalicelib.store import runs as runs_store
+from chalicelib.store import triggers as triggers_store
 from chalicelib.workflows.remote import display_target
 
 __all__ = [
@@ -191,12 +193,12 @@ def get_run_view(principal: Principal, run_id: str) -> dict:
     trigger_id = trigger_id_of_run(run_id) if len(run_id) <= 200 else None
     if trigger_id is None:
         raise NotFound(f"run {run_id[:80]!r} not found")
-    run = dynamo.get_run(trigger_id, run_id)
+    run = runs_store.get_run(trigger_id, run_id)
     if run is not None:
         if run.tenant != principal.tenant:
             raise NotFound(f"run {run_id!r} not found")
         return run_view(run)
-    item = dynamo.get_trigger(trigger_id)
+    item = triggers_store.get_trigger(trigger_id)
     if item is not None and item.tenant == principal.tenant:
         for view in in_flight_runs(item) + unrecorded_last_run(item):
             if view["id"] == run_id:

@@ -12,7 +12,8 @@ from chalicelib.domain.records import Trigger
 from chalicelib.domain.runs import InFlight, read_in_flight, scheduled_slot_of_run
 from chalicelib.domain.spec import TriggerIn
 from chalicelib.domain.trigger_spec import TriggerSpec, compact
-from chalicelib.store import dynamo
+from chalicelib.store import payloads as payloads_store
+from chalicelib.store import triggers
 
 __all__ = [
     "loaded_spec",
@@ -32,7 +33,7 @@ __all__ = [
 def loaded_spec(item: Trigger, *, about: bool | dict = True) -> tuple[dict, TriggerSpec]:
     """The stored spec with its payload and its title and tags read back: as a dict, and
     typed (``about``: a dict is the about part read already, see ``payloads.load_abouts``)."""
-    raw = dynamo.load_spec(item, about=about)
+    raw = payloads_store.load_spec(item, about=about)
     return raw, TriggerSpec.from_dict(raw)
 
 
@@ -49,7 +50,7 @@ def described_spec(item: Trigger, about: dict) -> TriggerSpec:
 
 def in_flight(item: Trigger) -> list[InFlight]:
     """The runs that own the trigger now, newest first."""
-    return read_in_flight(dynamo.in_flight_of(item))
+    return read_in_flight(triggers.in_flight_of(item))
 
 
 def leases(item: Trigger) -> list[int]:

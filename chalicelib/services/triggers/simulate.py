@@ -24,7 +24,7 @@ from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
 from chalicelib.services.runs import iso_ms
 from chalicelib.settings import get_settings
-from chalicelib.store import dynamo
+from chalicelib.store import payloads
 
 __all__ = ["MAX_SIMULATED_DAYS", "simulate_schedule"]
 
@@ -51,7 +51,7 @@ def _stored(principal: Principal, trigger_id: str) -> tuple[schedule.ScheduleSpe
     item = load_owned(principal, trigger_id)
     if not item.sched:
         raise ValidationError("an event trigger has no schedule to simulate", field="trigger_id")
-    return decode_schedule(item.sched), json.loads(item.sched), dynamo.load_spec(item), item.id
+    return decode_schedule(item.sched), json.loads(item.sched), payloads.load_spec(item), item.id
 
 
 def _slot_view(slot: Any, stored: dict) -> dict:

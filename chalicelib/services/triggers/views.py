@@ -14,7 +14,8 @@ from chalicelib.services.lookup import load_owned
 from chalicelib.services.runs import iso_ms
 from chalicelib.services.triggers.drift import drift_view
 from chalicelib.services.triggers.shared import last_run_of, loaded_spec
-from chalicelib.store import dynamo
+from chalicelib.store import state as state_store
+from chalicelib.store import triggers as triggers_store
 from chalicelib.workflows.remote import display_target
 
 __all__ = ["trigger_view", "get_trigger_view", "describe"]
@@ -50,7 +51,9 @@ def _pause_view(item: Trigger) -> dict:
         "disabled_note": item.disabled_note if disabled else None,
         "disabled_by": item.disabled_by if disabled else None,
         "disabled_at": iso_ms(item.disabled_ms) if disabled else None,
-        "next_fire_at": iso_ms(dynamo.next_slot_of(item)) if item.status == "active" else None,
+        "next_fire_at": iso_ms(triggers_store.next_slot_of(item))
+        if item.status == "active"
+        else None,
     }
 
 
@@ -121,5 +124,5 @@ def trigger_view(
 def get_trigger_view(principal: Principal, trigger_id: str) -> dict:
     """One trigger, with its state."""
     item = load_owned(principal, trigger_id)
-    state, _ = dynamo.get_state(item.id)
+    state, _ = state_store.get_state(item.id)
     return trigger_view(item, state=state)

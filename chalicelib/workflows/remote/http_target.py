@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from chalicelib.domain.run_detail import http_error_detail
 from chalicelib.domain.signatures import sign_outbound
-from chalicelib.store import dynamo, kms
+from chalicelib.store import kms, triggers
 from chalicelib.workflows.model import Fire, WorkflowFailed
 from chalicelib.workflows.remote.addresses import TargetRefused, allow_private, resolve_target
 from chalicelib.workflows.remote.answers import MAX_ANSWER_BYTES, fire_body, read_answer
@@ -88,7 +88,7 @@ post_pinned = _post
 
 
 def _outbound_secret(trigger_id: str) -> str:
-    item = dynamo.get_trigger(trigger_id, consistent=False)
+    item = triggers.get_trigger(trigger_id, consistent=False)
     sealed = item.outbound_secret_sealed if item is not None else None
     if not sealed:
         raise WorkflowFailed(

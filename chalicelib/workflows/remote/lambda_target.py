@@ -40,7 +40,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib.domain.run_detail import lambda_error_detail
 from chalicelib.settings import get_settings
-from chalicelib.store import aws, dynamo
+from chalicelib.store import aws, triggers
 from chalicelib.workflows.model import Fire, WorkflowFailed
 from chalicelib.workflows.remote.answers import MAX_ANSWER_BYTES, fire_body, read_answer
 
@@ -196,7 +196,7 @@ def _tenant_session(tenant: str) -> _Session:
 
 
 def trigger_tenant(trigger_id: str) -> str:
-    item = dynamo.get_trigger(trigger_id, consistent=False)
+    item = triggers.get_trigger(trigger_id, consistent=False)
     if item is None:
         raise WorkflowFailed("the trigger of this run no longer exists")
     return str(item.tenant)
