@@ -1,19 +1,32 @@
 """An in-memory twin of the store functions a fire calls (the Chalice todo-app's ``InMemoryTodoDB``).
 
-``MemoryStore`` has the fire path's store functions under their names in the store's
-modules (``store/claims``, ``store/triggers``, ``store/state``, ``store/runs``): the claim (``claim_slot_and_start``, ``claim_and_start``), ``start_run``, ``defer_run``,
-``release_claim``, ``reap_run``, ``settle_run``, the state (``get_state``, ``write_state``,
-``state_of``, ``mark_stateless``) and the run record (``put_run``, ``get_run``), and the
-pure helpers a caller reads an item with (``in_flight_of``, ``next_slot_of``, ...), so an
-instance stands in for each of those modules where a service imported it (``install``). Items are kept as the table keeps them (the
-store's pynamodb model, never saved), and each read or write answers what the real store
-answers: a frozen ``Trigger`` record made from a copy of the item's DynamoDB form.
+``MemoryStore`` has the fire path's and the heartbeat's store functions under their names
+in the store's modules (``store/claims``, ``store/triggers``, ``store/state``,
+``store/runs``, ``store/payloads``, ``store/cursors``): the claim (``claim_slot_and_start``,
+``claim_and_start``), ``start_run``, ``defer_run``, ``release_claim``, ``reap_run``,
+``settle_run``, the state (``get_state``, ``write_state``, ``state_of``,
+``mark_stateless``), the run record (``put_run``, ``get_run``), the heartbeat's reads of
+the due index (``iter_due``, ``iter_standing``, ``query_due``) and its writes of it
+(``advance_slot``, ``key_standing``, ``set_due``, ``disable_trigger``), the shards'
+enqueue cursors (``get_cursor``, ``advance_cursor``), and the pure helpers a caller reads
+an item with (``in_flight_of``, ``next_slot_of``, ...), so an instance stands in for each
+of those modules where a service imported it (``install``). Items are kept as the table
+keeps them (the store's pynamodb model, never saved), and each read or write answers what
+the real store answers: a frozen ``Trigger`` record made from a copy of the item's
+DynamoDB form. The due index is what DynamoDB keeps of it: the items that have both a
+``due_shard`` and a ``due_at``, read earliest ``due_at`` first (ties in id order, as the
+moto server orders them).
 
 A fenced write whose condition fails answers exactly as the real one does: the fire path's
 fences report a lost race by their answer (``ClaimResult.LOST``, None, False), not by an
 exception, and a write the real store would refuse (a required attribute missing) raises
-the same ``ValueError`` pynamodb raises. ``tests/functional/test_store_contract.py`` holds
-the two to the same semantics.
+the same ``ValueError`` pynamodb raises. A fenced write of a trigger that does not exist
+does what DynamoDB's UpdateItem does: refused when its condition reads an attribute,
+written into a new bare item (the key and what the write sets) when its condition only
+asks for an attribute's absence (``set_due`` with ``expected_due_at=None``). A bare
+item's missing attributes read back as their defaults (pynamodb fills them in), as the
+real one's do, while the fences see them absent.
+``tests/functional/test_store_contract.py`` holds the two to the same semantics.
 
 It lives in ``tests/``, not in ``chalicelib/store/``: nothing in the product calls it, and
 ``chalicelib/`` is what Chalice ships to every Lambda (issue 27: the product package holds
@@ -25,6 +38,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -33,14 +47,15 @@ from chalicelib.domain.rules import due_with_slot
 from chalicelib.store import claims, payloads, triggers
 from chalicelib.store import state as real_state
 from chalicelib.store.base import plain_map
-from chalicelib.store.triggers import STANDING_DUE, TriggerModel
+from chalicelib.store.triggers import STANDING_DUE, DueRow, TriggerModel
 
 __all__ = ["MemoryStore", "STANDS_FOR"]
 
-# The store modules whose fire-path functions the twin has (a consumer's other store
-# modules stay real).
+# The store modules whose fire-path and heartbeat functions the twin has (a consumer's
+# other store modules stay real).
 STANDS_FOR = frozenset(
-    f"chalicelib.store.{name}" for name in ("claims", "triggers", "state", "runs", "payloads")
+    f"chalicelib.store.{name}"
+    for name in ("claims", "triggers", "state", "runs", "payloads", "cursors")
 )
 
 M = TypeVar("M", bound=TriggerModel)
@@ -56,11 +71,26 @@ def _read(item: TriggerModel) -> Trigger:
     return triggers.trigger_record(_copy(item))
 
 
+def _bare(trigger_id: str) -> TriggerModel:
+    """The item an UpdateItem creates when no item has the key: the key alone.
+
+    pynamodb fills in the defaults of the attributes it lacks when it reads one (a read of
+    it shows ``status`` "active", ``version`` 1, ...); in the table they are absent, and a
+    fence on them fails. Kept None here, so the twin's fences see them absent too.
+    """
+    item = TriggerModel.from_raw_data({"id": {"S": trigger_id}})
+    for name, attribute in TriggerModel.get_attributes().items():
+        if attribute.default is not None:
+            setattr(item, name, None)
+    return item
+
+
 class MemoryStore:
     """The fire path's store, in a few dicts (thread-safe: one lock around every write)."""
 
     # The pure helpers and constants callers use beside the writes, as in ``store/``.
     STANDING_DUE = triggers.STANDING_DUE
+    DueRow = triggers.DueRow
     ClaimResult = claims.ClaimResult
     in_flight_of = staticmethod(triggers.in_flight_of)
     entry_lease = staticmethod(triggers.entry_lease)
@@ -83,6 +113,7 @@ class MemoryStore:
         self._triggers: dict[str, TriggerModel] = {}
         self._states: dict[str, tuple[str, int]] = {}
         self._runs: dict[tuple[str, str], RunRecord] = {}
+        self._cursors: dict[str, int] = {}
 
     # -- triggers -----------------------------------------------------------------------
 
@@ -322,6 +353,133 @@ class MemoryStore:
                 item.consecutive_failures = int(item.consecutive_failures or 0) + 1
             return True
 
+    # -- the due index (the heartbeat's reads) ------------------------------------------
+
+    def _due_rows(self, shard: str, keep: Any) -> list[TriggerModel]:
+        """The items of ``shard`` in the due index whose ``due_at`` ``keep`` accepts, in the
+        index's order (copies: a caller that reads on never sees a later write)."""
+        with self._lock:
+            found = [
+                _copy(item)
+                for item in self._triggers.values()
+                if item.due_shard == shard and item.due_at is not None and keep(int(item.due_at))
+            ]
+        return sorted(found, key=lambda item: (int(item.due_at), item.id))
+
+    def iter_due(
+        self, shard: str, *, until_ms: int, after_ms: int | None = None, page_size: int = 500
+    ) -> Iterator[DueRow]:
+        def keep(due: int) -> bool:
+            return due <= until_ms and (after_ms is None or due > after_ms)
+
+        for item in self._due_rows(shard, keep):
+            yield DueRow(
+                trigger_id=item.id,
+                due_at=int(item.due_at),
+                next_fire_at=_int(item.next_fire_at),
+                sched=item.sched,
+            )
+
+    def iter_standing(self, shard: str, *, page_size: int = 500) -> Iterator[DueRow]:
+        for item in self._due_rows(shard, lambda due: due == STANDING_DUE):
+            yield DueRow(
+                trigger_id=item.id, due_at=STANDING_DUE, next_fire_at=None, sched=item.sched
+            )
+
+    def query_due(self, shard: str, *, until_ms: int, limit: int = 1000) -> list[DueRow]:
+        rows = []
+        for row in self.iter_due(shard, until_ms=until_ms, page_size=min(limit, 500)):
+            rows.append(row)
+            if len(rows) >= limit:
+                break
+        return rows
+
+    # -- the due index (the heartbeat's writes) -----------------------------------------
+
+    def advance_slot(
+        self,
+        trigger_id: str,
+        *,
+        slot_ms: int,
+        next_slot_ms: int | None,
+        due_at: int | None,
+        shard: str,
+        standing: bool = False,
+    ) -> bool:
+        with self._lock:
+            item = self._triggers.get(trigger_id)
+            pointer = None if item is None else item.next_slot if standing else item.next_fire_at
+            if item is None or _int(pointer) != slot_ms:
+                return False
+            if standing and next_slot_ms is not None:
+                item.next_slot = next_slot_ms  # the index is not touched...
+                if due_at is None:  # ...unless the row leaves it
+                    item.due_at = item.due_shard = None
+                return True
+            if next_slot_ms is None:
+                item.next_fire_at = item.next_slot = None
+            else:
+                item.next_fire_at = next_slot_ms
+            if due_at is None:
+                item.due_at = item.due_shard = None
+            else:
+                item.due_at, item.due_shard = due_at, shard
+            return True
+
+    def key_standing(self, trigger_id: str, *, slot_ms: int, shard: str) -> bool:
+        with self._lock:
+            item = self._triggers.get(trigger_id)
+            if item is None or _int(item.next_slot) != slot_ms or _int(item.due_at) != STANDING_DUE:
+                return False
+            item.next_fire_at, item.due_at, item.due_shard = slot_ms, slot_ms, shard
+            item.next_slot = None
+            return True
+
+    def set_due(
+        self, trigger_id: str, *, expected_due_at: int | None, due_at: int | None, shard: str
+    ) -> bool:
+        with self._lock:
+            item = self._triggers.get(trigger_id)
+            held = None if item is None else _int(item.due_at)
+            if held != expected_due_at:
+                return False
+            if item is None:  # fenced only on an absence: DynamoDB writes a new, bare item
+                item = self._triggers[trigger_id] = _bare(trigger_id)
+            if due_at is None:
+                item.due_at = item.due_shard = None
+            else:
+                item.due_at, item.due_shard = due_at, shard
+            return True
+
+    def disable_trigger(self, trigger_id: str, *, reason: str, now_ms: int) -> Trigger | None:
+        with self._lock:
+            item = self._triggers.get(trigger_id)
+            if item is None or item.status != "active":
+                return None
+            # Idle (an in_flight map that is there and empty): it leaves the due index too.
+            if item.in_flight is not None and not plain_map(item.in_flight):
+                item.due_at = item.due_shard = None
+            item.status, item.disabled_reason = "disabled", reason
+            item.disabled_ms = item.updated_ms = now_ms
+            item.version = int(item.version or 0) + 1  # ADD: an absent version counts from 0
+            return _read(item)
+
+    # -- the enqueue cursors ------------------------------------------------------------
+
+    def get_cursor(self, shard: str) -> int | None:
+        with self._lock:
+            return self._cursors.get(shard)
+
+    def advance_cursor(self, shard: str, *, expected: int | None, cursor_ms: int | None) -> bool:
+        with self._lock:
+            if self._cursors.get(shard) != expected:
+                return False
+            if cursor_ms is None:
+                self._cursors.pop(shard, None)
+            else:
+                self._cursors[shard] = cursor_ms
+            return True
+
     # -- state --------------------------------------------------------------------------
 
     def get_state(self, trigger_id: str) -> tuple[dict, int]:
@@ -345,7 +503,7 @@ class MemoryStore:
     def mark_stateless(self, trigger_id: str, *, version: int) -> bool:
         with self._lock:
             item = self._triggers.get(trigger_id)
-            if trigger_id in self._states or item is None or int(item.version) != version:
+            if trigger_id in self._states or item is None or _int(item.version) != version:
                 return False
             item.stateless_version = version
             return True

@@ -24,7 +24,7 @@ from typing import Any
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 
-from chalicelib.domain.records import Notification
+from chalicelib.domain.records import Notification, Page
 from chalicelib.store.base import TableBase, condition_failed
 from chalicelib.store.events import EventModel
 from chalicelib.store.paging import take_page
@@ -183,18 +183,17 @@ def pending_in(policy_id: str, *, from_ms: int, to_ms: int) -> list[tuple[str, d
     return [(item.sk, json.loads(item.body or "{}")) for item in results]
 
 
-def notifications_page(
-    policy_id: str, *, limit: int, cursor: dict | None
-) -> tuple[list[Notification], dict | None]:
+def notifications_page(policy_id: str, *, limit: int, cursor: dict | None) -> Page[Notification]:
     """A page of a policy's notifications, newest first, and the key to resume after."""
     results = AlertModel.query(
         f"n#{policy_id}", scan_index_forward=False, page_size=limit, last_evaluated_key=cursor
     )
     rows, last_key = take_page(results, AlertModel, limit=limit)
-    return [
+    notifications = tuple(
         Notification(json.loads(row.body or "{}"), outcome=row.outcome, error=row.error)
         for row in rows
-    ], last_key
+    )
+    return Page(notifications, last_key)
 
 
 def take_quiet(

@@ -1,6 +1,6 @@
 """The reads of the events table: one event, a trigger's queue, the sweep's rows, a page.
 
-The two pending indexes are KEYS_ONLY and sparse (``models.EventModel``): a row carries
+The two pending indexes are KEYS_ONLY and sparse (``store/events.EventModel``): a row carries
 the event id and its ``pending_sk`` (ready time and run id), which is all a fire message
 needs; anything else is read from the item.
 """
@@ -11,9 +11,8 @@ from collections.abc import Iterator
 
 from pynamodb.exceptions import DoesNotExist
 
-from chalicelib.domain.records import EventRecord, PendingRow, RunRecord
+from chalicelib.domain.records import EventRecord, Page, PendingRow
 from chalicelib.store.events import EventModel, event_record, pending_row
-from chalicelib.store.runs import get_run
 
 __all__ = [
     "get_event",
@@ -22,7 +21,6 @@ __all__ = [
     "overdue",
     "events_page",
     "events_before",
-    "get_run_consistent",
 ]
 
 
@@ -70,17 +68,15 @@ def overdue(shard: str, *, until_sk: str, limit: int) -> Iterator[PendingRow]:
     return (pending_row(row) for row in rows)
 
 
-def events_page(
-    trigger_id: str, *, limit: int, cursor: dict | None
-) -> tuple[list[EventRecord], dict | None]:
+def events_page(trigger_id: str, *, limit: int, cursor: dict | None) -> Page[EventRecord]:
     """One page of a trigger's events, newest first, and the key to continue from."""
     page = EventModel.by_trigger.query(
         trigger_id, scan_index_forward=False, limit=limit, last_evaluated_key=cursor
     )
     ids_in_order = [row.id for row in page]
     found = {e.id: e for e in EventModel.batch_get(ids_in_order)} if ids_in_order else {}
-    events = [event_record(found[i]) for i in ids_in_order if i in found]
-    return events, page.last_evaluated_key
+    events = tuple(event_record(found[i]) for i in ids_in_order if i in found)
+    return Page(events, page.last_evaluated_key)
 
 
 def events_before(trigger_id: str, *, before: str | None, limit: int) -> list[EventRecord]:
@@ -93,8 +89,3 @@ def events_before(trigger_id: str, *, before: str | None, limit: int) -> list[Ev
     ids_in_order = [row.id for row in page]
     found = {e.id: e for e in EventModel.batch_get(ids_in_order)} if ids_in_order else {}
     return [event_record(found[i]) for i in ids_in_order if i in found]
-
-
-def get_run_consistent(trigger_id: str, run_id: str) -> RunRecord | None:
-    """One run record (strongly consistent: the sweep decides on it), or None."""
-    return get_run(trigger_id, run_id, consistent=True)

@@ -1,6 +1,6 @@
 """The REST use cases' writes of a trigger: create, enable, pause, edit, delete.
 
-The fire path's fenced writes (claim, start, settle, reap) are in ``store/dynamo.py``;
+The fire path's fenced writes (claim, start, settle, reap) are in ``store/claims.py``;
 these are the writes a person makes through the API. An edit is fenced on ``version``
 (and, when it moves the slot, on the slot and the size of ``in_flight``, the fields a
 claim changes): a lost race is an answer (``EditOutcome.RACED``), never a lost claim.

@@ -9,6 +9,7 @@ import pytest
 from chalicelib.domain.event_rules import pending_key
 from chalicelib.domain.records import EventRecord
 from chalicelib.store import event_reads, event_writes
+from chalicelib.store import runs as run_store
 from chalicelib.store.runs import RunModel
 
 NOW = 1_790_000_000_000
@@ -159,7 +160,7 @@ def _run(finished: int | None, status: str) -> RunModel:
 def test_a_recovered_run_record_never_overwrites_this_attempts_own(aws):
     assert event_writes.put_recovered_run(_run(NOW, "lost"), started_ms=NOW - 5)
     assert not event_writes.put_recovered_run(_run(NOW + 1, "failed"), started_ms=NOW - 5)
-    assert event_reads.get_run_consistent(TRIGGER, RUN).status == "lost"
+    assert run_store.get_run(TRIGGER, RUN, consistent=True).status == "lost"
     # A record of an older attempt (it ended before this one started) is replaced.
     assert event_writes.put_recovered_run(_run(NOW + 100, "failed"), started_ms=NOW + 50)
-    assert event_reads.get_run_consistent(TRIGGER, RUN).status == "failed"
+    assert run_store.get_run(TRIGGER, RUN, consistent=True).status == "failed"

@@ -3,7 +3,10 @@
 Every test runs on both (``store`` is parametrized), so the suite fails the moment either
 implementation of a fire's store functions diverges from the other: the claim and its
 fences, start, defer, release, reap, settle (and a settle's idempotence after a lost
-reply), the state's compare-and-set and its stateless stamp, the run record.
+reply), the state's compare-and-set and its stateless stamp, the run record; and the
+heartbeat's: the due index's reads (their order, bounds and shards, the standing rows),
+its fenced writes (advance a slot, key a standing row, re-key, disable) and the shards'
+enqueue cursors.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import pytest
 
 from chalicelib.domain.records import RunRecord
 from chalicelib.domain.rules import LEASE_LEFT_TO_NEXT_CLAIM_MS
-from chalicelib.store import claims, payloads, runs, state, triggers
+from chalicelib.store import claims, cursors, payloads, runs, state, triggers
 from chalicelib.store.base import plain_map
 from chalicelib.store.triggers import STANDING_DUE, TriggerModel
 from tests.memory_store import MemoryStore
@@ -27,9 +30,9 @@ SCHED = '{"interval_s":60}'
 
 
 def _real() -> Any:
-    """The real store's fire-path functions, from the modules the twin stands in for."""
+    """The real store's functions, from the modules the twin stands in for."""
     names: dict[str, Any] = {}
-    for module in (triggers, claims, state, runs, payloads):
+    for module in (triggers, claims, state, runs, payloads, cursors):
         names.update({name: getattr(module, name) for name in module.__all__})
     return SimpleNamespace(**names, put_trigger=lambda item: item.save())
 
@@ -409,3 +412,254 @@ def test_a_run_record_is_read_back_field_for_field_and_cannot_lack_a_required_on
     bare = _run("skipped")
     assert store.put_run(bare)
     assert store.get_run("t1", "r1") == bare  # every optional field back to its default
+
+
+# -- the due index: the heartbeat's reads -------------------------------------------------
+
+
+def _row(trigger_id: str, due_at: int, next_fire_at: int | None = None) -> triggers.DueRow:
+    return triggers.DueRow(trigger_id, due_at, next_fire_at, SCHED)
+
+
+def _standing(store: Any, trigger_id: str = "t1", **fields: Any) -> str:
+    """A trigger in the standing form: its next slot in ``next_slot``, keyed at STANDING_DUE."""
+    values = {"next_fire_at": None, "next_slot": SLOT, "due_at": STANDING_DUE, "due_shard": "1"}
+    return _seed(store, trigger_id, **{**values, **fields})
+
+
+def test_iter_due_reads_one_shard_earliest_first_until_inclusive_after_exclusive(
+    store: Any,
+) -> None:
+    _seed(store, "a", next_fire_at=SLOT + 300, due_at=SLOT + 300)
+    _seed(store, "b", next_fire_at=SLOT + 100, due_at=SLOT + 100)
+    _seed(store, "c", next_fire_at=NEXT, due_at=SLOT + 200)  # keyed on a lease
+    _seed(store, "d", next_fire_at=None, due_at=SLOT + 250)  # a lease and no slot
+    _seed(store, "e", due_at=SLOT + 150, due_shard="1")  # another shard
+    _seed(store, "f", due_at=None, due_shard=None)  # not in the index
+    _seed(store, "g", due_at=SLOT + 50, due_shard=None)  # no shard: not in the index
+    shard0 = [
+        _row("b", SLOT + 100, SLOT + 100),
+        _row("c", SLOT + 200, NEXT),
+        _row("d", SLOT + 250),
+        _row("a", SLOT + 300, SLOT + 300),
+    ]
+    assert list(store.iter_due("0", until_ms=SLOT + 1000)) == shard0
+    assert list(store.iter_due("0", until_ms=SLOT + 250)) == shard0[:3]  # inclusive
+    assert list(store.iter_due("0", until_ms=SLOT + 249)) == shard0[:2]
+    assert list(store.iter_due("0", until_ms=SLOT + 1000, after_ms=SLOT + 200)) == shard0[2:]
+    assert list(store.iter_due("0", until_ms=SLOT + 1000, after_ms=SLOT + 199)) == shard0[1:]
+    assert list(store.iter_due("0", until_ms=SLOT + 250, after_ms=SLOT + 100)) == shard0[1:3]
+    assert list(store.iter_due("0", until_ms=SLOT + 99)) == []
+    assert list(store.iter_due("1", until_ms=SLOT + 1000)) == [_row("e", SLOT + 150, SLOT)]
+    assert list(store.iter_due("7", until_ms=SLOT + 1000)) == []
+    assert store.query_due("0", until_ms=SLOT + 1000, limit=2) == shard0[:2]
+    assert store.query_due("0", until_ms=SLOT + 250) == shard0[:3]
+
+
+def test_standing_rows_are_read_by_iter_standing_in_id_order_not_by_a_keyed_window(
+    store: Any,
+) -> None:
+    _standing(store, "s2")
+    _standing(store, "s1", next_slot=NEXT)
+    _standing(store, "s3", due_shard="2")  # another shard
+    _seed(store, "k", due_shard="1")  # keyed, in the same shard
+    standing = [_row("s1", STANDING_DUE), _row("s2", STANDING_DUE)]
+    assert list(store.iter_standing("1")) == standing
+    assert list(store.iter_standing("2")) == [_row("s3", STANDING_DUE)]
+    assert list(store.iter_standing("0")) == []
+    # The keyed window of a tick starts after STANDING_DUE: the keyed rows only.
+    keyed = list(store.iter_due("1", until_ms=SLOT, after_ms=STANDING_DUE))
+    assert keyed == [_row("k", SLOT, SLOT)]
+    # Unbounded below, iter_due reads them too, first (STANDING_DUE is before every instant).
+    assert list(store.iter_due("1", until_ms=SLOT)) == [*standing, _row("k", SLOT, SLOT)]
+    assert store.query_due("1", until_ms=SLOT - 1) == standing
+
+
+# -- the due index: the heartbeat's writes ------------------------------------------------
+
+
+def _keys(store: Any, trigger_id: str = "t1") -> tuple:
+    view = _stored(store, trigger_id)
+    return view["next_fire_at"], view["next_slot"], view["due_at"], view["due_shard"]
+
+
+@pytest.mark.parametrize(
+    ("standing", "next_slot_ms", "due_at", "expected"),
+    [
+        (False, NEXT, NEXT, (NEXT, None, NEXT, "2")),
+        (False, NEXT, None, (NEXT, None, None, None)),
+        (False, None, LEASE, (None, None, LEASE, "2")),
+        (False, None, None, (None, None, None, None)),
+        # Standing: only the pointer moves, the row keeps its key and shard...
+        (True, NEXT, NEXT, (None, NEXT, STANDING_DUE, "1")),
+        # ...unless it leaves the index, or the schedule has no next slot.
+        (True, NEXT, None, (None, NEXT, None, None)),
+        (True, None, LEASE, (None, None, LEASE, "2")),
+        (True, None, None, (None, None, None, None)),
+    ],
+    ids=[
+        "keyed-next",
+        "keyed-next-unindexed",
+        "keyed-last-leased",
+        "keyed-last",
+        "standing-next",
+        "standing-next-unindexed",
+        "standing-last-leased",
+        "standing-last",
+    ],
+)
+def test_advance_slot_moves_past_the_slot_in_each_form(
+    store: Any, standing: bool, next_slot_ms: int | None, due_at: int | None, expected: tuple
+) -> None:
+    if standing:
+        _standing(store)
+    else:
+        _seed(store)
+    args = {"next_slot_ms": next_slot_ms, "due_at": due_at, "shard": "2", "standing": standing}
+    assert store.advance_slot("t1", slot_ms=SLOT, **args)
+    assert _keys(store) == expected
+    assert not store.advance_slot("t1", slot_ms=SLOT, **args)  # fenced on the slot it moved
+    assert _keys(store) == expected
+
+
+def test_advance_slot_is_fenced_on_the_exact_pointer_of_its_form(store: Any) -> None:
+    _seed(store, "k")
+    _standing(store, "s")
+    before = (_stored(store, "k"), _stored(store, "s"))
+    args = {"next_slot_ms": NEXT, "due_at": NEXT, "shard": "2"}
+    assert not store.advance_slot("k", slot_ms=SLOT + 1, **args)  # another slot
+    assert not store.advance_slot("k", slot_ms=SLOT, standing=True, **args)  # no next_slot
+    assert not store.advance_slot("s", slot_ms=SLOT + 1, standing=True, **args)
+    assert not store.advance_slot("s", slot_ms=SLOT, **args)  # no next_fire_at
+    assert (_stored(store, "k"), _stored(store, "s")) == before
+    assert not store.advance_slot("gone", slot_ms=SLOT, **args)
+    assert store.get_trigger("gone") is None
+
+
+def test_key_standing_keys_the_row_on_its_slot_fenced_on_the_slot_and_the_standing_key(
+    store: Any,
+) -> None:
+    _standing(store)
+    _standing(store, "leased", due_at=LEASE)  # a pointer, but keyed on something else
+    before = _stored(store, "leased")
+    assert not store.key_standing("t1", slot_ms=NEXT, shard="2")
+    assert not store.key_standing("leased", slot_ms=SLOT, shard="2")
+    assert _stored(store, "leased") == before
+    assert _keys(store) == (None, SLOT, STANDING_DUE, "1")
+    assert store.key_standing("t1", slot_ms=SLOT, shard="2")
+    assert _keys(store) == (SLOT, None, SLOT, "2")
+    assert list(store.iter_due("2", until_ms=SLOT, after_ms=STANDING_DUE)) == [
+        _row("t1", SLOT, SLOT)
+    ]
+    assert not store.key_standing("t1", slot_ms=SLOT, shard="3")  # keyed already
+    assert _keys(store) == (SLOT, None, SLOT, "2")
+    assert not store.key_standing("gone", slot_ms=SLOT, shard="2")
+    assert store.get_trigger("gone") is None
+
+
+def test_set_due_is_fenced_on_the_due_at_it_read_and_none_means_absent(store: Any) -> None:
+    _seed(store)
+    assert not store.set_due("t1", expected_due_at=SLOT + 1, due_at=LEASE, shard="3")
+    assert not store.set_due("t1", expected_due_at=None, due_at=LEASE, shard="3")
+    assert _keys(store) == (SLOT, None, SLOT, "0")
+    assert store.set_due("t1", expected_due_at=SLOT, due_at=LEASE, shard="3")
+    assert _keys(store) == (SLOT, None, LEASE, "3")
+    assert store.set_due("t1", expected_due_at=LEASE, due_at=None, shard="3")
+    assert _keys(store) == (SLOT, None, None, None)
+    assert not store.set_due("t1", expected_due_at=LEASE, due_at=NEXT, shard="0")
+    assert store.set_due("t1", expected_due_at=None, due_at=NEXT, shard="0")
+    assert _keys(store) == (SLOT, None, NEXT, "0")
+
+
+def test_set_due_of_a_trigger_that_is_gone_writes_a_bare_row_when_it_expects_none(
+    store: Any,
+) -> None:
+    """DynamoDB's UpdateItem creates the item its fence lets through: the key and the
+    due keys, nothing else. Read back, its absent attributes have pynamodb's defaults;
+    the fences of the table see them absent."""
+    assert not store.set_due("gone", expected_due_at=SLOT, due_at=LEASE, shard="0")
+    assert store.get_trigger("gone") is None
+    assert store.set_due("gone", expected_due_at=None, due_at=LEASE, shard="0")
+    bare = store.get_trigger("gone")
+    assert (bare.tenant, bare.sched, bare.due_at, bare.due_shard) == (None, None, LEASE, "0")
+    assert (bare.status, bare.version, bare.in_flight) == ("active", 1, {})  # defaults
+    assert list(store.iter_due("0", until_ms=LEASE)) == [triggers.DueRow("gone", LEASE, None, None)]
+    assert store.disable_trigger("gone", reason="x", now_ms=SLOT) is None  # no status
+    args = {"surface": "manual", "lease_ms": LEASE, "capacity": 1, "shard": "0"}
+    assert store.claim_and_start("gone", run_id="m1", **args) == (store.ClaimResult.BUSY, None)
+    assert not store.mark_stateless("gone", version=1)  # no version
+    assert store.set_due("gone", expected_due_at=LEASE, due_at=None, shard="0")
+    assert list(store.iter_due("0", until_ms=LEASE)) == []
+
+
+def test_disable_of_an_idle_trigger_takes_it_out_of_the_due_index(store: Any) -> None:
+    _seed(store, version=3)
+    item = store.disable_trigger("t1", reason="max_runs", now_ms=SLOT + 7)
+    assert item is not None and _view(item) == _stored(store)
+    assert (item.status, item.disabled_reason, item.disabled_ms, item.updated_ms) == (
+        "disabled",
+        "max_runs",
+        SLOT + 7,
+        SLOT + 7,
+    )
+    assert (item.version, item.next_fire_at, item.due_at, item.due_shard) == (4, SLOT, None, None)
+    assert list(store.iter_due("0", until_ms=NEXT)) == []
+
+
+def test_disable_with_a_run_in_flight_keeps_its_lease_in_the_due_index(store: Any) -> None:
+    _seed(store, version=3)
+    _claim(store)
+    item = store.disable_trigger("t1", reason="failures", now_ms=SLOT + 7)
+    assert item is not None and _view(item) == _stored(store)
+    assert (item.status, item.disabled_reason, item.version) == ("disabled", "failures", 4)
+    assert (item.due_at, item.due_shard, list(item.in_flight)) == (NEXT, "0", ["r1"])
+    assert list(store.iter_due("0", until_ms=NEXT)) == [_row("t1", NEXT, NEXT)]
+
+
+def test_disable_of_a_disabled_or_missing_trigger_answers_none_and_writes_nothing(
+    store: Any,
+) -> None:
+    _seed(store, version=3)
+    first = store.disable_trigger("t1", reason="max_runs", now_ms=SLOT + 7)
+    assert first is not None
+    assert store.disable_trigger("t1", reason="failures", now_ms=SLOT + 9) is None
+    again = store.get_trigger("t1")
+    assert (again.disabled_reason, again.updated_ms, again.version) == ("max_runs", SLOT + 7, 4)
+    _seed(store, "paused", status="disabled", disabled_reason="user")
+    assert store.disable_trigger("paused", reason="failures", now_ms=SLOT) is None
+    assert store.get_trigger("paused").disabled_reason == "user"
+    assert store.get_trigger("paused").due_at == SLOT  # not taken out: nothing written
+    assert store.disable_trigger("gone", reason="failures", now_ms=SLOT) is None
+    assert store.get_trigger("gone") is None
+
+
+# -- the enqueue cursors ------------------------------------------------------------------
+
+
+def test_a_cursor_is_written_first_fenced_on_absence_then_on_the_value_read(
+    store: Any,
+) -> None:
+    assert store.get_cursor("0") is None
+    assert not store.advance_cursor("0", expected=SLOT, cursor_ms=NEXT)  # there is none
+    assert store.advance_cursor("0", expected=None, cursor_ms=SLOT)
+    assert store.get_cursor("0") == SLOT
+    assert not store.advance_cursor("0", expected=None, cursor_ms=NEXT)  # first, twice
+    assert not store.advance_cursor("0", expected=SLOT - 1, cursor_ms=NEXT)  # stale
+    assert store.get_cursor("0") == SLOT
+    assert store.advance_cursor("0", expected=SLOT, cursor_ms=NEXT)
+    assert store.advance_cursor("0", expected=NEXT, cursor_ms=SLOT + 1)  # back, too
+    assert store.get_cursor("0") == SLOT + 1
+    assert store.get_cursor("1") is None  # one cursor per shard
+    assert store.advance_cursor("1", expected=None, cursor_ms=LEASE)
+    assert (store.get_cursor("0"), store.get_cursor("1")) == (SLOT + 1, LEASE)
+
+
+def test_a_forgotten_cursor_is_absent_again(store: Any) -> None:
+    assert store.advance_cursor("0", expected=None, cursor_ms=SLOT)
+    assert not store.advance_cursor("0", expected=NEXT, cursor_ms=None)
+    assert store.advance_cursor("0", expected=SLOT, cursor_ms=None)
+    assert store.get_cursor("0") is None
+    assert not store.advance_cursor("0", expected=SLOT, cursor_ms=NEXT)
+    assert store.advance_cursor("0", expected=None, cursor_ms=None)  # absent stays absent
+    assert store.advance_cursor("0", expected=None, cursor_ms=NEXT)
+    assert store.get_cursor("0") == NEXT

@@ -250,5 +250,8 @@ def list_notifications(principal: Principal, alert_id: str, params: dict) -> dic
     cursor = decode_cursor(
         params.get("cursor"), shape=NOTIFICATION_CURSOR, fixed={"pk": f"n#{alert_id}"}
     )
-    rows, last_key = store.notifications_page(alert_id, limit=limit, cursor=cursor)
-    return {"items": [notification_view(r) for r in rows], "next_cursor": encode_cursor(last_key)}
+    page = store.notifications_page(alert_id, limit=limit, cursor=cursor)
+    return {
+        "items": [notification_view(r) for r in page],
+        "next_cursor": encode_cursor(page.last_evaluated_key),
+    }

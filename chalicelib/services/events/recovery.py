@@ -26,6 +26,7 @@ from chalicelib.services import runs
 from chalicelib.services.events import attempts
 from chalicelib.services.events.spec import event_spec, ms
 from chalicelib.store import event_reads, event_writes, triggers
+from chalicelib.store import runs as run_store
 
 __all__ = ["recover", "outcome_of_run", "finish_if_run_over"]
 
@@ -42,7 +43,7 @@ def outcome_of_run(item: Trigger | None, event: EventRecord, *, now: datetime) -
     (or nothing: ``lost``) says so. See ``event_rules.run_outcome`` for the order."""
     trigger_id, run_id = event.trigger_id, event.run_id
     started_ms = int(event.started_ms or 0)
-    run = event_reads.get_run_consistent(trigger_id, run_id)
+    run = run_store.get_run(trigger_id, run_id, consistent=True)
     outcome = run_outcome(
         run_id=run_id,
         started_ms=started_ms,
@@ -73,7 +74,7 @@ def outcome_of_run(item: Trigger | None, event: EventRecord, *, now: datetime) -
         record_metric("Runs", status=outcome.status, surface="event")
         return outcome.status
     # A record of this attempt was there after all (a late runner's): it is the better one.
-    written = event_reads.get_run_consistent(trigger_id, run_id)
+    written = run_store.get_run(trigger_id, run_id, consistent=True)
     if written is not None and written.status in RUN_ENDED:
         return str(written.status)
     return outcome.status

@@ -47,8 +47,8 @@ def list_events(principal: Principal, trigger_id: str, params: dict) -> dict:
         fixed={"trigger_id": item.id},
     )
     status = params.get("status")
-    events, last_key = event_reads.events_page(item.id, limit=limit, cursor=cursor)
-    items = [event_view(e) for e in events]
+    page = event_reads.events_page(item.id, limit=limit, cursor=cursor)
+    items = [event_view(e) for e in page]
     if status:
         items = [e for e in items if e["status"] == status]
-    return {"items": items, "next_cursor": encode_cursor(last_key)}
+    return {"items": items, "next_cursor": encode_cursor(page.last_evaluated_key)}
