@@ -176,7 +176,7 @@ class MotoServer:
                 sys.executable,
                 "-c",
                 "from chalicelib.wiring import ready; ready(); "
-                "from chalicelib.store.models import create_tables; create_tables(wait=False)",
+                "from chalicelib.store.tables import create_tables; create_tables(wait=False)",
             ],
             cwd=PROJECT_DIR,
             env=env,

@@ -1,6 +1,6 @@
 """DynamoDB table resources generated from the pynamodb models, so they cannot drift.
 
-The models in ``chalicelib/store/models.py`` are the one definition of every table and
+The models in ``chalicelib/store/`` (``store/tables.ALL_MODELS`` lists them) are the one definition of every table and
 index. ``create_tables`` builds the local and test tables from the same schema
 (``Model._get_schema``), and ``tests/infra`` checks that the deployed tables match.
 """
