@@ -131,55 +131,58 @@ def alert_statements(*, send: bool, consume: bool) -> list[dict]:
         )
     if not consume:
         return statements
-    statements.extend(
-        [
-            {
-                "Sid": "ConsumeAlerts",
-                "Effect": "Allow",
-                "Action": [
-                    "sqs:ReceiveMessage",
-                    "sqs:DeleteMessage",
-                    "sqs:GetQueueAttributes",
-                    "sqs:ChangeMessageVisibility",
-                ],
-                "Resource": {"Fn::GetAtt": ["AlertsQueue", "Arn"]},
-            },
-            {
-                "Sid": "LifecycleEvents",
-                "Effect": "Allow",
-                "Action": ["events:PutEvents"],
-                "Resource": _bus_arn(),
-            },
-            {
-                # From the stack's sender only: a policy cannot make the stack send as
-                # anyone else. With no sender there is nothing to allow.
-                "Sid": "AlertEmail",
-                "Effect": "Allow",
-                "Action": ["ses:SendEmail"],
-                "Resource": "*",
-                "Condition": {
-                    "StringEquals": {
-                        "ses:FromAddress": {
-                            "Fn::If": ["HasAlertSender", {"Ref": "AlertSender"}, "nobody@invalid"]
-                        }
-                    }
-                },
-            },
-            {
-                "Sid": "AlertTopics",
-                "Effect": "Allow",
-                "Action": ["sns:Publish"],
-                "Resource": {
-                    "Fn::If": [
-                        "HasAlertTopics",
-                        {"Ref": "AlertTopics"},
-                        {
-                            "Fn::Sub": "arn:${AWS::Partition}:sns:${AWS::Region}"
-                            ":${AWS::AccountId}:cronhook-no-alert-topic"
-                        },
-                    ]
-                },
-            },
-        ]
-    )
+    statements.extend(_worker_statements())
     return statements
+
+
+def _worker_statements() -> list[dict]:
+    """The alerts worker's: its queue, the lifecycle bus, email from the sender, the topics."""
+    return [
+        {
+            "Sid": "ConsumeAlerts",
+            "Effect": "Allow",
+            "Action": [
+                "sqs:ReceiveMessage",
+                "sqs:DeleteMessage",
+                "sqs:GetQueueAttributes",
+                "sqs:ChangeMessageVisibility",
+            ],
+            "Resource": {"Fn::GetAtt": ["AlertsQueue", "Arn"]},
+        },
+        {
+            "Sid": "LifecycleEvents",
+            "Effect": "Allow",
+            "Action": ["events:PutEvents"],
+            "Resource": _bus_arn(),
+        },
+        {
+            # From the stack's sender only: a policy cannot make the stack send as
+            # anyone else. With no sender there is nothing to allow.
+            "Sid": "AlertEmail",
+            "Effect": "Allow",
+            "Action": ["ses:SendEmail"],
+            "Resource": "*",
+            "Condition": {
+                "StringEquals": {
+                    "ses:FromAddress": {
+                        "Fn::If": ["HasAlertSender", {"Ref": "AlertSender"}, "nobody@invalid"]
+                    }
+                }
+            },
+        },
+        {
+            "Sid": "AlertTopics",
+            "Effect": "Allow",
+            "Action": ["sns:Publish"],
+            "Resource": {
+                "Fn::If": [
+                    "HasAlertTopics",
+                    {"Ref": "AlertTopics"},
+                    {
+                        "Fn::Sub": "arn:${AWS::Partition}:sns:${AWS::Region}"
+                        ":${AWS::AccountId}:cronhook-no-alert-topic"
+                    },
+                ]
+            },
+        },
+    ]

@@ -109,29 +109,7 @@ def retarget_dependencies(zip_path: Path, *, runtime: str, architecture: str) ->
     tag = version.replace(".", "")
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "deps"
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-compile",
-                "--target",
-                str(target),
-                "--platform",
-                PLATFORM[architecture],
-                "--implementation",
-                "cp",
-                "--python-version",
-                version,
-                "--only-binary=:all:",
-                "-r",
-                str(PROJECT_DIR / "requirements.txt"),
-            ],
-            check=True,
-        )
+        _pip_install(target, version=version, architecture=architecture)
         ours = {p.name for p in target.iterdir() if not _is_runtime_provided(p.name)}
         ours.discard("bin")
         tmp_zip = zip_path.with_suffix(".retarget")
@@ -161,6 +139,33 @@ def retarget_dependencies(zip_path: Path, *, runtime: str, architecture: str) ->
             f"compiled extensions not built for {runtime}/{architecture}: {', '.join(wrong)}"
         )
     return compiled
+
+
+def _pip_install(target: Path, *, version: str, architecture: str) -> None:
+    """The requirements' wheels for CPython ``version`` on ``architecture``, into ``target``."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-compile",
+            "--target",
+            str(target),
+            "--platform",
+            PLATFORM[architecture],
+            "--implementation",
+            "cp",
+            "--python-version",
+            version,
+            "--only-binary=:all:",
+            "-r",
+            str(PROJECT_DIR / "requirements.txt"),
+        ],
+        check=True,
+    )
 
 
 def _break_api_cycle(template: dict, cfg: StageConfig) -> None:
@@ -254,15 +259,9 @@ def _prune_chalice_cache(keep: int = 2) -> None:
         old.unlink(missing_ok=True)
 
 
-def package(
-    stage: str, out: Path | None = None, *, run_lint: bool = True, measure_runs: int = 3
-) -> PackageReport:
-    """Build, post-process, strip and lint ``build/<stage>/sam.json``; see the module doc."""
-    cfg = StageConfig.load(stage)
-    out = (out or PROJECT_DIR / "build" / stage).resolve()
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+def _chalice_package(stage: str, out: Path) -> dict:
+    """``chalice package`` with the merge template: ``deployment.zip`` lands in ``out``;
+    returns Chalice's ``sam.json``."""
     merge_path = out / "merge-template.json"
     merge_path.write_text(json.dumps(merge_template(stage), indent=2, sort_keys=True) + "\n")
     env = {**os.environ, "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1")}
@@ -286,11 +285,25 @@ def package(
         env=env,
         cwd=PROJECT_DIR,
     )
-    template_path = out / "sam.json"
     zip_path = out / "deployment.zip"
     (chalice_out / "deployment.zip").replace(zip_path)
     template = json.loads((chalice_out / "sam.json").read_text())
     shutil.rmtree(chalice_out)
+    return template
+
+
+def package(
+    stage: str, out: Path | None = None, *, run_lint: bool = True, measure_runs: int = 3
+) -> PackageReport:
+    """Build, post-process, strip and lint ``build/<stage>/sam.json``; see the module doc."""
+    cfg = StageConfig.load(stage)
+    out = (out or PROJECT_DIR / "build" / stage).resolve()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    template = _chalice_package(stage, out)
+    template_path = out / "sam.json"
+    zip_path = out / "deployment.zip"
     _prune_chalice_cache()
     _break_api_cycle(template, cfg)
     _check_roles(template)

@@ -30,17 +30,16 @@ def rule_arns(stage: str) -> list[dict]:
 
 def source_resources(stage: str, *, keep: str, retention_days: int) -> dict[str, Any]:
     """The resources, keyed by logical id."""
-    private = {
-        "BlockPublicAcls": True,
-        "BlockPublicPolicy": True,
-        "IgnorePublicAcls": True,
-        "RestrictPublicBuckets": True,
+    return {
+        **_ingest_resources(stage, keep=keep),
+        **_mail_bucket_resources(keep=keep, retention_days=retention_days),
+        **_mail_topic_resources(stage),
+        "InboxBucket": _inbox_bucket(keep=keep),
     }
-    encrypted = {
-        "ServerSideEncryptionConfiguration": [
-            {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
-        ]
-    }
+
+
+def _ingest_resources(stage: str, *, keep: str) -> dict[str, Any]:
+    """The ingest queue, its DLQ, and who may send to it."""
     return {
         "IngestDeadLetterQueue": {
             "Type": "AWS::SQS::Queue",
@@ -93,13 +92,19 @@ def source_resources(stage: str, *, keep: str, retention_days: int) -> dict[str,
                 },
             },
         },
+    }
+
+
+def _mail_bucket_resources(*, keep: str, retention_days: int) -> dict[str, Any]:
+    """The bucket SES stores inbound mail in."""
+    return {
         "MailBucket": {
             "Type": "AWS::S3::Bucket",
             "DeletionPolicy": keep,
             "UpdateReplacePolicy": keep,
             "Properties": {
-                "BucketEncryption": encrypted,
-                "PublicAccessBlockConfiguration": private,
+                "BucketEncryption": _encrypted(),
+                "PublicAccessBlockConfiguration": _private(),
                 "OwnershipControls": {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]},
                 "LifecycleConfiguration": {
                     "Rules": [
@@ -134,6 +139,12 @@ def source_resources(stage: str, *, keep: str, retention_days: int) -> dict[str,
                 },
             },
         },
+    }
+
+
+def _mail_topic_resources(stage: str) -> dict[str, Any]:
+    """The topic SES notifies, feeding the ingest queue, and the receipt rule set."""
+    return {
         "MailTopic": {
             "Type": "AWS::SNS::Topic",
             "Properties": {"TopicName": f"cronhook-{stage}-mail"},
@@ -171,19 +182,38 @@ def source_resources(stage: str, *, keep: str, retention_days: int) -> dict[str,
             "Type": "AWS::SES::ReceiptRuleSet",
             "Properties": {"RuleSetName": f"cronhook-{stage}"},
         },
-        "InboxBucket": {
-            "Type": "AWS::S3::Bucket",
-            "DeletionPolicy": keep,
-            "UpdateReplacePolicy": keep,
-            "Properties": {
-                "BucketEncryption": encrypted,
-                "PublicAccessBlockConfiguration": private,
-                "OwnershipControls": {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]},
-                "NotificationConfiguration": {
-                    "EventBridgeConfiguration": {"EventBridgeEnabled": True}
-                },
-            },
+    }
+
+
+def _inbox_bucket(*, keep: str) -> dict[str, Any]:
+    """A bucket the stack owns, its events sent to EventBridge (``s3`` triggers)."""
+    return {
+        "Type": "AWS::S3::Bucket",
+        "DeletionPolicy": keep,
+        "UpdateReplacePolicy": keep,
+        "Properties": {
+            "BucketEncryption": _encrypted(),
+            "PublicAccessBlockConfiguration": _private(),
+            "OwnershipControls": {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]},
+            "NotificationConfiguration": {"EventBridgeConfiguration": {"EventBridgeEnabled": True}},
         },
+    }
+
+
+def _private() -> dict[str, bool]:
+    return {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+
+
+def _encrypted() -> dict[str, Any]:
+    return {
+        "ServerSideEncryptionConfiguration": [
+            {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
+        ]
     }
 
 

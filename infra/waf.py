@@ -72,17 +72,6 @@ def _throttled_body() -> str:
 def waf_resources(stage: str) -> dict[str, dict]:
     """The web ACL and its association with the API's stage (only when the limit is > 0)."""
     name = f"cronhook-{stage}-hooks"
-    hooks_path = {
-        # "/hooks/" anywhere in the path: the stage name comes first on the execute-api
-        # URL (/api/hooks/...), not on a custom domain; no other route has it. The path
-        # is URL-decoded first, so /api/%68ooks/... is counted too.
-        "ByteMatchStatement": {
-            "SearchString": "/hooks/",
-            "FieldToMatch": {"UriPath": {}},
-            "PositionalConstraint": "CONTAINS",
-            "TextTransformations": [{"Priority": 0, "Type": "URL_DECODE"}],
-        }
-    }
     return {
         WEB_ACL: {
             "Type": "AWS::WAFv2::WebACL",
@@ -96,31 +85,7 @@ def waf_resources(stage: str) -> dict[str, dict]:
                 "CustomResponseBodies": {
                     "throttled": {"ContentType": "APPLICATION_JSON", "Content": _throttled_body()}
                 },
-                "Rules": [
-                    {
-                        "Name": "hooks-per-ip",
-                        "Priority": 0,
-                        # WAF prefixes custom response headers with x-amzn-waf-, so no
-                        # Retry-After: providers retry a 429 with their own backoff.
-                        "Action": {
-                            "Block": {
-                                "CustomResponse": {
-                                    "ResponseCode": 429,
-                                    "CustomResponseBodyKey": "throttled",
-                                }
-                            }
-                        },
-                        "Statement": {
-                            "RateBasedStatement": {
-                                "Limit": {"Ref": "HooksPerIpLimit"},
-                                "EvaluationWindowSec": HOOKS_WINDOW_S,
-                                "AggregateKeyType": "IP",
-                                "ScopeDownStatement": hooks_path,
-                            }
-                        },
-                        "VisibilityConfig": _visibility(f"{name}-per-ip"),
-                    }
-                ],
+                "Rules": [_per_ip_rule(name)],
             },
         },
         ASSOCIATION: {
@@ -136,4 +101,43 @@ def waf_resources(stage: str) -> dict[str, dict]:
                 "WebACLArn": {"Fn::GetAtt": [WEB_ACL, "Arn"]},
             },
         },
+    }
+
+
+def _per_ip_rule(name: str) -> dict:
+    """The one rule: a source IP over ``HooksPerIpLimit`` requests to ``/hooks/`` a minute
+    gets a 429 in the contract's error shape."""
+    hooks_path = {
+        # "/hooks/" anywhere in the path: the stage name comes first on the execute-api
+        # URL (/api/hooks/...), not on a custom domain; no other route has it. The path
+        # is URL-decoded first, so /api/%68ooks/... is counted too.
+        "ByteMatchStatement": {
+            "SearchString": "/hooks/",
+            "FieldToMatch": {"UriPath": {}},
+            "PositionalConstraint": "CONTAINS",
+            "TextTransformations": [{"Priority": 0, "Type": "URL_DECODE"}],
+        }
+    }
+    return {
+        "Name": "hooks-per-ip",
+        "Priority": 0,
+        # WAF prefixes custom response headers with x-amzn-waf-, so no
+        # Retry-After: providers retry a 429 with their own backoff.
+        "Action": {
+            "Block": {
+                "CustomResponse": {
+                    "ResponseCode": 429,
+                    "CustomResponseBodyKey": "throttled",
+                }
+            }
+        },
+        "Statement": {
+            "RateBasedStatement": {
+                "Limit": {"Ref": "HooksPerIpLimit"},
+                "EvaluationWindowSec": HOOKS_WINDOW_S,
+                "AggregateKeyType": "IP",
+                "ScopeDownStatement": hooks_path,
+            }
+        },
+        "VisibilityConfig": _visibility(f"{name}-per-ip"),
     }

@@ -16,6 +16,7 @@ import pytest
 from botocore.stub import Stubber
 
 from infra import deploy as d
+from infra import deploy_stack
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 STACK = "cronhook-dev"
@@ -132,7 +133,7 @@ def test_the_wait_prints_the_first_failure_with_its_reason_and_a_hint(capsys):
             "describe_stack_events", {"StackEvents": failed_first_create()}, {"StackName": STACK}
         )
         with pytest.raises(SystemExit) as stopped:
-            d._wait(cfn, STACK, poll_s=0, ok=("CREATE_COMPLETE",))
+            deploy_stack._wait(cfn, STACK, poll_s=0, ok=("CREATE_COMPLETE",))
         stub.assert_no_pending_responses()
     assert "ROLLBACK_COMPLETE" in str(stopped.value)
     out = capsys.readouterr().out
@@ -152,7 +153,7 @@ def test_a_rollback_complete_stack_is_not_deleted_without_consent(capsys):
             "describe_stack_events", {"StackEvents": failed_first_create()}, {"StackName": STACK}
         )
         with pytest.raises(SystemExit) as stopped:
-            d._delete_failed_stack(cfn, _options(delete_failed=None, interactive=False))
+            deploy_stack._delete_failed_stack(cfn, _options(delete_failed=None, interactive=False))
         stub.assert_no_pending_responses()  # no delete_stack call
     assert "--delete-failed-stack" in str(stopped.value)
     assert "32 validation errors" in capsys.readouterr().out
@@ -179,7 +180,7 @@ def test_a_rollback_complete_stack_is_deleted_when_the_operator_says_yes():
             service_message=f"Stack with id {STACK} does not exist",
             expected_params={"StackName": STACK},
         )
-        d._delete_failed_stack(cfn, _options(interactive=True, ask=ask))
+        deploy_stack._delete_failed_stack(cfn, _options(interactive=True, ask=ask))
         stub.assert_no_pending_responses()
     assert len(asked) == 1 and "delete stack cronhook-dev" in asked[0]
 
