@@ -228,7 +228,7 @@ def test_the_code_emits_metrics():
 
 @pytest.mark.parametrize(("where", "name", "dims"), CALLS)
 def test_every_metric_the_code_emits_is_on_the_dashboard(where, name, dims):
-    assert name in METRICS, f"{where}: add {name!r} to infra/monitoring.py METRICS"
+    assert name in METRICS, f"{where}: add {name!r} to infra/monitoring_metrics.py METRICS"
     assert tuple(sorted(dims)) in {tuple(sorted(d)) for d in METRICS[name].dims}, (
         f"{where}: {name} with dimensions {dims}: add them to METRICS (the dashboard's searches)"
     )
