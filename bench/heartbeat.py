@@ -9,77 +9,27 @@ every item a GetItem or BatchGetItem returns) divided by the due count.
 
 from __future__ import annotations
 
-import json
 import random
 import statistics
 import threading
 import time
-from datetime import UTC, datetime
+from collections.abc import Callable
+from datetime import datetime
 
 from bench.calls import CallLog
 from bench.env import MotoEnv
+from bench.trigger_table import (
+    DAY_S,
+    NOW,
+    forget_cursors,
+    item_template,
+    set_cursors,
+    slot_item,
+    warm_clients,
+    write_items,
+)
 
 __all__ = ["measure_read_ratio", "measure_enqueue", "NOW"]
-
-NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
-DAY_S = 86_400
-
-
-def _template() -> dict:
-    """One real trigger item (as the API writes it), in DynamoDB's attribute-value format."""
-    from chalicelib.services import triggers
-    from chalicelib.services.auth import Principal
-    from chalicelib.store import trigger_writes
-    from chalicelib.store import triggers as triggers_store
-
-    root = Principal("root", "local", "admin")
-    created = triggers.create_trigger(
-        root, {"workflow": "echo", "schedule": {"interval_s": DAY_S}}, now=NOW
-    )
-    item = triggers_store.get_trigger(created["id"])
-    assert item is not None
-    data = triggers_store.trigger_item(item).serialize()
-    trigger_writes.delete_trigger(item.id)
-    return data
-
-
-def _item(template: dict, n: int, slot_ms: int, shards: int) -> dict:
-    from chalicelib.store.triggers import shard_of
-
-    trigger_id = f"trg_bench{n:011d}"
-    item = dict(template)
-    item["id"] = {"S": trigger_id}
-    item["next_fire_at"] = {"N": str(slot_ms)}
-    item["due_at"] = {"N": str(slot_ms)}
-    item["due_shard"] = {"S": shard_of(trigger_id, shards)}
-    item["sched"] = {"S": json.dumps({"i": DAY_S, "an": slot_ms}, separators=(",", ":"))}
-    return item
-
-
-def _write(items: list[dict]) -> None:
-    from chalicelib.store.aws import client
-    from chalicelib.store.triggers import TriggerModel
-
-    ddb = client("dynamodb")
-    table = TriggerModel.Meta.table_name
-    for start in range(0, len(items), 25):
-        pending = [{"PutRequest": {"Item": it}} for it in items[start : start + 25]]
-        while pending:
-            answer = ddb.batch_write_item(RequestItems={table: pending})
-            pending = answer.get("UnprocessedItems", {}).get(table, [])
-
-
-def _warm_clients() -> None:
-    """Build the clients before measuring: a warm Lambda has them already."""
-    from chalicelib.settings import get_settings
-    from chalicelib.store import triggers as triggers_store
-    from chalicelib.store.aws import client
-    from chalicelib.store.tables import ALL_MODELS
-
-    triggers_store.get_trigger("trg_warmup")
-    for model in ALL_MODELS:
-        model._get_connection().connection.client  # noqa: B018 (builds the client)
-    client("sqs").get_queue_attributes(QueueUrl=get_settings().queue_url)
 
 
 def _record(report, calls, due_count, ratios, tick_ms, claims_per_s, reads, dues) -> None:
@@ -101,7 +51,7 @@ def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int
     settings = get_settings()
     rng = random.Random(seed)
     now_ms = int(NOW.timestamp() * 1000)
-    template = _template()
+    template = item_template()
     due_count = max(1, registered // 100)
     due_numbers = set(rng.sample(range(registered), due_count))
     horizon_ms = (settings.lookahead_s + 60) * 1000
@@ -114,18 +64,18 @@ def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int
     due_items = []
     for n in range(registered):
         if n in due_numbers:
-            item = _item(template, n, due_slot(), settings.due_shards)
+            item = slot_item(template, n, due_slot(), settings.due_shards)
             due_items.append(item)
         else:
             slot = now_ms + horizon_ms + rng.randrange(0, DAY_S * 1000)
-            item = _item(template, n, slot, settings.due_shards)
+            item = slot_item(template, n, slot, settings.due_shards)
         items.append(item)
-    _write(items)
+    write_items(items)
     register_s = time.perf_counter() - started
 
     ratios, tick_ms, claims_per_s, reads, dues = [], [], [], [], []
     with CallLog() as log:
-        _warm_clients()
+        warm_clients()
         for _ in range(repeats):
             mark = log.mark()
             report = assembly.tick(now=NOW)
@@ -133,8 +83,8 @@ def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int
             _record(report, calls, due_count, ratios, tick_ms, claims_per_s, reads, dues)
             # Put the due triggers (and the cursors) back as they were, for the next repeat.
             with log.pause():
-                _write(due_items)
-                _forget_cursors()
+                write_items(due_items)
+                forget_cursors()
     return {
         "registered": registered,
         "due": int(statistics.median(dues)),
@@ -145,27 +95,6 @@ def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int
         "register_s": round(register_s, 1),
         "repeats": repeats,
     }
-
-
-def _set_cursors(cursor_ms: int | None) -> None:
-    """Every shard's cursor at ``cursor_ms`` (None: none, as a new stack's)."""
-    from chalicelib.settings import get_settings
-    from chalicelib.store import cursors as cursors_store
-
-    for shard in range(get_settings().due_shards):
-        cursor = cursors_store.get_cursor(str(shard))
-        if cursor != cursor_ms:
-            assert cursors_store.advance_cursor(str(shard), expected=cursor, cursor_ms=cursor_ms)
-
-
-def _forget_cursors() -> None:
-    from chalicelib.settings import get_settings
-    from chalicelib.store import cursors as cursors_store
-
-    for shard in range(get_settings().due_shards):
-        cursor = cursors_store.get_cursor(str(shard))
-        if cursor is not None:
-            cursors_store.advance_cursor(str(shard), expected=cursor, cursor_ms=None)
 
 
 def _take_ticks() -> list[str]:
@@ -291,15 +220,8 @@ def measure_enqueue(
 def _measure_enqueue(
     *, due: int, latency_ms: float, repeats: int, fanout: bool, first: bool
 ) -> dict:
-    from bench.hooks import hooked
     from chalicelib.services import heartbeat
     from chalicelib.settings import get_settings
-
-    def delayed(client: object) -> list:
-        def sleep(**kwargs: object) -> None:
-            time.sleep(latency_ms / 1000)
-
-        return [("before-send.dynamodb", sleep), ("before-send.sqs", sleep)]
 
     now_ms = int(NOW.timestamp() * 1000)
     settings = get_settings()
@@ -307,44 +229,12 @@ def _measure_enqueue(
     # Where the tick before left the cursors: its horizon (None on a first tick).
     cursor_ms = None if first else now_ms + (settings.lookahead_s - settings.heartbeat_s) * 1000
     start_ms = now_ms if cursor_ms is None else cursor_ms
-    template = _template()
-    # Spread over the minute, the first 10 % in the first second (a :00 burst).
-    items = [
-        _item(
-            template,
-            n,
-            start_ms + 1 + (n * 60_000 // due if n >= due // 10 else n % 1000),
-            shards,
-        )
-        for n in range(due)
+    write_items(_minute_items(due, start_ms, shards))
+    warm_clients()
+    rows = [
+        _enqueue_minute(due=due, latency_ms=latency_ms, fanout=fanout, cursor_ms=cursor_ms)
+        for _ in range(repeats)
     ]
-    _write(items)
-    _warm_clients()
-    rows = []
-    for _ in range(repeats):
-        _set_cursors(cursor_ms)
-        # A tick that runs out of its budget hands over to the next (here at the same
-        # instant, so what is measured is the work, not the minute between ticks).
-        cpu = time.process_time()
-        started = time.perf_counter()
-        enqueued, late, ticks, first_tick, hb_cpu, enq_cpu = 0, 0, 0, 0, 0.0, 0.0
-        with hooked(delayed):
-            while enqueued < due and ticks < 20:
-                sent, sent_late, heartbeat_cpu, enqueuer_cpu, _ = _one_tick(fanout=fanout)
-                enqueued += sent
-                late += sent_late
-                hb_cpu += heartbeat_cpu
-                enq_cpu += enqueuer_cpu
-                ticks += 1
-                first_tick = first_tick or sent
-        wall_ms = (time.perf_counter() - started) * 1000
-        cpu_s = time.process_time() - cpu
-        assert enqueued == due, (enqueued, due)
-        rows.append((wall_ms, cpu_s, late, ticks, first_tick, hb_cpu, enq_cpu))
-        _forget_cursors()
-        from chalicelib.store.aws import client
-
-        client("sqs").purge_queue(QueueUrl=get_settings().queue_url)
     wall_ms, cpu_s, late, ticks, first_tick, hb_cpu, enq_cpu = (
         statistics.median(col) for col in zip(*rows, strict=True)
     )
@@ -371,6 +261,67 @@ def _measure_enqueue(
         "enqueuer_cpu_ms_per_fire": round(enq_cpu * 1000 / due, 4),
         "sent_after_their_second": int(late),
     }
+
+
+def _minute_items(due: int, start_ms: int, shards: int) -> list[dict]:
+    """``due`` trigger items due within the minute after ``start_ms``: spread over the
+    minute, the first 10 % in the first second (a :00 burst)."""
+    template = item_template()
+    return [
+        slot_item(
+            template,
+            n,
+            start_ms + 1 + (n * 60_000 // due if n >= due // 10 else n % 1000),
+            shards,
+        )
+        for n in range(due)
+    ]
+
+
+def _delayed(latency_ms: float) -> Callable[[object], list]:
+    """A ``hooked`` registrar: every DynamoDB and SQS call waits ``latency_ms`` first."""
+
+    def delayed(client: object) -> list:
+        def sleep(**kwargs: object) -> None:
+            time.sleep(latency_ms / 1000)
+
+        return [("before-send.dynamodb", sleep), ("before-send.sqs", sleep)]
+
+    return delayed
+
+
+def _enqueue_minute(
+    *, due: int, latency_ms: float, fanout: bool, cursor_ms: int | None
+) -> tuple[float, float, int, int, int, float, float]:
+    """One repeat: the cursors set, then ticks at ``NOW`` until the minute's ``due`` fires
+    are sent; the cursors forgotten and the queue purged after. Answers the wall time (ms),
+    the process's CPU (s), the fires sent late, the ticks, the fires the first tick sent,
+    and the heartbeat's and the enqueuers' CPU (s)."""
+    from bench.hooks import hooked
+    from chalicelib.settings import get_settings
+    from chalicelib.store.aws import client
+
+    set_cursors(cursor_ms)
+    # A tick that runs out of its budget hands over to the next (here at the same
+    # instant, so what is measured is the work, not the minute between ticks).
+    cpu = time.process_time()
+    started = time.perf_counter()
+    enqueued, late, ticks, first_tick, hb_cpu, enq_cpu = 0, 0, 0, 0, 0.0, 0.0
+    with hooked(_delayed(latency_ms)):
+        while enqueued < due and ticks < 20:
+            sent, sent_late, heartbeat_cpu, enqueuer_cpu, _ = _one_tick(fanout=fanout)
+            enqueued += sent
+            late += sent_late
+            hb_cpu += heartbeat_cpu
+            enq_cpu += enqueuer_cpu
+            ticks += 1
+            first_tick = first_tick or sent
+    wall_ms = (time.perf_counter() - started) * 1000
+    cpu_s = time.process_time() - cpu
+    assert enqueued == due, (enqueued, due)
+    forget_cursors()
+    client("sqs").purge_queue(QueueUrl=get_settings().queue_url)
+    return wall_ms, cpu_s, late, ticks, first_tick, hb_cpu, enq_cpu
 
 
 def _tick_queue() -> None:

@@ -150,11 +150,7 @@ def _settled_runs(
     deadline = time.time() + wait_s
     while True:
         runs = _all_runs(stack)
-        window = [
-            r
-            for r in runs
-            if r["trigger_id"] in mine and start * 1000 <= _ms(r["scheduled_for"]) < end * 1000
-        ]
+        window = _in_window(runs, mine, start=start, end=end)
         done = len(window) >= len(expected) and all(r.get("finished_at") for r in window)
         if done or time.time() >= deadline:
             return runs
@@ -201,48 +197,89 @@ def measure_lateness(
             )
     heartbeat_s = 2 if quick else 60
     created_at = time.time()
-    created = []
-    for body in _bodies(triggers, quick=quick):
-        answer = stack.call("POST", "/v1/triggers", body)
-        assert answer.status_code == 201, answer.text
-        created.append((answer.json(), body["schedule"]))
+    created = _create(stack, triggers, quick=quick)
     create_s = time.time() - created_at
-    # The window: whole heartbeat periods, starting at the first tick after the
-    # last trigger exists (every trigger has been through a tick by then), and long
-    # enough for ``min_fires`` expected fires (whole periods are added until it is).
-    period = heartbeat_s
-    start = (int(time.time()) // period + 1) * period + period
-    end = start + window_s
-
-    def expected_in(end: int) -> set[tuple[str, int]]:
-        return {
-            (view["id"], slot)
-            for view, schedule_in in created
-            for slot in _slots(schedule_in, view["created_at"], start * 1000, end * 1000)
-        }
-
-    while not quick and len(expected_in(end)) < min_fires:
-        end += period
+    start, end = _window(
+        created, period=heartbeat_s, window_s=window_s, min_fires=min_fires, quick=quick
+    )
     window_s = end - start
     time.sleep(max(0.0, end - time.time()) + (5 if quick else 15))
     mine = {view["id"] for view, _ in created}
-    expected = expected_in(end)
+    expected = _expected(created, start, end)
     runs = _settled_runs(stack, mine, expected, start=start, end=end)
-    window = [
+    window = _in_window(runs, mine, start=start, end=end)
+    by_kind = _late_by_kind(window, created)
+    return {
+        **_lateness_of(window, expected, by_kind),
+        "triggers": triggers,
+        "window_s": window_s,
+        "min_fires": 0 if quick else min_fires,
+        "cron_fires_on_the_minute": sum(len(v) for k, v in by_kind.items() if k.startswith("cron")),
+        "heartbeat_s": heartbeat_s,
+        "create_s": round(create_s, 1),
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def _create(stack: Any, count: int, *, quick: bool) -> list[tuple[dict, dict]]:
+    """``count`` triggers created over HTTP: each one's view and the schedule it was given."""
+    created = []
+    for body in _bodies(count, quick=quick):
+        answer = stack.call("POST", "/v1/triggers", body)
+        assert answer.status_code == 201, answer.text
+        created.append((answer.json(), body["schedule"]))
+    return created
+
+
+def _expected(created: list[tuple[dict, dict]], start: int, end: int) -> set[tuple[str, int]]:
+    """Every (trigger, slot) due in [start, end) (seconds)."""
+    return {
+        (view["id"], slot)
+        for view, schedule_in in created
+        for slot in _slots(schedule_in, view["created_at"], start * 1000, end * 1000)
+    }
+
+
+def _window(
+    created: list[tuple[dict, dict]], *, period: int, window_s: int, min_fires: int, quick: bool
+) -> tuple[int, int]:
+    """The measured window (seconds): whole heartbeat periods, starting at the first tick
+    after the last trigger exists (every trigger has been through a tick by then), and
+    long enough for ``min_fires`` expected fires (whole periods are added until it is;
+    not when quick)."""
+    start = (int(time.time()) // period + 1) * period + period
+    end = start + window_s
+    while not quick and len(_expected(created, start, end)) < min_fires:
+        end += period
+    return start, end
+
+
+def _in_window(runs: list[dict], mine: set[str], *, start: int, end: int) -> list[dict]:
+    """The runs of the triggers ``mine`` whose slot is in [start, end) (seconds)."""
+    return [
         r
         for r in runs
         if r["trigger_id"] in mine and start * 1000 <= _ms(r["scheduled_for"]) < end * 1000
     ]
-    lateness = [
-        _ms(r["started_at"]) - _ms(r["scheduled_for"]) for r in window if r.get("started_at")
-    ]
+
+
+def _late_by_kind(window: list[dict], created: list[tuple[dict, dict]]) -> dict[str, list[int]]:
+    """The lateness (ms) of the fires that started, by their trigger's kind of schedule."""
     kind_of = {view["id"]: _kind(schedule_in) for view, schedule_in in created}
     by_kind: dict[str, list[int]] = {}
     for r in window:
         if r.get("started_at"):
             late = _ms(r["started_at"]) - _ms(r["scheduled_for"])
             by_kind.setdefault(kind_of[r["trigger_id"]], []).append(late)
-    by_crowd = _by_crowd(window)
+    return by_kind
+
+
+def _lateness_of(window: list[dict], expected: set, by_kind: dict[str, list[int]]) -> dict:
+    """How late the window's fires started (in all, by crowd, by kind), how long they
+    ran, and the window's bookkeeping: statuses, duplicated slots, missing fires."""
+    lateness = [
+        _ms(r["started_at"]) - _ms(r["scheduled_for"]) for r in window if r.get("started_at")
+    ]
     durations = [
         _ms(r["finished_at"]) - _ms(r["started_at"])
         for r in window
@@ -264,7 +301,7 @@ def measure_lateness(
         "not_succeeded": sum(1 for r in window if r["status"] != "succeeded"),
         "run_ms_p50": rounded_percentile(durations, 50) if durations else None,
         "statuses": statuses,
-        "by_crowd": by_crowd,
+        "by_crowd": _by_crowd(window),
         "late_over_1s": sum(1 for v in lateness if v > 1000),
         "by_kind": {
             kind: {
@@ -279,11 +316,4 @@ def measure_lateness(
         "missing_fires": sum(
             1 for t, slot in expected if not any((t, slot + d) in per_slot for d in (-1, 0, 1))
         ),
-        "triggers": triggers,
-        "window_s": window_s,
-        "min_fires": 0 if quick else min_fires,
-        "cron_fires_on_the_minute": sum(len(v) for k, v in by_kind.items() if k.startswith("cron")),
-        "heartbeat_s": heartbeat_s,
-        "create_s": round(create_s, 1),
-        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }

@@ -24,9 +24,7 @@ import contextlib
 import json
 import os
 import platform
-import statistics
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,19 +42,7 @@ SECTIONS = (
     "moto",
     "journal",
 )
-# The fire cost, four ways: the event source mapping's batches of 10 (fires that come
-# due together), every fire alone (sparse schedules), a workflow that writes state, and
-# 15-minute crons; and three of them again with the cheaper run history.
-COST_VARIANTS = {
-    "batched": {},
-    "unbatched": {"batch_size": 1},
-    "with_state": {"workflow": "echo", "state": True},
-    "cron_15m": {"schedule": {"cron": "*/15 * * * *"}},
-    # The same three shapes with ``history: failures`` (no run record of a success).
-    "batched_history_failures": {"history": "failures"},
-    "unbatched_history_failures": {"batch_size": 1, "history": "failures"},
-    "cron_15m_history_failures": {"schedule": {"cron": "*/15 * * * *"}, "history": "failures"},
-}
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -106,27 +92,6 @@ def _plan(quick: bool) -> dict:
     }
 
 
-# Deterministic measures of the webhook path (counts, CPU time, item sizes), medians.
-WEBHOOK_COUNTS = (
-    "webhook_aws_calls_accepted_path",
-    "webhook_aws_calls_per_webhook",
-    "webhook_wru_per_webhook",
-    "webhook_rru_per_webhook",
-    "webhook_api_cpu_ms",
-    "webhook_runner_cpu_ms",
-    "webhook_event_item_bytes",
-    "webhook_run_record_bytes",
-)
-
-
-def _progress(text: str) -> None:
-    print(f"[bench {datetime.now().strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
-
-
-def _median_of(runs: list[dict], key: str) -> float:
-    return round(statistics.median(r[key] for r in runs), 3)
-
-
 def run(
     *,
     quick: bool = False,
@@ -140,11 +105,10 @@ def run(
     process) instead of starting one.
     """
     os.environ.setdefault("CRONHOOK_LOG_LEVEL", "WARNING")
-    from bench.cost import PEERS, measure_fire_cost
+    from bench import sections
+    from bench.cost import PEERS
     from bench.env import MotoEnv
-    from bench.heartbeat import measure_enqueue, measure_read_ratio
     from bench.lateness import local_stack
-    from bench.webhooks import measure_webhook_inprocess
 
     plan = {**_plan(quick), **(plan or {})}
     results: dict[str, Any] = {
@@ -156,146 +120,15 @@ def run(
     }
     env = MotoEnv(endpoint=endpoint) if endpoint else MotoEnv().start()
     try:
-        if "heartbeat" in only:
-            _progress("heartbeat read ratio")
-            started = time.time()
-            rows = [measure_read_ratio(env, registered=n, repeats=r) for n, r in plan["heartbeat"]]
-            results["heartbeat"] = {str(row["registered"]): row for row in rows}
-            results["heartbeat_read_ratio"] = max(row["read_ratio"] for row in rows)
-            results["heartbeat_read_ratio_by_registered"] = {
-                str(row["registered"]): row["read_ratio"] for row in rows
-            }
-            _progress("heartbeat enqueue of a minute's fires")
-            results["heartbeat_enqueue"] = measure_enqueue(env, **plan["heartbeat_enqueue"])
-            _progress("heartbeat enqueue of a minute's fires, fanned out per shard")
-            results["heartbeat_enqueue_fanout"] = measure_enqueue(
-                env, **plan["heartbeat_enqueue"], fanout=True
-            )
-            _progress("heartbeat enqueue of a minute's fires, a new stack's first tick")
-            results["heartbeat_enqueue_first_tick"] = measure_enqueue(
-                env, **plan["heartbeat_enqueue"], first_tick=True
-            )
-            results["section_seconds"]["heartbeat"] = round(time.time() - started)
-        if "cost" in only:
-            _progress("cost per fire")
-            started = time.time()
-            p = dict(plan["cost"])
-            variants = p.pop("variants", tuple(COST_VARIANTS))
-            results["fire_cost"] = {}
-            for name in variants:
-                measured = measure_fire_cost(env, **p, **COST_VARIANTS[name])
-                results["fire_cost"][name] = measured
-                key = "usd_per_million_fires" + ("" if name == "batched" else f"_{name}")
-                results[key] = measured["usd_per_million"]
-                results[key.replace("fires", "fires_provisioned", 1)] = measured[
-                    "usd_per_million_provisioned"
-                ]
-            if "batched" in results["fire_cost"]:
-                batched = results["fire_cost"]["batched"]
-                results["fire_cpu_ms"] = batched["per_fire"]["runner_cpu_ms_per_fire"]
-                results["fire_aws_calls"] = batched["per_fire"]["aws_calls_per_fire"]
-                results["fire_run_record_bytes"] = batched["deployed"]["run_record_bytes"]
-            results["section_seconds"]["cost"] = round(time.time() - started)
-        if "webhook" in only and plan["webhook"]["repeats"]:
-            _progress("webhooks in process")
-            started = time.time()
-            p = plan["webhook"]
-            runs = [
-                measure_webhook_inprocess(env, triggers=p["triggers"], rounds=p["rounds"])
-                for _ in range(p["repeats"])
-            ]
-            for key in (
-                "webhook_p50_ms",
-                "webhook_p99_ms",
-                "usd_per_million_webhooks",
-                *WEBHOOK_COUNTS,
-            ):
-                results[key] = _median_of(runs, key)
-            results["webhook_cost_by_site"] = runs[-1]["webhook_cost_by_site"]
-            results["webhook_inprocess_runs"] = [
-                {k: v for k, v in r.items() if k != "webhook_cost_by_site"} for r in runs
-            ]
-            results["section_seconds"]["webhook"] = round(time.time() - started)
-        if "standin" in only:
-            from bench.standin import lateness_on_standin
-
-            _progress("fire lateness on a fixed-latency stand-in for AWS")
-            started = time.time()
-            results["lateness_standin"] = lateness_on_standin(env, **plan["standin"])
-            results["lateness_standin_p99_ms"] = results["lateness_standin"]["p99_ms"]
-            results["section_seconds"]["standin"] = round(time.time() - started)
-        if "moto" in only:
-            from bench.moto_speed import measure_moto_speed
-
-            _progress("the embedded AWS's moto patches, stock and patched")
-            started = time.time()
-            results["moto_speed"] = measure_moto_speed(env, quick=quick)
-            results["section_seconds"]["moto"] = round(time.time() - started)
+        sections.on_moto(env, results, plan=plan, only=only, quick=quick)
     finally:
         if not endpoint:
             env.stop()
-    if "journal" in only:
-        from bench.journal import measure_journal_cost
-
-        _progress("the embedded AWS's journal: a write's cost without and with it")
-        started = time.time()
-        results["journal"] = measure_journal_cost(quick=quick)
-        results["journal_added_ms_per_write"] = results["journal"]["added_ms_per_write_p50"]
-        results["section_seconds"]["journal"] = round(time.time() - started)
-    if "coldstart" in only:
-        from infra.coldstart import measure as measure_coldstart
-
-        _progress("cold start: import time per function")
-        started = time.time()
-        results["coldstart"] = measure_coldstart(runs=1 if quick else 5)
-        results["coldstart_import_ms"] = {
-            f: r["import_ms_median"] for f, r in results["coldstart"].items()
-        }
-        results["section_seconds"]["coldstart"] = round(time.time() - started)
+    sections.off_moto(results, only=only, quick=quick)
     # Each local-stack section gets a stack of its own (a quick run shares one).
     with local_stack(quick=quick) if quick else contextlib.nullcontext() as shared:
-        _stack_sections(results, plan=plan, only=only, quick=quick, stack=shared)
+        sections.on_stack(results, plan=plan, only=only, quick=quick, stack=shared)
     return results
-
-
-def _stack_sections(results: dict, *, plan: dict, only: tuple, quick: bool, stack: Any) -> None:
-    from bench.lateness import measure_lateness
-    from bench.webhooks import measure_burst, measure_http
-
-    if "webhook" in only and plan["webhook"].get("http_deliveries"):
-        _progress("webhooks over HTTP")
-        started = time.time()
-        deliveries = plan["webhook"]["http_deliveries"]
-        results.update(measure_http(deliveries=deliveries, quick=quick, stack=stack))
-        results["section_seconds"]["webhook_http"] = round(time.time() - started)
-    if "lateness" in only:
-        _progress("lateness in the local stack (a few minutes)")
-        started = time.time()
-        late = measure_lateness(**plan["lateness"], quick=quick, stack=stack)
-        results["lateness_p50_ms"] = late["lateness_p50_ms"]
-        results["lateness_p99_ms"] = late["lateness_p99_ms"]
-        results["lateness"] = late
-        results["section_seconds"]["lateness"] = round(time.time() - started)
-    if "burst" in only:
-        _progress("bursts over HTTP")
-        started = time.time()
-        bursts = {
-            f"{n}_in_{int(s)}s" + ("_one_trigger" if t[:1] == (1,) else ""): measure_burst(
-                deliveries=n, seconds=s, triggers=(t or (20,))[0], quick=quick, stack=stack
-            )
-            for n, s, *t in plan["burst"]
-        }
-        results["burst"] = bursts
-        results["burst_accepted"] = sum(b["accepted"] for b in bursts.values())
-        results["burst_lost"] = sum(b["lost"] for b in bursts.values())
-        results["burst_duplicated"] = sum(b["duplicated"] for b in bursts.values())
-        results["burst_unfinished"] = sum(b["unfinished_at_cap"] for b in bursts.values())
-        results["burst_drain_s"] = max(b["drain_s"] for b in bursts.values())
-        results["burst_max_concurrency"] = max(b["max_concurrency"] for b in bursts.values())
-        results["burst_longest_settle_gap_s"] = max(
-            b["longest_settle_gap_s"] for b in bursts.values()
-        )
-        results["section_seconds"]["burst"] = round(time.time() - started)
 
 
 # -- the table ----------------------------------------------------------------------------
