@@ -226,9 +226,9 @@ def _one_run(
 
 def _run_records(calls: list[Call]) -> int:
     """The run records written (``runs`` PutItems): one a fire with full history."""
-    from chalicelib.store.runs import RunModel
+    from chalicelib.store.tables import table_name
 
-    table = RunModel.Meta.table_name  # as configured: the stage prefix included
+    table = table_name("runs")  # as configured: the stage prefix included
     return sum(1 for c in calls if c.operation == "PutItem" and c.table == table)
 
 
@@ -290,9 +290,9 @@ def _summary(fleet: _Fleet, calls: list[Call], logs: dict) -> dict:
 def _run_record_bytes() -> float:
     """The mean size of the run records written, as DynamoDB counts it."""
     from chalicelib.store.aws import client
-    from chalicelib.store.runs import RunModel
+    from chalicelib.store.tables import table_name
 
-    items = client("dynamodb").scan(TableName=RunModel.Meta.table_name).get("Items", [])
+    items = client("dynamodb").scan(TableName=table_name("runs")).get("Items", [])
     return sum(item_size(i) for i in items) / max(1, len(items))
 
 

@@ -116,31 +116,40 @@ def _sqs_round(mode: str, *, delayed: int, visible: int, receives: int) -> dict:
 
 
 def _fill_tables(*, triggers: int, events: int) -> None:
-    from chalicelib.store.events import EventModel
-    from chalicelib.store.triggers import TriggerModel, shard_of
+    """Seed the tables with raw items (this bench measures the embedded DynamoDB itself)."""
+    from bench.trigger_table import write_items
+    from chalicelib.store.tables import table_name
+    from chalicelib.store.triggers import shard_of
 
-    with TriggerModel.batch_write() as batch:
-        for i in range(triggers):
-            tid, due = f"trg_{i:05d}", T0_MS + (i * 997) % 120_000
-            batch.save(
-                TriggerModel(
-                    tid, tenant="t1", workflow="echo", kind="schedule", spec='{"a":1}' * 20,
-                    sched='{"every":60}', due_shard=shard_of(tid, 4), due_at=due,
-                    next_fire_at=due, created_ms=T0_MS, updated_ms=T0_MS,
-                )
-            )  # fmt: skip
-    with EventModel.batch_write() as batch:
-        for i in range(events):
-            eid, ms = f"evt_{i:05d}", T0_MS + i
-            batch.save(
-                EventModel(
-                    eid, trigger_id="trg_00001", tenant="t1", received_ms=ms,
-                    received_sk=f"{ms:013d}#{eid}", status="pending", run_id=f"run_{i}",
-                    source="github", body='{"x":"' + "y" * 600 + '"}', headers='{"a":"b"}',
-                    pending_trigger="trg_00001", pending_shard=str(i % 4),
-                    pending_sk=f"{ms:013d}#run_{i}",
-                )
-            )  # fmt: skip
+    def s(value: str) -> dict:
+        return {"S": value}
+
+    def n(value: int) -> dict:
+        return {"N": str(value)}
+
+    rows = []
+    for i in range(triggers):
+        tid, due = f"trg_{i:05d}", T0_MS + (i * 997) % 120_000
+        rows.append({
+            "id": s(tid), "tenant": s("t1"), "workflow": s("echo"), "kind": s("schedule"),
+            "spec": s('{"a":1}' * 20), "sched": s('{"every":60}'), "status": s("active"),
+            "due_shard": s(shard_of(tid, 4)), "due_at": n(due), "next_fire_at": n(due),
+            "in_flight": {"M": {}}, "consecutive_failures": n(0), "run_count": n(0),
+            "created_ms": n(T0_MS), "updated_ms": n(T0_MS), "version": n(1),
+        })  # fmt: skip
+    write_items(rows)
+    rows = []
+    for i in range(events):
+        eid, ms = f"evt_{i:05d}", T0_MS + i
+        rows.append({
+            "id": s(eid), "trigger_id": s("trg_00001"), "tenant": s("t1"),
+            "received_ms": n(ms), "received_sk": s(f"{ms:013d}#{eid}"), "status": s("pending"),
+            "run_id": s(f"run_{i}"), "source": s("github"),
+            "body": s('{"x":"' + "y" * 600 + '"}'), "headers": s('{"a":"b"}'),
+            "pending_trigger": s("trg_00001"), "pending_shard": s(str(i % 4)),
+            "pending_sk": s(f"{ms:013d}#run_{i}"), "attempt": n(0), "body_size": n(0),
+        })  # fmt: skip
+    write_items(rows, table=table_name("events"))
 
 
 def _dynamodb_round(first_trigger: int, repeats: int) -> dict:
@@ -194,10 +203,9 @@ def _key_query(table: str, index: str, hash_attr: str, hash_value: dict, **optio
 
 
 def _query_round(repeats: int) -> dict:
-    from chalicelib.store.events import EventModel
-    from chalicelib.store.triggers import TriggerModel
+    from chalicelib.store.tables import table_name
 
-    events, triggers = EventModel.Meta.table_name, TriggerModel.Meta.table_name
+    events, triggers = table_name("events"), table_name("triggers")
     queue = {"S": "trg_00001"}
     middle = _key_query(events, "pending_by_trigger", "pending_trigger", queue, limit=1000)
     start = {name: value.to_json() for name, value in middle()[2].items()}  # as JSON sends it

@@ -56,12 +56,13 @@ def slot_item(template: dict, n: int, slot_ms: int, shards: int) -> dict:
     return item
 
 
-def write_items(items: list[dict]) -> None:
+def write_items(items: list[dict], *, table: str | None = None) -> None:
+    """Put raw items (DynamoDB's attribute-value form) into ``table`` (the triggers')."""
     from chalicelib.store.aws import client
-    from chalicelib.store.triggers import TriggerModel
+    from chalicelib.store.tables import table_name
 
     ddb = client("dynamodb")
-    table = TriggerModel.Meta.table_name
+    table = table or table_name("triggers")
     for start in range(0, len(items), 25):
         pending = [{"PutRequest": {"Item": it}} for it in items[start : start + 25]]
         while pending:

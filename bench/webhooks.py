@@ -241,11 +241,9 @@ def _by_site(
 def _mean_item_bytes(table: str) -> float:
     """The mean size of a table's items as DynamoDB bills them (``calls.item_size``)."""
     from chalicelib.store.aws import client
-    from chalicelib.store.events import EventModel
-    from chalicelib.store.runs import RunModel
+    from chalicelib.store.tables import table_name
 
-    name = {"events": EventModel, "runs": RunModel}[table].Meta.table_name
-    items = client("dynamodb").scan(TableName=name).get("Items", [])
+    items = client("dynamodb").scan(TableName=table_name(table)).get("Items", [])
     return round(sum(item_size(i) for i in items) / max(1, len(items)), 1)
 
 

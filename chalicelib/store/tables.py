@@ -29,6 +29,7 @@ __all__ = [
     "ALL_MODELS",
     "TTL_ATTRIBUTES",
     "base_name",
+    "table_name",
     "configure_models",
     "create_tables",
     "table_definition",
@@ -65,6 +66,14 @@ _BASE_NAMES = {m: m.Meta.table_name for m in ALL_MODELS}
 def base_name(model: type[Model]) -> str:
     """The table's name without the stage prefix (``triggers``, ``runs``...)."""
     return _BASE_NAMES[model]
+
+
+def table_name(base: str) -> str:
+    """The configured name (stage prefix included) of the table called ``base`` (``runs``)."""
+    for model, name in _BASE_NAMES.items():
+        if name == base:
+            return str(model.Meta.table_name)
+    raise KeyError(f"no table {base!r}")
 
 
 def configure_models(settings: Settings) -> None:
