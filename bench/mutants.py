@@ -294,6 +294,14 @@ MUTATIONS = [
         "        keep_detail(\n",
         focus="rerun",
     ),
+    Mutation(
+        "the reaper records a run lost over the record of its settle (the put not fenced)",
+        "chalicelib/services/heartbeat/reaper.py",
+        "    if not runs_store.put_run_if_in_flight(run, lease_ms=lease):\n"
+        "        return False  # settled, or reaped by another, since the trigger was read\n",
+        "    runs_store.put_run(run)\n",
+        focus="settles_after_the_reapers_read",
+    ),
 ]
 
 

@@ -5,17 +5,17 @@ in the store's modules (``store/claims``, ``store/triggers``, ``store/state``,
 ``store/runs``, ``store/payloads``, ``store/cursors``): the claim (``claim_slot_and_start``,
 ``claim_and_start``), ``start_run``, ``defer_run``, ``release_claim``, ``reap_run``,
 ``settle_run``, the state (``get_state``, ``write_state``, ``state_of``,
-``mark_stateless``), the run record (``put_run``, ``get_run``), the heartbeat's reads of
-the due index (``iter_due``, ``iter_standing``, ``query_due``) and its writes of it
-(``advance_slot``, ``key_standing``, ``set_due``, ``disable_trigger``), the shards'
-enqueue cursors (``get_cursor``, ``advance_cursor``), and the pure helpers a caller reads
-an item with (``in_flight_of``, ``next_slot_of``, ...), so an instance stands in for each
-of those modules where a service imported it (``install``). Items are kept as the table
-keeps them (the store's pynamodb model, never saved), and each read or write answers what
-the real store answers: a frozen ``Trigger`` record made from a copy of the item's
-DynamoDB form. The due index is what DynamoDB keeps of it: the items that have both a
-``due_shard`` and a ``due_at``, read earliest ``due_at`` first (ties in id order, as the
-moto server orders them).
+``mark_stateless``), the run record (``put_run``, ``put_run_if_in_flight``, ``get_run``),
+the heartbeat's reads of the due index (``iter_due``, ``iter_standing``, ``query_due``)
+and its writes of it (``advance_slot``, ``key_standing``, ``set_due``,
+``disable_trigger``), the shards' enqueue cursors (``get_cursor``, ``advance_cursor``),
+and the pure helpers a caller reads an item with (``in_flight_of``, ``next_slot_of``,
+...), so an instance stands in for each of those modules where a service imported it
+(``install``). Items are kept as the table keeps them (the store's pynamodb model, never
+saved), and each read or write answers what the real store answers: a frozen ``Trigger``
+record made from a copy of the item's DynamoDB form. The due index is what DynamoDB keeps
+of it: the items that have both a ``due_shard`` and a ``due_at``, read earliest ``due_at``
+first (ties in id order, as the moto server orders them).
 
 A fenced write whose condition fails answers exactly as the real one does: the fire path's
 fences report a lost race by their answer (``ClaimResult.LOST``, None, False), not by an
@@ -524,6 +524,14 @@ class MemoryStore:
             if only_new and key in self._runs:
                 return False
             self._runs[key] = run  # frozen: what is kept cannot change under the store
+            return True
+
+    def put_run_if_in_flight(self, run: RunRecord, *, lease_ms: int) -> bool:
+        with self._lock:
+            _, entry = self._entry(run.trigger_id, run.run_id)
+            if entry is None or _int(entry.get("l")) != lease_ms:
+                return False
+            self._runs[(run.trigger_id, run.run_id)] = run
             return True
 
     def get_run(

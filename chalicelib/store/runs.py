@@ -5,17 +5,22 @@ from __future__ import annotations
 import time
 
 from pynamodb.attributes import NumberAttribute, UnicodeAttribute
-from pynamodb.exceptions import DoesNotExist, PutError
+from pynamodb.exceptions import DoesNotExist, PutError, TransactWriteError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
+from pynamodb.transactions import TransactWrite
 
 from chalicelib.domain.records import RunRecord
 from chalicelib.store.base import TableBase, condition_failed, opt_int
+from chalicelib.store.conditions import transaction_cancelled
+from chalicelib.store.state import transaction_connection
+from chalicelib.store.triggers import TriggerModel, entry_after_error, entry_lease
 
 __all__ = [
     "RunModel",
     "RunsByTenant",
     "RUN_RECORD_ATTEMPTS",
     "put_run",
+    "put_run_if_in_flight",
     "get_run",
     "run_record",
     "run_item",
@@ -135,6 +140,35 @@ def put_run(run: RunRecord, *, only_new: bool = False) -> bool:
         except PutError as exc:
             if only_new and condition_failed(exc):
                 return False
+            if attempt == RUN_RECORD_ATTEMPTS - 1:
+                raise
+            time.sleep(0.02 * 2**attempt)
+    return True
+
+
+def put_run_if_in_flight(run: RunRecord, *, lease_ms: int) -> bool:
+    """Write a run record only while the run is in flight on ``lease_ms`` (the reaper's
+    ``lost``); False, nothing written, if its entry is gone or holds another lease.
+
+    One transaction: a check of the trigger's ``in_flight[run_id].l`` and the put. A run
+    that settled since the lease was read (its own record may be there already) or was
+    reaped by another is never recorded over. A cancellation while the entry is still
+    ours (a conflicting write of the trigger) is tried again, as any other error.
+    """
+    t = TriggerModel
+    condition = t.in_flight[run.run_id]["l"] == lease_ms
+    item = run_item(run)
+    for attempt in range(RUN_RECORD_ATTEMPTS):
+        try:
+            with TransactWrite(connection=transaction_connection()) as tx:
+                tx.condition_check(TriggerModel, run.trigger_id, condition=condition)
+                tx.save(item)
+            return True
+        except TransactWriteError as exc:
+            if transaction_cancelled(exc):
+                entry = entry_after_error(run.trigger_id, run.run_id)[1]
+                if entry is None or entry_lease(entry) != lease_ms:
+                    return False
             if attempt == RUN_RECORD_ATTEMPTS - 1:
                 raise
             time.sleep(0.02 * 2**attempt)

@@ -3,7 +3,8 @@
 Every test runs on both (``store`` is parametrized), so the suite fails the moment either
 implementation of a fire's store functions diverges from the other: the claim and its
 fences, start, defer, release, reap, settle (and a settle's idempotence after a lost
-reply), the state's compare-and-set and its stateless stamp, the run record; and the
+reply), the state's compare-and-set and its stateless stamp, the run record (and the
+reaper's, written only while the run is in flight on the lease it read); and the
 heartbeat's: the due index's reads (their order, bounds and shards, the standing rows),
 its fenced writes (advance a slot, key a standing row, re-key, disable) and the shards'
 enqueue cursors.
@@ -382,6 +383,41 @@ def test_a_run_record_round_trips_and_only_new_never_overwrites(store: Any) -> N
         '{"a":1}',
     )
     assert (got.attempt, got.cost_usd, got.error) == (1, 0, None)
+
+
+def test_a_record_if_in_flight_is_written_while_the_run_holds_the_lease_read(
+    store: Any,
+) -> None:
+    _seed(store)
+    _claim(store)  # r1 in flight on LEASE
+    assert store.put_run(_run("running", started_at=SLOT))
+    lost = _run("lost", started_at=SLOT, finished_at=LEASE + 1, error="lost: lease expired")
+    assert store.put_run_if_in_flight(lost, lease_ms=LEASE)
+    assert store.get_run("t1", "r1") == lost
+    assert list(_stored(store)["in_flight"]) == ["r1"]  # the record alone: no reap
+
+
+@pytest.mark.parametrize("case", ["other-lease", "settled", "reaped", "no-entry", "no-trigger"])
+def test_a_record_if_in_flight_is_not_written_once_the_run_is_off_the_lease_read(
+    store: Any, case: str
+) -> None:
+    if case != "no-trigger":
+        _seed(store)
+    if case not in ("no-entry", "no-trigger"):
+        _claim(store)
+    finished = {"id": "r1", "status": "ok", "finished_at": SLOT + 50}
+    if case == "settled":
+        assert store.settle_run("t1", run_id="r1", succeeded=True, last_run=finished, shard="0")
+    elif case == "reaped":
+        assert store.reap_run("t1", run_id="r1", lease_ms=LEASE, last_run=finished)
+    before = _run("ok", started_at=SLOT, finished_at=SLOT + 50)
+    assert store.put_run(before)  # the run's own record, written after its settle
+    trigger_before = store.get_trigger("t1")
+    lease = LEASE + 1 if case == "other-lease" else LEASE
+    lost = _run("lost", started_at=SLOT, finished_at=LEASE + 1, error="lost: lease expired")
+    assert not store.put_run_if_in_flight(lost, lease_ms=lease)
+    assert store.get_run("t1", "r1") == before
+    assert store.get_trigger("t1") == trigger_before
 
 
 def test_a_run_record_is_read_back_field_for_field_and_cannot_lack_a_required_one(

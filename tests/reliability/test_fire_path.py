@@ -21,6 +21,7 @@ from chalicelib import assembly
 from chalicelib.domain.epoch_ms import ms as _ms
 from chalicelib.domain.ids import schedule_run_id
 from chalicelib.services import events, triggers
+from chalicelib.services.heartbeat import shards
 from chalicelib.services.pipeline import AFTER_SETTLE_ATTEMPTS, RunPolicy
 from chalicelib.services.runner.claim import claim_slot
 from chalicelib.settings import get_settings
@@ -216,6 +217,43 @@ def test_a_run_that_outlasts_a_tick_is_never_reaped_while_its_lease_is_live(
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]
     assert sum(r.reaped for r in reports) == 0
     assert [r.status for r in runs_of(trigger_id)] == ["succeeded"]
+
+
+def test_a_slow_run_that_settles_after_the_reapers_read_is_recorded_succeeded_not_lost(
+    aws, clock, root, executions, monkeypatch
+):
+    # Seen: a tick read an expired lease (the runner slow, not dead); the runner then
+    # settled and recorded its run succeeded; the reaper recorded it lost over that record,
+    # then its reap was fenced out: last_run succeeded, the run shown lost forever.
+    trigger_id = _create(root, clock, workflow="overlap-probe", schedule={"interval_s": 7200})
+    read, recorded = threading.Event(), threading.Event()
+    reports: list = []
+    real_reap = shards.reap_expired
+
+    def reap_after_the_settle(item, **kwargs):  # the tick's reaper, holding what it read
+        read.set()
+        assert recorded.wait(timeout=120), "the runner never settled"
+        return real_reap(item, **kwargs)
+
+    monkeypatch.setattr(shards, "reap_expired", reap_after_the_settle)
+    tick = threading.Thread(target=lambda: reports.append(assembly.tick(now=clock())))
+
+    def past_the_lease() -> None:  # the run outlasts its lease; a tick reaps meanwhile
+        clock.advance(get_settings().runner_timeout_s + 2 * MINUTE)
+        tick.start()
+        assert read.wait(timeout=120), "the tick did not reap"
+
+    DURING.append(past_the_lease)
+    clock.advance(7200)
+    assembly.tick(now=clock())
+    assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"]  # settled, recorded
+    recorded.set()
+    tick.join(timeout=120)
+    assert [r.reaped for r in reports] == [0]
+    assert [r.status for r in runs_of(trigger_id)] == ["succeeded"]
+    view = triggers.get_trigger_view(root, trigger_id)
+    assert (view["last_run"]["status"], view["consecutive_failures"]) == ("succeeded", 0)
+    assert triggers_store.in_flight_of(triggers_store.get_trigger(trigger_id)) == {}
 
 
 # --- a backlog, a crash, a lost message ------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,10 +24,12 @@ import pytest
 from chalicelib.domain.codec import encode_schedule
 from chalicelib.domain.epoch_ms import ms
 from chalicelib.domain.schedule import ScheduleSpec
+from chalicelib.observability import metric_counts, reset_metric_counts
 from chalicelib.services.heartbeat import reaper, send, shards, slots
 from chalicelib.services.heartbeat.reaper import LOST_ERROR, reap_expired, refresh_due
 from chalicelib.services.heartbeat.report import TickReport
 from chalicelib.services.pipeline import Pipeline
+from chalicelib.services.runs import new_run_record
 from chalicelib.settings import reset_settings
 from chalicelib.store.triggers import STANDING_DUE, TriggerModel, shard_of
 from tests.memory_store import MemoryStore
@@ -170,6 +173,32 @@ def test_a_reap_from_a_stale_read_is_fenced_out_by_a_settle_and_counts_nothing(
     assert reap_expired(stale, now=NOW, pipeline=Pipeline()) == 0
     item = _get(twin)
     assert (item.run_count, item.consecutive_failures, item.last_run) == (1, 0, last)
+
+
+def test_a_run_that_settles_and_is_recorded_after_the_reapers_read_stays_succeeded(
+    twin: MemoryStore,
+) -> None:
+    # Seen: the reaper read an expired lease (the runner slow, not dead); the runner then
+    # settled and recorded the run succeeded; the reaper recorded it lost over that record
+    # and its reap was fenced out: last_run ok, the run shown lost forever.
+    _put(twin, in_flight={"t1.r0": _entry(EXPIRED)}, due_at=EXPIRED, run_count=3)
+    stale = _get(twin)  # the reaper's read
+    last = {"id": "t1.r0", "status": "succeeded", "finished_at": NOW_MS - 5}
+    assert twin.settle_run("t1", run_id="t1.r0", succeeded=True, last_run=last, shard=SHARD)
+    ran = new_run_record(stale, run_id="t1.r0", surface="schedule", scheduled_ms=ms(SLOT), now=NOW)
+    ran = replace(ran, status="succeeded", started_at=ms(SLOT) + 2, finished_at=NOW_MS - 5)
+    assert twin.put_run(ran)  # the runner's record, written after its settle
+    reset_metric_counts()
+    assert reap_expired(stale, now=NOW, pipeline=Pipeline()) == 0
+    assert twin.get_run("t1", "t1.r0") == ran
+    item = _get(twin)
+    assert (item.in_flight, item.run_count, item.consecutive_failures, item.last_run) == (
+        {},
+        4,
+        0,
+        last,
+    )
+    assert metric_counts("Runs") == {}  # no run counted lost
 
 
 def test_a_one_time_trigger_whose_run_was_lost_is_disabled_and_leaves_the_due_index(

@@ -1,6 +1,8 @@
 """Reaping: a run whose lease ran out is recorded ``lost`` and its claim cleared.
 
-The reaper is fenced on the run id and its lease, so a run that settles meanwhile wins.
+The reaper is fenced on the run id and its lease, so a run that settles meanwhile wins:
+its ``lost`` record is written only while the run is in flight on the lease it read (one
+transaction with a check of the entry), then the claim is reaped on that same lease.
 After each reap the pipeline's ``after_lost`` hooks run (the event is retried or failed,
 a budget hold charged, a backfill goes on).
 """
@@ -90,17 +92,22 @@ def _reap_one(
     last_run = {"id": run_id, "status": "lost", "finished_at": now_ms, "error": error}
     slot = entry.get("t")
     # Record first, then reap: a reap whose record failed to write would be a lost run
-    # that no record shows. If the reap is then fenced out (the run started after
-    # all), the run's own record replaces this one when it settles.
-    _record_lost(
+    # that no record shows. The record lands only while the run is still in flight on
+    # the lease read (one transaction): a run that settled since (the runner writes its
+    # record after its settle), started (a new lease) or that another reaped is left
+    # alone. If the reap is then fenced out (the run settled or started between the two
+    # writes), the run's own record, written after its settle, replaces this one.
+    if not _record_lost(
         item,
         run_id,
         surface_of_entry(entry),
         int(slot) if slot is not None else None,
         now,
+        lease=lease,
         error=error,
         started_ms=_started_ms(entry),
-    )
+    ):
+        return False
     # A lost event attempt that will be retried is not (yet) a failure of the trigger,
     # as for a failed one (settle.will_retry): only an event's last attempt counts.
     # A run that never started (a claim still waiting) is not a failure of its workflow.
@@ -167,9 +174,11 @@ def _record_lost(
     slot_ms: int | None,
     now: datetime,
     *,
+    lease: int,
     error: str = LOST_ERROR,
     started_ms: int | None = None,
-) -> None:
+) -> bool:
+    """Record the run ``lost``, only while it is in flight on ``lease``; False if not."""
     existing = runs_store.get_run(item.id, run_id)
     run = existing or new_run_record(
         item, run_id=run_id, surface=surface, scheduled_ms=slot_ms, now=now
@@ -179,8 +188,10 @@ def _record_lost(
     if run.started_at is None and started_ms is not None:
         run = replace(run, started_at=started_ms)
     run = replace(run, status="lost", error=error, finished_at=ms(now))
-    runs_store.put_run(run)
+    if not runs_store.put_run_if_in_flight(run, lease_ms=lease):
+        return False  # settled, or reaped by another, since the trigger was read
     record_metric("Runs", status="lost")
+    return True
 
 
 def refresh_due(item: Trigger | None, *, now: datetime) -> None:
