@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.mutants import MUTATIONS
+from bench.mutations import MUTATIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 
