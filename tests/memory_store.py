@@ -71,20 +71,6 @@ def _read(item: TriggerModel) -> Trigger:
     return triggers.trigger_record(_copy(item))
 
 
-def _bare(trigger_id: str) -> TriggerModel:
-    """The item an UpdateItem creates when no item has the key: the key alone.
-
-    pynamodb fills in the defaults of the attributes it lacks when it reads one (a read of
-    it shows ``status`` "active", ``version`` 1, ...); in the table they are absent, and a
-    fence on them fails. Kept None here, so the twin's fences see them absent too.
-    """
-    item = TriggerModel.from_raw_data({"id": {"S": trigger_id}})
-    for name, attribute in TriggerModel.get_attributes().items():
-        if attribute.default is not None:
-            setattr(item, name, None)
-    return item
-
-
 class MemoryStore:
     """The fire path's store, in a few dicts (thread-safe: one lock around every write)."""
 
@@ -440,11 +426,8 @@ class MemoryStore:
     ) -> bool:
         with self._lock:
             item = self._triggers.get(trigger_id)
-            held = None if item is None else _int(item.due_at)
-            if held != expected_due_at:
-                return False
-            if item is None:  # fenced only on an absence: DynamoDB writes a new, bare item
-                item = self._triggers[trigger_id] = _bare(trigger_id)
+            if item is None or _int(item.due_at) != expected_due_at:
+                return False  # the trigger is gone, or was re-keyed since it was read
             if due_at is None:
                 item.due_at = item.due_shard = None
             else:

@@ -346,9 +346,9 @@ def set_due(
         if due_at is None
         else [t.due_at.set(due_at), t.due_shard.set(shard)]
     )
-    condition = (
+    condition = t.id.exists() & (
         t.due_at.does_not_exist() if expected_due_at is None else t.due_at == expected_due_at
-    )
+    )  # never on a trigger deleted since it was read: no bare row left in the index
     return _fenced_update(trigger_id, actions, condition)
 
 

@@ -607,24 +607,14 @@ def test_set_due_is_fenced_on_the_due_at_it_read_and_none_means_absent(store: An
     assert _keys(store) == (SLOT, None, NEXT, "0")
 
 
-def test_set_due_of_a_trigger_that_is_gone_writes_a_bare_row_when_it_expects_none(
-    store: Any,
-) -> None:
-    """DynamoDB's UpdateItem creates the item its fence lets through: the key and the
-    due keys, nothing else. Read back, its absent attributes have pynamodb's defaults;
-    the fences of the table see them absent."""
+def test_set_due_of_a_trigger_that_is_gone_writes_nothing(store: Any) -> None:
+    """A trigger deleted between the read and the re-key: no phantom row in the due index
+    (an UpdateItem fenced only on an absent ``due_at`` would create a bare item that every
+    tick read and sent again)."""
     assert not store.set_due("gone", expected_due_at=SLOT, due_at=LEASE, shard="0")
+    assert not store.set_due("gone", expected_due_at=None, due_at=LEASE, shard="0")
+    assert not store.set_due("gone", expected_due_at=None, due_at=None, shard="0")
     assert store.get_trigger("gone") is None
-    assert store.set_due("gone", expected_due_at=None, due_at=LEASE, shard="0")
-    bare = store.get_trigger("gone")
-    assert (bare.tenant, bare.sched, bare.due_at, bare.due_shard) == (None, None, LEASE, "0")
-    assert (bare.status, bare.version, bare.in_flight) == ("active", 1, {})  # defaults
-    assert list(store.iter_due("0", until_ms=LEASE)) == [triggers.DueRow("gone", LEASE, None, None)]
-    assert store.disable_trigger("gone", reason="x", now_ms=SLOT) is None  # no status
-    args = {"surface": "manual", "lease_ms": LEASE, "capacity": 1, "shard": "0"}
-    assert store.claim_and_start("gone", run_id="m1", **args) == (store.ClaimResult.BUSY, None)
-    assert not store.mark_stateless("gone", version=1)  # no version
-    assert store.set_due("gone", expected_due_at=LEASE, due_at=None, shard="0")
     assert list(store.iter_due("0", until_ms=LEASE)) == []
 
 
