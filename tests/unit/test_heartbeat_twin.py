@@ -257,6 +257,30 @@ def test_a_lost_claim_that_never_started_is_not_a_failure_of_the_workflow(
     assert run is not None and (run.status, run.started_at) == ("lost", None)
 
 
+def test_a_one_time_trigger_whose_claim_was_lost_before_it_started_is_disabled_not_stuck(
+    twin: MemoryStore,
+) -> None:
+    """Its one slot is gone (recorded lost); left active it would never fire again."""
+    _put(
+        twin,
+        kind="at",
+        sched=None,
+        next_fire_at=None,
+        due_at=EXPIRED,
+        in_flight={"t1.r0": _entry(EXPIRED, started=False)},
+    )
+    assert _reap(twin) == 1
+    item = _get(twin)
+    assert (item.status, item.disabled_reason, item.consecutive_failures) == (
+        "disabled",
+        "max_runs",
+        0,
+    )
+    assert (item.due_at, item.in_flight) == (None, {})
+    run = twin.get_run("t1", "t1.r0")
+    assert run is not None and run.status == "lost"
+
+
 # -- refresh_due --------------------------------------------------------------------------
 
 EARLY_LEASE = NEXT_MS - 20 * 60_000  # ends well before the next slot: it keys the row

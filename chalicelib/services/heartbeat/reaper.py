@@ -120,10 +120,13 @@ def _reap_one(
     logger.warning(
         "lease expired; run reaped as lost", extra={"trigger_id": item.id, "run_id": run_id}
     )
-    fresh = triggers.get_trigger(item.id) if counts else None
+    # The rules other than failures hold for a run that did not count too: an ``at``
+    # trigger whose one claim was lost before it started has no slot left either.
+    fresh = triggers.get_trigger(item.id)
     if fresh is not None and fresh.status == "active":
         reason = _disable_after_lost(fresh, now=now)
-        alerts.note_lost(fresh, run_id=run_id, disabled_reason=reason, now=now)
+        if counts or reason is not None:
+            alerts.note_lost(fresh, run_id=run_id, disabled_reason=reason, now=now)
     return True
 
 
