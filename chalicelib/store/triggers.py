@@ -156,17 +156,16 @@ class DueRow:
 
 
 _MAPS = frozenset({"in_flight", "last_run"})
-_TEXT = frozenset(
-    f.name for f in fields(Trigger) if f.type in ("str", "str | None")
-)  # the rest, maps aside, are numbers
+# The number fields (DynamoDB hands numbers back as ints or floats: the record has ints).
+_NUMBERS = frozenset(f.name for f in fields(Trigger) if str(f.type).startswith("int"))
 
 
 def _field_value(name: str, value: Any) -> Any:
-    if value is None or name in _TEXT:
-        return value
+    if value is None:
+        return None
     if name in _MAPS:
         return plain_map(value)
-    return int(value)
+    return int(value) if name in _NUMBERS else value
 
 
 def trigger_record(stored: TriggerModel) -> Trigger:
