@@ -1,21 +1,29 @@
 """An in-memory twin of the store functions a fire calls (the Chalice todo-app's ``InMemoryTodoDB``).
 
-``MemoryStore`` has the fire path's and the heartbeat's store functions under their names
-in the store's modules (``store/claims``, ``store/triggers``, ``store/state``,
-``store/runs``, ``store/payloads``, ``store/cursors``): the claim (``claim_slot_and_start``,
+``MemoryStore`` has the fire path's, the heartbeat's and the run policies' store functions
+under their names in the store's modules (``store/claims``, ``store/triggers``,
+``store/state``, ``store/runs``, ``store/payloads``, ``store/cursors``, ``store/ledger``,
+``store/locks``): the claim (``claim_slot_and_start``,
 ``claim_and_start``), ``start_run``, ``defer_run``, ``release_claim``, ``reap_run``,
 ``settle_run``, the state (``get_state``, ``write_state``, ``state_of``,
 ``mark_stateless``), the run record (``put_run``, ``put_run_if_in_flight``, ``get_run``),
 the heartbeat's reads of the due index (``iter_due``, ``iter_standing``, ``query_due``)
 and its writes of it (``advance_slot``, ``key_standing``, ``set_due``,
 ``disable_trigger``), the shards' enqueue cursors (``get_cursor``, ``advance_cursor``),
-and the pure helpers a caller reads an item with (``in_flight_of``, ``next_slot_of``,
+the budget ledger (``reserve``, ``reconcile``, ``recent_holds``, ``totals``,
+``newest_totals``) and the serialize leases (``acquire``, ``wait``, ``leave``, ``release``,
+``holder``), and the pure helpers a caller reads an item with (``in_flight_of``, ``next_slot_of``,
 ...), so an instance stands in for each of those modules where a service imported it
 (``install``). Items are kept as the table keeps them (the store's pynamodb model, never
 saved), and each read or write answers what the real store answers: a frozen ``Trigger``
 record made from a copy of the item's DynamoDB form. The due index is what DynamoDB keeps
 of it: the items that have both a ``due_shard`` and a ``due_at``, read earliest ``due_at``
-first (ties in id order, as the moto server orders them).
+first (ties in id order, as the moto server orders them). A ledger period keeps its money
+as DynamoDB does, in exact decimals (each amount as pynamodb writes it, ``json.dumps`` of
+the float), so ``0.1 + 0.2`` is ``0.3`` there too and a reservation's room is compared
+exactly; its periods are read newest first in the order of their keys (the sort key's
+order, not time's). A lock keeps its owner, its lease and its waiters as the lock item
+does, and answers ``Holder`` and the hand-off as ``store/locks`` does.
 
 A fenced write whose condition fails answers exactly as the real one does: the fire path's
 fences report a lost race by their answer (``ClaimResult.LOST``, None, False), not by an
@@ -26,6 +34,8 @@ written into a new bare item (the key and what the write sets) when its conditio
 asks for an attribute's absence (``set_due`` with ``expected_due_at=None``). A bare
 item's missing attributes read back as their defaults (pynamodb fills them in), as the
 real one's do, while the fences see them absent.
+A ledger or lock write that the real store makes in a second UpdateItem (``acquire``
+leaving the queue it was handed the key from) is made under the same lock here.
 ``tests/functional/test_store_contract.py`` holds the two to the same semantics.
 
 It lives in ``tests/``, not in ``chalicelib/store/``: nothing in the product calls it, and
@@ -39,12 +49,15 @@ import json
 import secrets
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
 from types import ModuleType
 from typing import Any, TypeVar
 
+from chalicelib.domain.budget import estimate_usd, reservation_room, usd
 from chalicelib.domain.records import RunRecord, Trigger
 from chalicelib.domain.rules import due_with_slot
-from chalicelib.store import claims, payloads, triggers
+from chalicelib.store import claims, ledger, locks, payloads, triggers
 from chalicelib.store import state as real_state
 from chalicelib.store.base import plain_map
 from chalicelib.store.triggers import STANDING_DUE, DueRow, TriggerModel
@@ -55,7 +68,7 @@ __all__ = ["MemoryStore", "STANDS_FOR"]
 # other store modules stay real).
 STANDS_FOR = frozenset(
     f"chalicelib.store.{name}"
-    for name in ("claims", "triggers", "state", "runs", "payloads", "cursors")
+    for name in ("claims", "triggers", "state", "runs", "payloads", "cursors", "ledger", "locks")
 )
 
 M = TypeVar("M", bound=TriggerModel)
@@ -69,6 +82,45 @@ def _copy(item: M) -> M:
 def _read(item: TriggerModel) -> Trigger:
     """What the store hands out for ``item``: the record of a copy (nothing shared)."""
     return triggers.trigger_record(_copy(item))
+
+
+def _dec(amount: float) -> Decimal:
+    """A number as DynamoDB keeps it: the decimal string pynamodb writes (``json.dumps``)."""
+    return Decimal(json.dumps(amount))
+
+
+def _num(value: Decimal) -> Any:
+    """A kept number as pynamodb reads it back (``json.loads`` of its string)."""
+    return json.loads(str(value))
+
+
+def _plain(value: dict) -> dict:
+    """A map as it is written and read back (its own copy; tuples become lists)."""
+    return json.loads(json.dumps(value))
+
+
+@dataclass
+class _Period:
+    """A ledger item: one trigger's budget period (``LedgerModel``)."""
+
+    expires: int | None
+    spent: Decimal = Decimal(0)
+    reserved: Decimal = Decimal(0)
+    committed: Decimal = Decimal(0)  # spent + reserved: the one number a condition reads
+    last_cost: Decimal | None = None
+    holds: dict[str, Decimal] = field(default_factory=dict)
+
+    def totals(self) -> ledger.LedgerTotals:
+        return ledger.LedgerTotals(float(self.spent), float(self.reserved))
+
+
+@dataclass
+class _Lock:
+    """A lock item (``LockModel``): the owner and its lease, and the queue."""
+
+    owner: str | None = None
+    lease_until: int | None = None
+    waiters: dict[str, dict] = field(default_factory=dict)
 
 
 class MemoryStore:
@@ -85,6 +137,12 @@ class MemoryStore:
     shard_of = staticmethod(triggers.shard_of)
     has_state = staticmethod(real_state.has_state)
     load_spec = staticmethod(payloads.load_spec)
+    LedgerModel = ledger.LedgerModel
+    Reservation = ledger.Reservation
+    LedgerTotals = ledger.LedgerTotals
+    holds_of = staticmethod(ledger.holds_of)
+    LockModel = locks.LockModel
+    Holder = locks.Holder
 
     def install(self, monkeypatch: Any, *consumers: ModuleType) -> None:
         """Stand in for the store's fire-path modules wherever ``consumers`` imported them
@@ -100,6 +158,8 @@ class MemoryStore:
         self._states: dict[str, tuple[str, int]] = {}
         self._runs: dict[tuple[str, str], RunRecord] = {}
         self._cursors: dict[str, int] = {}
+        self._ledger: dict[tuple[str, str], _Period] = {}
+        self._locks: dict[str, _Lock] = {}
 
     # -- triggers -----------------------------------------------------------------------
 
@@ -522,6 +582,131 @@ class MemoryStore:
     ) -> RunRecord | None:
         with self._lock:
             return self._runs.get((trigger_id, run_id))
+
+    # -- the budget ledger --------------------------------------------------------------
+
+    def reserve(
+        self, trigger_id: str, period: str, *, run_id: str, max_usd: float, expires: int | None
+    ) -> ledger.Reservation:
+        with self._lock:
+            item = self._ledger.get((trigger_id, period))
+            last = None if item is None or item.last_cost is None else _num(item.last_cost)
+            if item is None:  # created first, even when the reservation is then refused
+                item = self._ledger[(trigger_id, period)] = _Period(expires=expires)
+            estimate = estimate_usd(last)
+            room = reservation_room(max_usd, estimate)
+            if room >= 0 and item.committed <= _dec(room) and run_id not in item.holds:
+                item.holds[run_id] = _dec(estimate)
+                item.reserved += _dec(estimate)
+                item.committed += _dec(estimate)
+                return ledger.Reservation(True, period, estimate)
+            held = item.holds.get(run_id)
+            if held is not None:  # this very run reserved already (a redelivered message)
+                return ledger.Reservation(True, period, float(held))
+            return ledger.Reservation(
+                False,
+                period,
+                estimate,
+                spent_usd=float(item.spent),
+                reserved_usd=float(item.reserved),
+            )
+
+    def reconcile(
+        self,
+        trigger_id: str,
+        period: str,
+        *,
+        run_id: str,
+        estimate: float,
+        actual_usd: float,
+        record_cost: bool = True,
+    ) -> ledger.LedgerTotals | None:
+        actual = usd(actual_usd)
+        with self._lock:
+            item = self._ledger.get((trigger_id, period))
+            held = None if item is None else item.holds.get(run_id)
+            if item is None or held is None or held != _dec(estimate):
+                return None  # the hold is gone (reconciled already) or was another's
+            del item.holds[run_id]
+            item.reserved += _dec(-estimate)
+            item.committed += _dec(round(actual - estimate, 6))
+            item.spent += _dec(actual)
+            if record_cost:
+                item.last_cost = _dec(actual)
+            return item.totals()
+
+    def _periods(self, trigger_id: str) -> list[tuple[str, _Period]]:
+        """The trigger's ledger items, newest first (the sort key's order, descending)."""
+        found = [(p, item) for (t, p), item in self._ledger.items() if t == trigger_id]
+        return sorted(found, key=lambda pair: pair[0], reverse=True)
+
+    def recent_holds(self, trigger_id: str, *, periods: int = 10) -> list[tuple[str, dict]]:
+        with self._lock:
+            newest = self._periods(trigger_id)[: max(periods, 0)]
+            return [(p, {run: _num(v) for run, v in item.holds.items()}) for p, item in newest]
+
+    def totals(self, trigger_id: str, period: str) -> ledger.LedgerTotals:
+        with self._lock:
+            item = self._ledger.get((trigger_id, period))
+            return ledger.LedgerTotals(0.0, 0.0) if item is None else item.totals()
+
+    def newest_totals(self, trigger_id: str) -> tuple[str, ledger.LedgerTotals] | None:
+        with self._lock:
+            for period, item in self._periods(trigger_id)[:1]:
+                return period, item.totals()
+            return None
+
+    # -- the serialize leases -----------------------------------------------------------
+
+    def holder(self, key: str) -> locks.Holder:
+        with self._lock:
+            item = self._locks.get(key)
+            if item is None:
+                return locks.Holder(None, None, {})
+            lease = None if item.lease_until is None else int(item.lease_until)
+            return locks.Holder(item.owner, lease, _plain(item.waiters))
+
+    def acquire(self, key: str, *, run_id: str, lease_until_ms: int, now_ms: int) -> bool:
+        with self._lock:
+            item = self._locks.get(key)
+            if item is not None and not (
+                item.owner is None
+                or item.owner == run_id
+                or (item.lease_until is not None and item.lease_until < now_ms)
+            ):
+                return False  # held by another run whose lease has not run out
+            if item is None:
+                item = self._locks[key] = _Lock()  # an UpdateItem of no item creates it
+            item.owner, item.lease_until = run_id, lease_until_ms
+            item.waiters.pop(run_id, None)  # the owner leaves the queue (``leave``)
+            return True
+
+    def wait(self, key: str, *, run_id: str, entry: dict) -> None:
+        with self._lock:
+            item = self._locks.setdefault(key, _Lock())  # a queue with no owner yet
+            if run_id not in item.waiters:  # keeps its original place (if_not_exists)
+                item.waiters[run_id] = _plain(entry)
+
+    def leave(self, key: str, *, run_id: str) -> None:
+        with self._lock:
+            item = self._locks.get(key)
+            if item is not None:  # a missing key: the fenced REMOVE creates nothing
+                item.waiters.pop(run_id, None)
+
+    def release(self, key: str, *, run_id: str, handoff_until_ms: int) -> tuple[str, dict] | None:
+        with self._lock:
+            item = self._locks.get(key)
+            if item is None or item.owner != run_id:
+                return None  # not ours (any more)
+            if not item.waiters:
+                item.owner = item.lease_until = None
+                return None
+            next_id, entry = min(
+                item.waiters.items(), key=lambda kv: (int(kv[1].get("w", 0)), kv[0])
+            )
+            del item.waiters[next_id]
+            item.owner, item.lease_until = next_id, handoff_until_ms
+            return next_id, _plain(entry)
 
 
 def _int(value: Any) -> int | None:

@@ -7,7 +7,10 @@ reply), the state's compare-and-set and its stateless stamp, the run record (and
 reaper's, written only while the run is in flight on the lease it read); and the
 heartbeat's: the due index's reads (their order, bounds and shards, the standing rows),
 its fenced writes (advance a slot, key a standing row, re-key, disable) and the shards'
-enqueue cursors.
+enqueue cursors; and the run policies': the budget ledger (a reservation within and over a
+budget, a redelivered one, the reconcile fenced on the very hold, the totals and the
+periods newest first) and the serialize leases (acquire a free, held or expired key, the
+queue and its original place, leave, the release and its hand-off to the oldest waiter).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import pytest
 
 from chalicelib.domain.records import RunRecord
 from chalicelib.domain.rules import LEASE_LEFT_TO_NEXT_CLAIM_MS
-from chalicelib.store import claims, cursors, payloads, runs, state, triggers
+from chalicelib.store import claims, cursors, ledger, locks, payloads, runs, state, triggers
 from chalicelib.store.base import plain_map
 from chalicelib.store.triggers import STANDING_DUE, TriggerModel
 from tests.memory_store import MemoryStore
@@ -33,7 +36,7 @@ SCHED = '{"interval_s":60}'
 def _real() -> Any:
     """The real store's functions, from the modules the twin stands in for."""
     names: dict[str, Any] = {}
-    for module in (triggers, claims, state, runs, payloads, cursors):
+    for module in (triggers, claims, state, runs, payloads, cursors, ledger, locks):
         names.update({name: getattr(module, name) for name in module.__all__})
     return SimpleNamespace(**names, put_trigger=lambda item: item.save())
 
@@ -689,3 +692,211 @@ def test_a_forgotten_cursor_is_absent_again(store: Any) -> None:
     assert store.advance_cursor("0", expected=None, cursor_ms=None)  # absent stays absent
     assert store.advance_cursor("0", expected=None, cursor_ms=NEXT)
     assert store.get_cursor("0") == NEXT
+
+
+# -- the budget ledger --------------------------------------------------------------------
+
+DAY = "day:2026-11-30"
+
+
+def _reserve(store: Any, run_id: str, *, max_usd: float = 1.0, period: str = DAY) -> Any:
+    return store.reserve("t1", period, run_id=run_id, max_usd=max_usd, expires=None)
+
+
+def _reconcile(store: Any, run_id: str, estimate: float, actual: float, **kw: Any) -> Any:
+    return store.reconcile("t1", DAY, run_id=run_id, estimate=estimate, actual_usd=actual, **kw)
+
+
+def test_a_first_reservation_creates_the_period_and_holds_the_default_estimate(
+    store: Any,
+) -> None:
+    assert store.newest_totals("t1") is None
+    assert store.totals("t1", DAY) == ledger.LedgerTotals(0.0, 0.0)
+    assert _reserve(store, "r1") == ledger.Reservation(True, DAY, 0.01)
+    assert store.totals("t1", DAY) == ledger.LedgerTotals(0.0, 0.01)
+    assert store.recent_holds("t1") == [(DAY, {"r1": 0.01})]
+
+
+def test_a_reservation_holds_the_last_cost_until_the_budget_has_no_room(store: Any) -> None:
+    _reserve(store, "r1")
+    assert _reconcile(store, "r1", 0.01, 0.3) == ledger.LedgerTotals(0.3, 0.0)
+    # The estimate is the last cost (0.3): room while committed <= 1 - 0.3.
+    assert _reserve(store, "r2") == ledger.Reservation(True, DAY, 0.3)  # committed 0.6
+    assert _reserve(store, "r3") == ledger.Reservation(True, DAY, 0.3)  # committed 0.9
+    refused = ledger.Reservation(False, DAY, 0.3, spent_usd=0.3, reserved_usd=0.6)
+    assert _reserve(store, "r4") == refused
+    assert store.totals("t1", DAY) == ledger.LedgerTotals(0.3, 0.6)
+    assert store.recent_holds("t1") == [(DAY, {"r2": 0.3, "r3": 0.3})]
+
+
+def test_the_room_is_compared_exactly_in_decimals_up_to_the_last_cent(store: Any) -> None:
+    _reserve(store, "r1")
+    _reconcile(store, "r1", 0.01, 0.1)
+    _reserve(store, "r2")  # holds the last cost, 0.1
+    # 0.1 + 0.2 is exactly 0.3 in the table (0.30000000000000004 in floats).
+    assert _reconcile(store, "r2", 0.1, 0.2) == ledger.LedgerTotals(0.3, 0.0)
+    # committed 0.3 <= 0.5 - 0.2: exactly at the budget is still room, once.
+    assert _reserve(store, "r3", max_usd=0.5) == ledger.Reservation(True, DAY, 0.2)
+    assert _reserve(store, "r4", max_usd=0.5) == ledger.Reservation(
+        False, DAY, 0.2, spent_usd=0.3, reserved_usd=0.2
+    )
+
+
+def test_a_reservation_refused_on_a_new_period_still_creates_its_empty_item(store: Any) -> None:
+    assert _reserve(store, "r1", max_usd=0) == ledger.Reservation(False, DAY, 0.01, 0.0, 0.0)
+    assert store.newest_totals("t1") == (DAY, ledger.LedgerTotals(0.0, 0.0))
+    assert store.recent_holds("t1") == [(DAY, {})]
+
+
+def test_a_redelivered_reservation_answers_its_own_hold_and_holds_nothing_more(
+    store: Any,
+) -> None:
+    assert _reserve(store, "r1") == ledger.Reservation(True, DAY, 0.01)
+    assert _reserve(store, "r1") == ledger.Reservation(True, DAY, 0.01)  # room, held already
+    assert store.totals("t1", DAY) == ledger.LedgerTotals(0.0, 0.01)
+    assert _reserve(store, "r1", max_usd=0.01) == ledger.Reservation(True, DAY, 0.01)
+    _reserve(store, "r2")
+    assert _reconcile(store, "r2", 0.01, 0.5) is not None  # the last cost is now 0.5
+    # Over the budget now, and the estimate changed: the run's own hold is its answer.
+    assert _reserve(store, "r1", max_usd=0.01) == ledger.Reservation(True, DAY, 0.01)
+    assert _reserve(store, "r1") == ledger.Reservation(True, DAY, 0.01)
+    assert store.totals("t1", DAY) == ledger.LedgerTotals(0.5, 0.01)
+    assert store.recent_holds("t1") == [(DAY, {"r1": 0.01})]
+
+
+def test_a_reconcile_swaps_the_hold_for_the_cost_once_and_only_on_the_very_hold(
+    store: Any,
+) -> None:
+    _reserve(store, "r1")
+    _reserve(store, "r2")
+    before = store.totals("t1", DAY)
+    assert _reconcile(store, "r1", 0.02, 0.4) is None  # not the estimate it holds
+    assert _reconcile(store, "r9", 0.01, 0.4) is None  # no hold at all
+    assert store.reconcile("t1", "day:2026-12-01", run_id="r1", estimate=0.01, actual_usd=1) is None
+    assert store.reconcile("t9", DAY, run_id="r1", estimate=0.01, actual_usd=1) is None
+    assert store.totals("t1", DAY) == before == ledger.LedgerTotals(0.0, 0.02)
+    # Without recording the cost: the next estimate is still the default.
+    assert _reconcile(store, "r1", 0.01, 0.4, record_cost=False) == ledger.LedgerTotals(0.4, 0.01)
+    assert _reconcile(store, "r1", 0.01, 0.4) is None  # reconciled already
+    assert _reserve(store, "r3") == ledger.Reservation(True, DAY, 0.01)
+    # A cost that is not a number >= 0 is charged as 0 (and recorded as the last cost).
+    assert _reconcile(store, "r2", 0.01, float("nan")) == ledger.LedgerTotals(0.4, 0.01)
+    assert _reconcile(store, "r3", 0.01, 0.25) == ledger.LedgerTotals(0.65, 0.0)
+    assert _reserve(store, "r4") == ledger.Reservation(True, DAY, 0.25)
+    assert store.totals("t1", DAY) == ledger.LedgerTotals(0.65, 0.25)
+
+
+def test_periods_are_read_newest_first_in_key_order_per_trigger(store: Any) -> None:
+    for period, run in [("day:2026-11-30", "a"), ("day:2026-12-01", "b"), ("day:2026-11-29", "c")]:
+        _reserve(store, run, period=period)
+    store.reserve("t2", "day:2026-12-31", run_id="z", max_usd=1, expires=None)
+    store.reserve("t1", "day:2026-12-01", run_id="b2", max_usd=1, expires=None)
+    assert store.recent_holds("t1") == [
+        ("day:2026-12-01", {"b": 0.01, "b2": 0.01}),
+        ("day:2026-11-30", {"a": 0.01}),
+        ("day:2026-11-29", {"c": 0.01}),
+    ]
+    assert [p for p, _ in store.recent_holds("t1", periods=2)] == [
+        "day:2026-12-01",
+        "day:2026-11-30",
+    ]
+    assert store.newest_totals("t1") == ("day:2026-12-01", ledger.LedgerTotals(0.0, 0.02))
+    # The sort key's order, not time's: a "week:" key is newer than any "day:" key.
+    _reserve(store, "w", period="week:2026-W01")
+    assert store.newest_totals("t1") == ("week:2026-W01", ledger.LedgerTotals(0.0, 0.01))
+    assert store.recent_holds("t9") == [] and store.newest_totals("t9") is None
+
+
+# -- the serialize leases -----------------------------------------------------------------
+
+KEY = "local#client-7"
+NOW_MS = SLOT
+LIVE = NOW_MS + 300_000
+
+
+def _acquire(store: Any, run_id: str, *, lease: int = LIVE, now: int = NOW_MS) -> bool:
+    return store.acquire(KEY, run_id=run_id, lease_until_ms=lease, now_ms=now)
+
+
+def _waiter(trigger_id: str, since: int | None) -> dict:
+    entry: dict = {"t": trigger_id, "k": "schedule", "at": SLOT}
+    if since is not None:
+        entry["w"] = since
+    return entry
+
+
+def test_a_free_key_is_acquired_and_a_held_one_refused_until_its_lease_ran_out(
+    store: Any,
+) -> None:
+    assert store.holder(KEY) == locks.Holder(None, None, {})
+    assert _acquire(store, "r1")
+    assert store.holder(KEY) == locks.Holder("r1", LIVE, {})
+    assert not _acquire(store, "r2", lease=LIVE + 1)
+    assert not _acquire(store, "r2", now=LIVE)  # a lease ends after its last millisecond
+    assert store.holder(KEY) == locks.Holder("r1", LIVE, {})
+    # Ours already (handed to us): acquired again, on the lease given now.
+    assert _acquire(store, "r1", lease=LIVE + 5)
+    assert store.holder(KEY) == locks.Holder("r1", LIVE + 5, {})
+    assert _acquire(store, "r2", lease=LIVE + 9, now=LIVE + 6)  # the holder died
+    assert store.holder(KEY) == locks.Holder("r2", LIVE + 9, {})
+
+
+def test_a_waiter_keeps_its_place_and_leaves_the_queue_when_it_acquires(store: Any) -> None:
+    assert _acquire(store, "r1")
+    store.wait(KEY, run_id="r2", entry=_waiter("t2", 5))
+    store.wait(KEY, run_id="r2", entry=_waiter("t2", 9))  # redelivered: the first place stays
+    store.wait(KEY, run_id="r3", entry=_waiter("t3", 7))
+    assert store.holder(KEY) == locks.Holder(
+        "r1", LIVE, {"r2": _waiter("t2", 5), "r3": _waiter("t3", 7)}
+    )
+    assert not _acquire(store, "r2")
+    assert _acquire(store, "r2", now=LIVE + 1)
+    assert store.holder(KEY) == locks.Holder("r2", LIVE, {"r3": _waiter("t3", 7)})
+
+
+def test_a_wait_on_a_key_nobody_holds_queues_without_an_owner(store: Any) -> None:
+    store.wait(KEY, run_id="r2", entry=_waiter("t2", 5))
+    assert store.holder(KEY) == locks.Holder(None, None, {"r2": _waiter("t2", 5)})
+    assert _acquire(store, "r3")
+    assert store.holder(KEY) == locks.Holder("r3", LIVE, {"r2": _waiter("t2", 5)})
+
+
+def test_leave_takes_a_run_out_of_the_queue_and_is_a_no_op_otherwise(store: Any) -> None:
+    store.leave(KEY, run_id="r2")  # no key: nothing is created
+    assert store.holder(KEY) == locks.Holder(None, None, {})
+    assert _acquire(store, "r1")
+    store.wait(KEY, run_id="r2", entry=_waiter("t2", 5))
+    store.wait(KEY, run_id="r3", entry=_waiter("t3", 6))
+    store.leave(KEY, run_id="r2")
+    store.leave(KEY, run_id="r9")
+    assert store.holder(KEY) == locks.Holder("r1", LIVE, {"r3": _waiter("t3", 6)})
+
+
+def test_a_release_frees_the_key_only_for_its_owner(store: Any) -> None:
+    assert store.release(KEY, run_id="r1", handoff_until_ms=LIVE) is None  # no key
+    assert store.holder(KEY) == locks.Holder(None, None, {})
+    assert _acquire(store, "r1")
+    assert store.release(KEY, run_id="r2", handoff_until_ms=LIVE) is None  # not its key
+    assert store.holder(KEY) == locks.Holder("r1", LIVE, {})
+    assert store.release(KEY, run_id="r1", handoff_until_ms=LIVE + 1) is None
+    assert store.holder(KEY) == locks.Holder(None, None, {})
+    assert store.release(KEY, run_id="r1", handoff_until_ms=LIVE + 1) is None  # gone already
+    assert _acquire(store, "r2", lease=LIVE + 2)
+    assert store.holder(KEY) == locks.Holder("r2", LIVE + 2, {})
+
+
+def test_a_release_hands_the_key_to_the_oldest_waiter_ties_in_run_id_order(store: Any) -> None:
+    assert _acquire(store, "r1")
+    for run_id, since in [("r5", 7), ("r4", 5), ("r3", 5)]:
+        store.wait(KEY, run_id=run_id, entry=_waiter(f"t{run_id[1]}", since))
+    handoff = LIVE + 120_000
+    assert store.release(KEY, run_id="r1", handoff_until_ms=handoff) == ("r3", _waiter("t3", 5))
+    assert store.holder(KEY) == locks.Holder(
+        "r3", handoff, {"r4": _waiter("t4", 5), "r5": _waiter("t5", 7)}
+    )
+    assert not _acquire(store, "r4")  # the key is kept for the waiter it was handed to
+    assert _acquire(store, "r3")
+    # A waiter with no time counts as the oldest of all.
+    store.wait(KEY, run_id="r9", entry=_waiter("t9", None))
+    assert store.release(KEY, run_id="r3", handoff_until_ms=handoff) == ("r9", _waiter("t9", None))
+    assert store.holder(KEY).owner == "r9"
