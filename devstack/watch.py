@@ -64,18 +64,18 @@ def _pass(data_dir: Path, watcher: Watcher) -> bool:
             events.disable_source_gone(
                 item, f"the watched directory {watch.directory} is gone", now=now
             )
+        remove_watch(data_dir, watch)  # before the line that says it was removed
         print(
             f"watch: {watch.directory} is gone; trigger {watch.trigger_id} disabled"
             " (source_gone) and the watch removed",
             file=sys.stderr,
         )
-        remove_watch(data_dir, watch)
         return False
     for path, size, mtime_ns in watcher.scan(now=time.monotonic()):
         item = triggers.get_trigger(watch.trigger_id)
         if item is None:
-            print(f"watch: trigger {watch.trigger_id} is gone; watch removed", file=sys.stderr)
             remove_watch(data_dir, watch)
+            print(f"watch: trigger {watch.trigger_id} is gone; watch removed", file=sys.stderr)
             return False
         payload = file_payload(watch, path, size=size, mtime_ns=mtime_ns)
         try:

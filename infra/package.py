@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import shutil
@@ -266,25 +267,31 @@ def _chalice_package(stage: str, out: Path) -> dict:
     merge_path.write_text(json.dumps(merge_template(stage), indent=2, sort_keys=True) + "\n")
     env = {**os.environ, "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1")}
     chalice_out = out / "chalice"
-    # Chalice creates its package cache dir without exist_ok: two packagings started at
-    # once in a fresh clone (two test workers) race on it. Made here, it already exists.
-    (PROJECT_DIR / ".chalice" / "deployments").mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [
-            str(BIN / "chalice"),
-            "--project-dir",
-            str(PROJECT_DIR),
-            "package",
-            "--stage",
-            stage,
-            "--merge-template",
-            str(merge_path),
-            str(chalice_out),
-        ],
-        check=True,
-        env=env,
-        cwd=PROJECT_DIR,
-    )
+    # Two packagings at once in one project dir (two test workers) share Chalice's cache:
+    # the second found the first's zip half written ("Reusing existing deployment package",
+    # then BadZipFile). One at a time, under a lock on the cache dir (made here: Chalice
+    # creates it without exist_ok, another race).
+    cache = PROJECT_DIR / ".chalice" / "deployments"
+    cache.mkdir(parents=True, exist_ok=True)
+    with (cache / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run(
+            [
+                str(BIN / "chalice"),
+                "--project-dir",
+                str(PROJECT_DIR),
+                "package",
+                "--stage",
+                stage,
+                "--merge-template",
+                str(merge_path),
+                str(chalice_out),
+            ],
+            check=True,
+            env=env,
+            cwd=PROJECT_DIR,
+        )
+        _prune_chalice_cache()
     zip_path = out / "deployment.zip"
     (chalice_out / "deployment.zip").replace(zip_path)
     template = json.loads((chalice_out / "sam.json").read_text())
@@ -304,7 +311,6 @@ def package(
     template = _chalice_package(stage, out)
     template_path = out / "sam.json"
     zip_path = out / "deployment.zip"
-    _prune_chalice_cache()
     _break_api_cycle(template, cfg)
     _check_roles(template)
     template_path.write_text(json.dumps(template, indent=2) + "\n")
