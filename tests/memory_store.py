@@ -54,6 +54,9 @@ from decimal import Decimal
 from types import ModuleType
 from typing import Any, TypeVar
 
+import botocore.client
+import pytest
+
 from chalicelib.domain.budget import estimate_usd, reservation_room, usd
 from chalicelib.domain.records import RunRecord, Trigger
 from chalicelib.domain.rules import due_with_slot
@@ -62,7 +65,7 @@ from chalicelib.store import state as real_state
 from chalicelib.store.base import plain_map
 from chalicelib.store.triggers import STANDING_DUE, DueRow, TriggerModel
 
-__all__ = ["MemoryStore", "STANDS_FOR"]
+__all__ = ["MemoryStore", "STANDS_FOR", "no_aws", "without_queues"]
 
 # The store modules whose fire-path and heartbeat functions the twin has (a consumer's
 # other store modules stay real).
@@ -711,3 +714,24 @@ class MemoryStore:
 
 def _int(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+@pytest.fixture
+def no_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every AWS call (boto3 or pynamodb) fails and is noted; the test fails if there was one
+    (even one that the code under test caught): a test on the twin touches no AWS at all."""
+    calls: list[str] = []
+
+    def refuse(self: Any, operation_name: str, api_params: dict) -> dict:
+        calls.append(operation_name)
+        raise RuntimeError(f"AWS called: {operation_name}")
+
+    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", refuse)
+    yield calls
+    assert calls == []
+
+
+def without_queues(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings with no queue at all (nothing is sent; call ``reset_settings`` after)."""
+    for name in ("CRONHOOK_ALERTS_QUEUE_URL", "CRONHOOK_QUEUE_URL", "CRONHOOK_TICK_QUEUE_URL"):
+        monkeypatch.delenv(name, raising=False)

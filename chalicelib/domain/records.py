@@ -1,8 +1,8 @@
-"""Records that cross the store boundary: frozen, plain, and free of pynamodb.
+"""Records that cross the store boundary: frozen plain dataclasses, nothing else.
 
-The store's functions take and return these (issue 27, item 1); the services never see a
-model object, so a service cannot save, update or delete an item behind the store's back,
-and the store's twin (``tests/memory_store.py``) can hand back the same types.
+The store's functions take and return these (issue 27, item 1); the services only ever
+hold plain values, so a service cannot save, update or delete an item behind the store's
+back, and the store's twin (``tests/memory_store.py``) can hand back the same types.
 
 Every aggregate crosses as one of these: triggers, API keys, audit entries, recorded
 webhook deliveries, run records, events (and the rows of their queue indexes), and pages

@@ -18,7 +18,6 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import botocore.client
 import pytest
 
 from chalicelib.domain.codec import encode_schedule
@@ -32,7 +31,7 @@ from chalicelib.services.pipeline import Pipeline
 from chalicelib.services.runs import new_run_record
 from chalicelib.settings import reset_settings
 from chalicelib.store.triggers import STANDING_DUE, TriggerModel, shard_of
-from tests.memory_store import MemoryStore
+from tests.memory_store import MemoryStore, without_queues
 
 SLOT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 NOW = SLOT + timedelta(minutes=5)
@@ -48,25 +47,9 @@ SHARD = shard_of("t1", SHARDS)
 
 
 @pytest.fixture
-def no_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every AWS call (boto3 or pynamodb) fails and is noted; the test fails if there was one
-    (even one that the code under test caught)."""
-    calls: list[str] = []
-
-    def refuse(self: Any, operation_name: str, api_params: dict) -> dict:
-        calls.append(operation_name)
-        raise RuntimeError(f"AWS called: {operation_name}")
-
-    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", refuse)
-    yield calls
-    assert calls == []
-
-
-@pytest.fixture
 def twin(monkeypatch: pytest.MonkeyPatch, no_aws: list[str]) -> Iterator[MemoryStore]:
     """The twin in place of the heartbeat's store modules; settings with no queue at all."""
-    for name in ("CRONHOOK_ALERTS_QUEUE_URL", "CRONHOOK_QUEUE_URL", "CRONHOOK_TICK_QUEUE_URL"):
-        monkeypatch.delenv(name, raising=False)
+    without_queues(monkeypatch)
     monkeypatch.setenv("CRONHOOK_DUE_SHARDS", str(SHARDS))
     monkeypatch.setenv("CRONHOOK_HEARTBEAT_S", "60")
     monkeypatch.setenv("CRONHOOK_LOOKAHEAD_S", str(LOOKAHEAD_S))

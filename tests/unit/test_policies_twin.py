@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import botocore.client
 import pytest
 
 from chalicelib.domain.alerts import Transition
@@ -38,7 +37,7 @@ from chalicelib.store.locks import Holder
 from chalicelib.store.sqs import FireMessage
 from chalicelib.store.triggers import TriggerModel
 from chalicelib.workflows import Result
-from tests.memory_store import MemoryStore
+from tests.memory_store import MemoryStore, without_queues
 
 SLOT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 NOW = SLOT + timedelta(seconds=2)
@@ -51,25 +50,9 @@ LEASE = NOW_MS + (300 + 60) * 1000  # the runner's timeout (300 s) and a minute
 
 
 @pytest.fixture
-def no_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every AWS call (boto3 or pynamodb) fails and is noted; the test fails if there was one
-    (even one that the code under test caught)."""
-    calls: list[str] = []
-
-    def refuse(self: Any, operation_name: str, api_params: dict) -> dict:
-        calls.append(operation_name)
-        raise RuntimeError(f"AWS called: {operation_name}")
-
-    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", refuse)
-    yield calls
-    assert calls == []
-
-
-@pytest.fixture
 def twin(monkeypatch: pytest.MonkeyPatch, no_aws: list[str]) -> Iterator[MemoryStore]:
     """The twin in place of the policies' store modules; settings with no queue at all."""
-    for name in ("CRONHOOK_ALERTS_QUEUE_URL", "CRONHOOK_QUEUE_URL", "CRONHOOK_TICK_QUEUE_URL"):
-        monkeypatch.delenv(name, raising=False)
+    without_queues(monkeypatch)
     monkeypatch.setenv("CRONHOOK_RUNNER_TIMEOUT_S", "300")
     reset_settings()
     reset_metric_counts()
