@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from bench.lateness import local_stack, rounded_percentile
@@ -146,6 +146,17 @@ def _longest_gap_s(start_ms: int, finishes: list[int]) -> float:
     )
 
 
+def _longest_gaps(start_ms: int, finishes: list[int], *, top: int = 5) -> list[list]:
+    """The ``top`` longest times with no run settling: when each began (UTC) and how long
+    it was (s), to set beside the stack's own minute (the heartbeat, the snapshot)."""
+    points = [start_ms, *sorted(f for f in finishes if f >= start_ms)]
+    gaps = sorted(zip(points, points[1:], strict=False), key=lambda ab: ab[0] - ab[1])[:top]
+    return [
+        [datetime.fromtimestamp(a / 1000, UTC).isoformat(timespec="milliseconds"), (b - a) / 1000]
+        for a, b in gaps
+    ]
+
+
 def _burst(stack, *, deliveries: int, seconds: float, triggers: int) -> dict:
     # Half the triggers count their runs (echo: state.count), half keep runners busy
     # (sleep 50 ms), so that the ceiling is actually pressed. One trigger: it counts
@@ -176,6 +187,7 @@ def _burst(stack, *, deliveries: int, seconds: float, triggers: int) -> dict:
         "seconds": seconds,
         "triggers": triggers,
         "longest_settle_gap_s": _longest_gap_s(int(started * 1000), finishes),
+        "longest_settle_gaps": _longest_gaps(int(started * 1000), finishes),
         "sent_s": round(sent_s, 1),
         "answers": {str(k): v for k, v in sorted(statuses.items())},
         "accepted": len(accepted),

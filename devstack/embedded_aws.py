@@ -219,16 +219,14 @@ def _die_with_parent() -> None:
 
 
 def _make_server(host: str, port: int) -> Any:
-    """moto's app behind a threaded werkzeug server (patched first); None if the port is busy."""
+    """moto's app behind a threaded werkzeug server (patched first; its connections kept
+    alive, ``keep_alive``); None if the port is busy."""
     import logging
 
-    from moto.moto_server.werkzeug_app import (
-        DomainDispatcherApplication,
-        MotoRequestHandler,
-        create_backend_app,
-    )
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
     from werkzeug.serving import make_server
 
+    from devstack.keep_alive import KeepAliveHandler
     from devstack.moto_atomic import make_dynamodb_atomic
     from devstack.moto_dynamo_speed import make_dynamodb_fast
     from devstack.moto_fidelity import make_moto_faithful
@@ -251,7 +249,7 @@ def _make_server(host: str, port: int) -> Any:
         with socket.socket() as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind((host, port))
-        return make_server(host, port, app, threaded=True, request_handler=MotoRequestHandler)
+        return make_server(host, port, app, threaded=True, request_handler=KeepAliveHandler)
     except OSError as exc:
         # Told to the stack on the ready line's place: it says it once, naming the setting.
         sys.stdout.write(f"error {exc.strerror or exc}\n")

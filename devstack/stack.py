@@ -7,7 +7,8 @@
   with the stack (Ctrl-C, SIGTERM, or the stack's death).
 - The Chalice app is served over HTTP through Chalice's own local gateway, with a
   request handler that also reads chunked bodies (``chalice local`` drops them).
-- The heartbeat is called every ``CRONHOOK_HEARTBEAT_S``, on the period's boundary.
+- The heartbeat is called every ``CRONHOOK_HEARTBEAT_S``, half a period past its
+  boundary (``ticks``: on :30 for 60 s).
 - The runners run in a process of their own (``runner_process``: in AWS they are Lambda
   functions apart from the API, and here they no longer share an interpreter lock with
   the API server): ``CRONHOOK_MAX_CONCURRENCY`` runner threads poll SQS like Lambda's
@@ -223,12 +224,11 @@ class LocalStack:
 
     def _heartbeat_loop(self) -> None:
         from chalicelib import wiring
+        from devstack.ticks import tick_wait_s
 
         period = max(1, self.config.heartbeat_s)
         while not self.stop_event.is_set():
-            # Tick on the period's boundary (on the minute for 60 s), like EventBridge.
-            wait = period - (time.time() % period)
-            if self.stop_event.wait(wait):
+            if self.stop_event.wait(tick_wait_s(time.time(), period)):
                 break
             try:
                 wiring.heartbeat_once()

@@ -91,9 +91,10 @@ def test_a_trigger_carried_over_a_restart_that_changed_the_heartbeat_fires_on_ti
     heartbeat_s = 20
     second = start_stack(tmp_path, heartbeat_s=heartbeat_s)
     try:
-        # The stack ticks on the period's boundary: its first tick is at most one period
-        # after the start, and from then on every slot is sent ahead of its second. (The
-        # one slot missed while it was down runs once, late: "after downtime, once".)
+        # The stack ticks once a period (half a period past its boundary): its first tick
+        # is at most one period after the start, and from then on every slot is sent
+        # ahead of its second. (The one slot missed while it was down runs once, late:
+        # "after downtime, once".)
         steady = datetime.now(UTC) + timedelta(seconds=heartbeat_s)
 
         def three_fires() -> list[dict] | None:
