@@ -64,6 +64,14 @@ def _answer(sock: socket.socket) -> tuple[dict[str, str], bytes]:
     return headers, body[:length]
 
 
+def _tables(body: bytes) -> bool:
+    """A whole ListTables answer (the in-process moto may hold other tests' tables)."""
+    answer = json.loads(body)
+    return set(answer) <= {"TableNames", "LastEvaluatedTableName"} and isinstance(
+        answer["TableNames"], list
+    )
+
+
 def _closed(sock: socket.socket) -> bool:
     sock.settimeout(5)
     return sock.recv(1) == b""
@@ -75,7 +83,7 @@ def test_one_connection_serves_call_after_call(server: tuple[str, int]) -> None:
             sock.sendall(_request(b'{"Limit": 10}'))
             headers, body = _answer(sock)
             assert headers.get("connection") != "close"
-            assert json.loads(body) == {"TableNames": []}
+            assert _tables(body)
 
 
 def test_two_calls_sent_back_to_back_are_both_answered_in_order(
@@ -85,8 +93,8 @@ def test_two_calls_sent_back_to_back_are_both_answered_in_order(
     # what the server reads next, not the rest of a body.
     with socket.create_connection(server, timeout=5) as sock:
         sock.sendall(_request(b'{"Limit": 5}') + _request(b'{"Limit": 6}'))
-        assert json.loads(_answer(sock)[1]) == {"TableNames": []}
-        assert json.loads(_answer(sock)[1]) == {"TableNames": []}
+        assert _tables(_answer(sock)[1])
+        assert _tables(_answer(sock)[1])
 
 
 def test_a_client_that_asks_for_close_gets_it(server: tuple[str, int]) -> None:
@@ -103,7 +111,7 @@ def test_a_chunked_body_is_answered_and_the_connection_closed(server: tuple[str,
     with socket.create_connection(server, timeout=5) as sock:
         sock.sendall(_request(chunked, extra="Transfer-Encoding: chunked\r\n", length=False))
         headers, answer = _answer(sock)
-        assert json.loads(answer) == {"TableNames": []}
+        assert _tables(answer)
         assert headers["connection"] == "close"
         assert _closed(sock)
 
