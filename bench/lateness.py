@@ -4,11 +4,11 @@ The local stack is started the way a user starts it (``python -m devstack.stack`
 as the e2e tests do) with the default 60 s heartbeat and 5 runner threads polling SQS.
 480 triggers (under the default quota of 500) are created over HTTP, spread over four
 minutes: cron triggers every 4 minutes at offsets 0-3 (their slots fall on second :00, in
-crowds of 60; the heartbeat ticks half a minute off them) and interval triggers of 1-4 minutes anchored at
-their creation instant (slots between ticks). Every fire whose slot falls in the
-measured window (whole minutes after the first tick, at least ``MIN_FIRES`` expected
-fires: about 1,100 in 6 minutes) is collected through ``GET /v1/runs``; lateness is
-``started_at - scheduled_for``.
+crowds of 60; the heartbeat ticks half a minute off them) and interval triggers of 1-4
+minutes anchored at their creation instant (slots between ticks). Every fire whose slot
+falls in the measured window (whole minutes after the first tick, at least ``MIN_FIRES``
+expected fires: about 1,100 in 6 minutes) is collected through ``GET /v1/runs``; lateness
+is ``started_at - scheduled_for``.
 
 It also checks the window's bookkeeping: every expected slot ran exactly once.
 """
