@@ -201,6 +201,8 @@ class Esm:
     rounds: int = 60
     on_delete: Callable[[], None] | None = None
     received: Counter = field(default_factory=Counter)
+    # Messages a receive takes (Lambda's batch size): 1 runs them one at a time, in order.
+    batch: int = 10
 
     def drain(self) -> None:
         from chalicelib import wiring
@@ -212,7 +214,7 @@ class Esm:
             try:
                 messages = sqs.receive_message(
                     QueueUrl=self.aws.queue_url,
-                    MaxNumberOfMessages=10,
+                    MaxNumberOfMessages=self.batch,
                     VisibilityTimeout=0,
                     AttributeNames=["All"],
                 ).get("Messages", [])

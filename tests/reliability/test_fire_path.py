@@ -551,10 +551,61 @@ def test_bookkeeping_that_keeps_failing_after_settle_fails_the_message_and_is_fi
     monkeypatch.setattr(events.attempts, "settle_event", failing)
     from tests.scenarios import Esm
 
-    esm = Esm(aws, assembly.build_runner(clock=clock))
+    # One message at a time, in order: the first event's own message runs it. (In one
+    # batch the second event's message may run the queue's head in its place; its
+    # redelivery then runs its own event, and the sweep finishes the head's bookkeeping:
+    # the next test. Both orders were seen here, so this one is made certain.)
+    esm = Esm(aws, assembly.build_runner(clock=clock), batch=1)
     esm.drain()  # no heartbeat: the redelivered message finishes the bookkeeping
     assert _event_statuses(created["id"]) == Counter({"succeeded": 2})
     assert max(esm.received.values()) >= 2  # the failed message came back
+    assert sorted(executions.values()) == [1, 1]
+
+
+def test_a_head_run_in_another_events_place_whose_bookkeeping_keeps_failing_is_finished_by_the_sweep(
+    aws, clock, root, executions, monkeypatch
+):
+    created = _event_trigger(root, clock)
+    first = _post(created, clock, 1)
+    clock.advance(0.01)
+    _post(created, clock, 2)
+    # The first event's message is gone (or comes later): the second event's message runs
+    # the queue's head, the first event, in its place.
+    sqs = aws.sqs()
+    messages = sqs.receive_message(QueueUrl=aws.queue_url, MaxNumberOfMessages=10)["Messages"]
+    (own,) = [m for m in messages if first["event_id"] in m["Body"]]
+    sqs.delete_message(QueueUrl=aws.queue_url, ReceiptHandle=own["ReceiptHandle"])
+    sqs.change_message_visibility_batch(
+        QueueUrl=aws.queue_url,
+        Entries=[
+            {"Id": str(n), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}
+            for n, m in enumerate(messages)
+            if m is not own
+        ],
+    )
+    real = events.attempts.settle_event
+    failures = [1] * AFTER_SETTLE_ATTEMPTS  # every try of the head's hook fails
+
+    def failing(*args, **kwargs):
+        if failures:
+            failures.pop()
+            raise RuntimeError("injected: events table unavailable")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(events.attempts, "settle_event", failing)
+    from tests.scenarios import Esm
+
+    esm = Esm(aws, assembly.build_runner(clock=clock), batch=1)
+    esm.drain()
+    # The redelivered message ran its own event; the head is left running...
+    assert _event_statuses(created["id"]) == Counter({"succeeded": 1, "running": 1})
+    # ...until a tick's sweep, past its run's lease and the grace, finishes it from the
+    # run's record.
+    lease_s = get_settings().runner_timeout_s + 60
+    clock.advance(lease_s + events.event_sweep.SWEEP_GRACE_S + 60)
+    assembly.tick(now=clock())
+    esm.drain()
+    assert _event_statuses(created["id"]) == Counter({"succeeded": 2})
     assert sorted(executions.values()) == [1, 1]
 
 
