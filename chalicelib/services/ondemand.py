@@ -253,10 +253,23 @@ def _push_back(trigger_id: str, slot: int) -> None:
     )
 
 
+# Times a dispatch whose claim found the trigger full looks again for room that a settle
+# made meanwhile (each look is one read of the trigger).
+RECHECKS = 3
+
+
+def _has_room(trigger_id: str, capacity: int) -> bool:
+    item = triggers_store.get_trigger(trigger_id)
+    if item is None or item.status != "active":
+        return False
+    return len(triggers_store.in_flight_of(item)) < capacity
+
+
 def dispatch_backfill(trigger_id: str, *, now: datetime) -> int:
     """Start as many pending backfill slots as the trigger has room for; returns how many."""
     settings = get_settings()
     started = 0
+    rechecks = RECHECKS
     while True:
         slot, left = _pop(trigger_id)
         if slot is None:
@@ -282,6 +295,11 @@ def dispatch_backfill(trigger_id: str, *, now: datetime) -> int:
         )
         if outcome != claims_store.ClaimResult.CLAIMED:
             _push_back(trigger_id, slot)  # busy or paused: waits for the next settle
+            # A run that settled between the claim and the push back found no slot to
+            # pull (this one was out of the list): look again, or nobody would.
+            if rechecks and _has_room(trigger_id, capacity):
+                rechecks -= 1
+                continue
             return started
         message = FireMessage(
             run_id=run_id, trigger_id=trigger_id, surface="backfill", scheduled_ms=slot

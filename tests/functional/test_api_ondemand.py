@@ -331,6 +331,34 @@ def test_backfill_keeps_to_the_triggers_concurrency(aws, root, clock):
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"] * 6
 
 
+def test_a_slot_put_back_after_a_failed_claim_runs_when_the_run_in_flight_settled_meanwhile(
+    aws, root, clock, monkeypatch
+):
+    # Seen in the console's e2e test: the dispatch that found the trigger full put its slot
+    # back after the run in flight had settled and pulled, finding nothing to pull (the
+    # slot was out of the list). Nobody was left to start it.
+    trigger_id = triggers.create_trigger(root, HOURLY, now=clock())["id"]
+    window = {"from": WINDOW["from"], "to": "2026-11-01T01:00:00Z"}
+    answer = ondemand.backfill(root, trigger_id, window, now=clock())
+    first, second = answer["run_ids"]
+    real = ondemand._push_back
+    settled: list[str] = []
+
+    def settle_first_then_push_back(trigger_id_: str, slot: int) -> None:
+        if not settled:  # the first run settles now, and its pull finds no slot
+            settled.append(first)
+            triggers_store.TriggerModel(trigger_id_).update(
+                actions=[triggers_store.TriggerModel.in_flight[first].remove()]
+            )
+            assert ondemand.dispatch_backfill(trigger_id_, now=clock()) == 0
+        real(trigger_id_, slot)
+
+    monkeypatch.setattr(ondemand, "_push_back", settle_first_then_push_back)
+    assert ondemand.dispatch_backfill(trigger_id, now=clock()) == 1
+    item = triggers_store.get_trigger(trigger_id)
+    assert list(triggers_store.in_flight_of(item)) == [second]
+
+
 def test_a_paused_trigger_holds_its_backfill_and_resuming_carries_on(aws, root, clock):
     trigger_id = triggers.create_trigger(root, HOURLY, now=clock())["id"]
     ondemand.backfill(root, trigger_id, WINDOW, now=clock())
