@@ -18,7 +18,9 @@ How a backfill runs within the trigger's limits:
 2. ``dispatch_backfill`` pops the oldest slot (compare-and-set on the item's version,
    so each slot is popped by exactly one caller) and claims it like any other run:
    ``claim_and_start`` with the trigger's ``concurrency`` as capacity. A trigger that is
-   busy or paused refuses the claim; the slot goes back to the front and waits.
+   busy or paused refuses the claim; the slot goes back to the front and waits. The
+   dispatcher then reads the trigger once more (``RECHECKS``): a run that settled between
+   the refused claim and the put-back found no slot to pull, and would start none.
 3. Every settle of a run of that trigger (a backfill run or any other) calls
    ``dispatch_backfill`` again, and so does an enable: the backfill goes on as capacity
    frees up. The run policies apply to each run as to any: serialize_key, budget,
