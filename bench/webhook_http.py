@@ -138,19 +138,21 @@ def measure_burst(
     return _burst(stack, deliveries=deliveries, seconds=seconds, triggers=triggers)
 
 
+def _settle_gaps(start_ms: int, finishes: list[int]) -> list[tuple[int, int]]:
+    """Each time with no run settling, from ``start_ms`` to the last settle: (began, ended)."""
+    points = [start_ms, *sorted(f for f in finishes if f >= start_ms)]
+    return list(zip(points, points[1:], strict=False))
+
+
 def _longest_gap_s(start_ms: int, finishes: list[int]) -> float:
     """The longest time with no run settling, from ``start_ms`` to the last settle."""
-    points = [start_ms, *sorted(f for f in finishes if f >= start_ms)]
-    return round(
-        max((b - a for a, b in zip(points, points[1:], strict=False)), default=0) / 1000, 1
-    )
+    return round(max((b - a for a, b in _settle_gaps(start_ms, finishes)), default=0) / 1000, 1)
 
 
 def _longest_gaps(start_ms: int, finishes: list[int], *, top: int = 5) -> list[list]:
     """The ``top`` longest times with no run settling: when each began (UTC) and how long
     it was (s), to set beside the stack's own minute (the heartbeat, the snapshot)."""
-    points = [start_ms, *sorted(f for f in finishes if f >= start_ms)]
-    gaps = sorted(zip(points, points[1:], strict=False), key=lambda ab: ab[0] - ab[1])[:top]
+    gaps = sorted(_settle_gaps(start_ms, finishes), key=lambda ab: ab[0] - ab[1])[:top]
     return [
         [datetime.fromtimestamp(a / 1000, UTC).isoformat(timespec="milliseconds"), (b - a) / 1000]
         for a, b in gaps

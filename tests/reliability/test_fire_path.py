@@ -32,7 +32,7 @@ from chalicelib.store.events import EventModel
 from chalicelib.store.sqs import FireMessage, send_fires
 from chalicelib.store.triggers import TriggerModel
 from chalicelib.workflows import REGISTRY, Fire, Result, Workflow, workflow
-from tests.scenarios import EXECUTIONS, create_scheduled, runs_of
+from tests.scenarios import EXECUTIONS, Esm, create_scheduled, runs_of
 from tests.signing import signed_headers
 
 MINUTE = 60
@@ -374,7 +374,6 @@ def test_a_claim_that_raised_is_not_acknowledged_and_runs_when_delivered_again(
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(TriggerModel, "update", throttled)
-    from tests.scenarios import Esm
 
     esm = Esm(aws, assembly.build_runner(clock=clock))
     esm.drain()  # each failed invocation's message comes back, until the write goes through
@@ -532,15 +531,10 @@ def test_a_pull_that_failed_is_retried_and_the_chain_does_not_stall(
     assert _event_statuses(created["id"]) == Counter({"succeeded": 5})
 
 
-def test_bookkeeping_that_keeps_failing_after_settle_fails_the_message_and_is_finished_on_redelivery(
-    aws, clock, root, executions, monkeypatch
-):
-    created = _event_trigger(root, clock)
-    _post(created, clock, 1)
-    clock.advance(0.01)
-    _post(created, clock, 2)
+def _fail_settle_event(monkeypatch, times: int) -> None:
+    """The event's settle fails its next ``times`` calls ("events table unavailable")."""
     real = events.attempts.settle_event
-    failures = [1] * AFTER_SETTLE_ATTEMPTS  # every try of the first run's hook fails
+    failures = [1] * times
 
     def failing(*args, **kwargs):
         if failures:
@@ -549,7 +543,16 @@ def test_bookkeeping_that_keeps_failing_after_settle_fails_the_message_and_is_fi
         return real(*args, **kwargs)
 
     monkeypatch.setattr(events.attempts, "settle_event", failing)
-    from tests.scenarios import Esm
+
+
+def test_bookkeeping_that_keeps_failing_after_settle_fails_the_message_and_is_finished_on_redelivery(
+    aws, clock, root, executions, monkeypatch
+):
+    created = _event_trigger(root, clock)
+    _post(created, clock, 1)
+    clock.advance(0.01)
+    _post(created, clock, 2)
+    _fail_settle_event(monkeypatch, AFTER_SETTLE_ATTEMPTS)  # every try of the first run's hook
 
     # One message at a time, in order: the first event's own message runs it. (In one
     # batch the second event's message may run the queue's head in its place; its
@@ -571,29 +574,8 @@ def test_a_head_run_in_another_events_place_whose_bookkeeping_keeps_failing_is_f
     _post(created, clock, 2)
     # The first event's message is gone (or comes later): the second event's message runs
     # the queue's head, the first event, in its place.
-    sqs = aws.sqs()
-    messages = sqs.receive_message(QueueUrl=aws.queue_url, MaxNumberOfMessages=10)["Messages"]
-    (own,) = [m for m in messages if first["event_id"] in m["Body"]]
-    sqs.delete_message(QueueUrl=aws.queue_url, ReceiptHandle=own["ReceiptHandle"])
-    sqs.change_message_visibility_batch(
-        QueueUrl=aws.queue_url,
-        Entries=[
-            {"Id": str(n), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}
-            for n, m in enumerate(messages)
-            if m is not own
-        ],
-    )
-    real = events.attempts.settle_event
-    failures = [1] * AFTER_SETTLE_ATTEMPTS  # every try of the head's hook fails
-
-    def failing(*args, **kwargs):
-        if failures:
-            failures.pop()
-            raise RuntimeError("injected: events table unavailable")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(events.attempts, "settle_event", failing)
-    from tests.scenarios import Esm
+    aws.delete([m for m in aws.receive(visibility=0) if first["event_id"] in m["Body"]])
+    _fail_settle_event(monkeypatch, AFTER_SETTLE_ATTEMPTS)  # every try of the head's hook
 
     esm = Esm(aws, assembly.build_runner(clock=clock), batch=1)
     esm.drain()
