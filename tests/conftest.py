@@ -64,14 +64,13 @@ def _defer_kms_private_keys() -> None:
 @pytest.fixture(scope="session")
 def moto_server() -> Iterator[str]:
     """One moto server for the session; each test resets it."""
-    from moto.server import ThreadedMotoServer
-
+    from devstack.keep_alive import KeepAliveMotoServer
     from devstack.moto_atomic import make_dynamodb_atomic
 
     make_dynamodb_atomic()
     _defer_kms_private_keys()
     port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server = KeepAliveMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     yield f"http://127.0.0.1:{port}"
     server.stop()

@@ -12,7 +12,7 @@ import boto3
 import pytest
 from werkzeug.serving import make_server
 
-from devstack.keep_alive import KeepAliveHandler, keeps_alive
+from devstack.keep_alive import KeepAliveHandler, KeepAliveMotoServer, keeps_alive
 
 _TARGET = "DynamoDB_20120810.ListTables"
 _AUTH = (
@@ -21,10 +21,20 @@ _AUTH = (
 )
 
 
-@pytest.fixture
-def server() -> Iterator[tuple[str, int]]:
+@pytest.fixture(params=["embedded AWS's server", "tests' and bench's server"])
+def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, int]]:
+    """The handler behind werkzeug as the embedded AWS serves it, and moto's in-process
+    server as the tests and the bench start it (``KeepAliveMotoServer``)."""
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
+    if request.param.startswith("tests"):
+        moto = KeepAliveMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        moto.start()
+        try:
+            yield moto.get_host_and_port()
+        finally:
+            moto.stop()
+        return
     app = DomainDispatcherApplication(create_backend_app)
     srv = make_server("127.0.0.1", 0, app, threaded=True, request_handler=KeepAliveHandler)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
