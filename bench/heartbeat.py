@@ -9,11 +9,12 @@ every item a GetItem or BatchGetItem returns) divided by the due count.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from bench.calls import CallLog
@@ -40,6 +41,24 @@ def _record(report, calls, due_count, ratios, tick_ms, claims_per_s, reads, dues
     reads.append(read)
     dues.append(report.due)
     assert report.due == due_count, (report.due, due_count)
+
+
+@contextlib.contextmanager
+def _whole_tick() -> Iterator[None]:
+    """One inline tick reaches every due row: its 40 s budget lifted for the measure.
+
+    The inline tick claims about 25 slots a second on the bench's moto, so 1,000 due
+    rows take longer than ``TICK_BUDGET_S``, and the tick hands the rest to the next
+    one (it did: 766 of 1,000 reached). The read ratio is a property of one whole pass;
+    deployed, the ticks fan out per shard (``measure_enqueue``)."""
+    from chalicelib.services.heartbeat import shards
+
+    budget = shards.TICK_BUDGET_S
+    shards.TICK_BUDGET_S = 600.0
+    try:
+        yield
+    finally:
+        shards.TICK_BUDGET_S = budget
 
 
 def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int = 7) -> dict:
@@ -74,7 +93,7 @@ def measure_read_ratio(env: MotoEnv, *, registered: int, repeats: int, seed: int
     register_s = time.perf_counter() - started
 
     ratios, tick_ms, claims_per_s, reads, dues = [], [], [], [], []
-    with CallLog() as log:
+    with CallLog() as log, _whole_tick():
         warm_clients()
         for _ in range(repeats):
             mark = log.mark()

@@ -36,6 +36,7 @@ SUITE = [
     "tests/functional/test_events_pull.py",
     "tests/functional/test_ingress.py",
     "tests/functional/test_run_pages.py",
+    "tests/functional/test_embedded_aws_save.py",
 ]
 
 # pytest's exit codes: 0 all passed, 1 some test failed. Anything else (5: ``-k`` chose

@@ -271,4 +271,21 @@ MUTATIONS = [
         "    runs_store.put_run(run)\n",
         focus="settles_after_the_reapers_read",
     ),
+    Mutation(
+        "the local save rotates its journal after the dump (a write made during it is lost)",
+        "devstack/embedded_aws.py",
+        "    covered = journal.rotate() if journal is not None else None\n"
+        "    snapshot = {\n"
+        '        "saved_at": datetime.now(UTC).isoformat(),\n'
+        '        "tables": dump_tables(prefix),\n'
+        '        "objects": dump_objects(prefix),\n'
+        "    }\n",
+        "    snapshot = {\n"
+        '        "saved_at": datetime.now(UTC).isoformat(),\n'
+        '        "tables": dump_tables(prefix),\n'
+        '        "objects": dump_objects(prefix),\n'
+        "    }\n"
+        "    covered = journal.rotate() if journal is not None else None\n",
+        focus="writes_made_during_a_save",
+    ),
 ]

@@ -25,10 +25,12 @@ With a data dir, every write is journaled and fsync'd before it is answered, and
 journal a crash left is folded into ``tables.json`` before the port is served
 (``journal``, ``journal_hooks``): a SIGKILL loses nothing that was acknowledged.
 
-The save reads moto's DynamoDB backend directly, under the same lock the writes take,
-so a snapshot never catches an item half-updated and costs the stack's process
-nothing (it only sends a signal). The file keeps the shape the stack has always
-written, plus the stack's buckets: ``{"saved_at", "tables": {name: [item in DynamoDB
+The save reads moto's DynamoDB backend directly and costs the stack's process nothing
+(it only sends a signal). It takes each table's list of items under the lock the
+writes take and reads the items with the lock free, so writes go on during a save; a
+write the dump half-saw is replayed from the journal, rotated before the dump
+(``dump_tables``). The file keeps the shape the stack has always written, plus the
+stack's buckets: ``{"saved_at", "tables": {name: [item in DynamoDB
 JSON]}, "objects": {bucket: {key: base64}}}``.
 """
 
@@ -142,10 +144,18 @@ class EmbeddedAws:
 
 
 def dump_tables(prefix: str) -> dict[str, list[dict]]:
-    """Every item of every table named ``prefix*`` in this process's moto, as DynamoDB JSON."""
+    """Every item of every table named ``prefix*`` in this process's moto, as DynamoDB JSON.
+
+    Only the list of a table's items is taken under the write lock; each item is then
+    converted with the lock free, so the embedded AWS keeps answering while a large
+    snapshot is made (it stalled every call for about a second a save once the tables
+    held a few thousand items). The dump is fuzzy: an item written meanwhile may be seen
+    before or after that write. ``_save`` makes it whole: the journal is rotated first,
+    so every write made during the dump is in a journal file kept after it, and loading
+    replays those files over the dump, each record the item's full image.
+    """
     from moto.dynamodb.models import dynamodb_backends
 
-    from devstack.journal import wire_item
     from devstack.moto_atomic import write_lock
 
     dump: dict[str, list[dict]] = {}
@@ -155,11 +165,25 @@ def dump_tables(prefix: str) -> dict[str, list[dict]]:
             for name, table in list(backend.tables.items()):
                 if not name.startswith(prefix):
                     continue
-                # Under the write lock: moto updates items in place, and a dict that
-                # changes size while it is iterated raises.
+                # Under the lock: a put or delete changes the table's dicts' size, and a
+                # dict that changes size while it is iterated raises.
                 with write_lock():
-                    dump[name] = [wire_item(item) for item in table.all_items()]
+                    items = list(table.all_items())
+                dump[name] = [_wire_unlocked(item) for item in items]
     return dump
+
+
+def _wire_unlocked(item: Any) -> dict:
+    """An item as DynamoDB JSON, read with the write lock free (or under it, if a write
+    added or removed one of its attributes while it was read)."""
+    from devstack import journal
+    from devstack.moto_atomic import write_lock
+
+    try:
+        return journal.wire_item(item)
+    except RuntimeError:  # "dictionary changed size during iteration"
+        with write_lock():
+            return journal.wire_item(item)
 
 
 def item_for_boto3(item: dict) -> dict:

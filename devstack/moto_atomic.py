@@ -32,7 +32,7 @@ _READERS = ("get_item", "query", "scan", "batch_get_item", "transact_get_items")
 
 
 def write_lock() -> threading.RLock:
-    """The lock every patched write holds (a snapshot of the tables takes it too)."""
+    """The lock every patched write holds (a snapshot takes it to list a table's items)."""
     return _lock
 
 
