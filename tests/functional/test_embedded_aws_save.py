@@ -169,3 +169,21 @@ def test_an_item_that_changes_size_while_it_is_read_is_read_again_under_the_lock
     monkeypatch.setattr(journal_module, "wire_item", wire)
     assert _wire_unlocked("x") == {"id": {"S": "x"}}
     assert locked == [False, True]
+
+
+def test_the_snapshot_text_is_the_json_of_the_snapshot_encoded_a_chunk_at_a_time():
+    from devstack.embedded_aws import _ENCODE_CHUNK, snapshot_text
+
+    item = {"id": {"S": 'é\u2028"x'}, "n": {"N": "1"}, "b": {"B": "AP8="}}
+    shapes = [
+        {},
+        {"tables": {}},
+        {"saved_at": "2026-12-07T22:00:00+00:00", "tables": {"empty": []}, "objects": {}},
+        {
+            "saved_at": "2026-12-07T22:00:00+00:00",
+            "tables": {"one": [item], "many": [item] * (2 * _ENCODE_CHUNK + 1)},
+            "objects": {"bucket": {"key": "AGtlcHT/"}},
+        },
+    ]
+    for snapshot in shapes:
+        assert json.loads(snapshot_text(snapshot)) == snapshot
