@@ -47,7 +47,7 @@ def _record(report, calls, due_count, ratios, tick_ms, claims_per_s, reads, dues
 def _whole_tick() -> Iterator[None]:
     """One inline tick reaches every due row: its 40 s budget lifted for the measure.
 
-    The inline tick claims about 25 slots a second on the bench's moto, so 1,000 due
+    The inline tick claims about 20 slots a second on the bench's moto, so 1,000 due
     rows take longer than ``TICK_BUDGET_S``, and the tick hands the rest to the next
     one (it did: 766 of 1,000 reached). The read ratio is a property of one whole pass;
     deployed, the ticks fan out per shard (``measure_enqueue``)."""

@@ -148,8 +148,8 @@ def dump_tables(prefix: str) -> dict[str, list[dict]]:
 
     Only the list of a table's items is taken under the write lock; each item is then
     converted with the lock free, so the embedded AWS keeps answering while a large
-    snapshot is made (it stalled every call for about a second a save once the tables
-    held a few thousand items). The dump is fuzzy: an item written meanwhile may be seen
+    snapshot is made (with 50,000 items under the lock, a read waited up to 0.95 s a
+    save). The dump is fuzzy: an item written meanwhile may be seen
     before or after that write. ``_save`` makes it whole: the journal is rotated first,
     so every write made during the dump is in a journal file kept after it, and loading
     replays those files over the dump, each record the item's full image.
@@ -204,8 +204,8 @@ def _value_for_boto3(value: dict) -> dict:
     return value
 
 
-# Items encoded per call: json.dumps holds the interpreter lock for the whole of a call,
-# and one call for every table (50,000 items) kept moto's threads waiting ~0.3 s.
+# Items encoded per call: json.dumps holds the interpreter lock for the whole of a call
+# (50,000 items: the slowest read during a save 362-449 ms in one call, 332-344 chunked).
 _ENCODE_CHUNK = 500
 
 
