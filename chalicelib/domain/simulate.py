@@ -39,7 +39,7 @@ __all__ = [
 MAX_SIM_SLOTS = 20_000
 # What a fire costs on AWS as deployed: ``make bench``'s ``fire_cost.batched.usd_per_million``
 # (bench/results.json; tests/unit/test_simulate.py keeps the two equal).
-USD_PER_MILLION_FIRES = 3.422
+USD_PER_MILLION_FIRES = 3.47
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
