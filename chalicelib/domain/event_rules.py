@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_SOURCE",
     "TERMINAL",
+    "EVENT_STATUSES",
     "RUN_ENDED",
     "LOST_AFTER_SETTLE",
     "RunOutcome",
@@ -39,6 +40,9 @@ DEFAULT_SOURCE = "webhook"
 TERMINAL = ("succeeded", "failed", "skipped", "refused", "budget_exceeded")
 # How a run record (or a trigger's last_run) may end: the event statuses, and lost.
 RUN_ENDED = (*TERMINAL, "lost")
+# Every status an event may show: waiting or running, ended, kept beyond its trigger's
+# rate limit (``throttled``), or folded into a window's run (``batched``).
+EVENT_STATUSES = ("pending", "running", *TERMINAL, "throttled", "batched")
 LOST_AFTER_SETTLE = (
     "lost: the runner stopped after giving the run's slot back, before recording how it ended"
 )

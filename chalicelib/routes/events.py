@@ -5,6 +5,7 @@ from __future__ import annotations
 from chalice import Response
 
 from chalicelib.declare import LIST_QUERY, READ_ERRORS, WRITE_ERRORS, Query
+from chalicelib.domain.event_rules import EVENT_STATUSES
 from chalicelib.routes.resource import Resource, route
 
 bp = Resource(__name__)
@@ -47,7 +48,10 @@ def rotate_secret(who, trigger_id):
     role="viewer",
     summary="An event trigger's received events, newest first",
     answers={200: "EventPage"},
-    query=(Query("status", "Only events with this status"), *LIST_QUERY),
+    query=(
+        Query("status", "Only events with this status", enum=EVENT_STATUSES),
+        *LIST_QUERY,
+    ),
     errors=READ_ERRORS,
 )
 def list_trigger_events(who, trigger_id):

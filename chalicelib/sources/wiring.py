@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib.domain.errors import ServiceUnavailable, ValidationError
+from chalicelib.domain.filter_ops import validate_operator
 from chalicelib.domain.records import Trigger
 from chalicelib.domain.trigger_spec import TriggerSpec
 from chalicelib.observability import logger
@@ -120,6 +121,9 @@ def _check_node(node: dict, path: str) -> None:
                         raise ValidationError(
                             f"a matcher object has one key, one of {names}", field=where
                         )
+                    # Its argument too, by EventBridge's rules (the filters' own check):
+                    # PutRule refuses a malformed one in AWS, the embedded AWS does not.
+                    validate_operator(item, where)
                 elif not (item is None or isinstance(item, str | int | float)):
                     raise ValidationError("values are strings, numbers or null", field=where)
         else:

@@ -12,7 +12,7 @@ import pytest
 
 import app as app_module
 from chalicelib import assembly, wiring
-from chalicelib.services import deliveries, health
+from chalicelib.services import deliveries, health, offpath
 from chalicelib.store.deliveries import DeliveryModel
 from chalicelib.store.tables import TTL_ATTRIBUTES
 from devstack.gateway import contract_client as Client
@@ -165,6 +165,7 @@ def test_an_accepted_delivery_is_its_event_and_pages_merge_it_with_the_recorded_
             assert _send(api, token, body, good) == 202
             sent.append("accepted")
     # Only the refused ones are written as rows: an accepted one is its event's item.
+    offpath.refusals.flush()  # written off the answer's path (read here without the route)
     rows = [r for r in DeliveryModel.query(trigger_id) if not r.sk.startswith("#n#")]
     assert sorted(r.outcome for r in rows) == ["invalid_signature"] * 2
     seen, cursor = [], ""
@@ -186,6 +187,12 @@ def test_an_accepted_delivery_is_its_event_and_pages_merge_it_with_the_recorded_
     assert only == accepted
     refused = _deliveries(api, trigger_id, "?outcome=invalid_signature")["items"]
     assert len(refused) == 2
+    path = f"/v1/triggers/{trigger_id}/events"
+    assert api.call("GET", path + "?status=pending").body["items"] == [
+        e for e in events if e["status"] == "pending"
+    ]
+    bad = api.call("GET", path + "?status=bogus")
+    assert (bad.status, bad.error["field"]) == (422, "status")
 
 
 def test_health_tells_whether_the_scheduler_ticks_and_counts_queues_and_fires(api):

@@ -69,6 +69,27 @@ def test_a_pattern_eventbridge_would_refuse_is_refused_naming_the_path(pattern, 
     assert info.value.field == field
 
 
+@pytest.mark.parametrize(
+    ("matcher", "field"),
+    [
+        ({"numeric": [">"]}, "event.pattern.detail.a.numeric"),
+        ({"numeric": [">", "x"]}, "event.pattern.detail.a.numeric"),
+        ({"numeric": [">", 1, ">", 2]}, "event.pattern.detail.a.numeric"),
+        ({"prefix": 5}, "event.pattern.detail.a.prefix"),
+        ({"exists": "yes"}, "event.pattern.detail.a.exists"),
+        ({"anything-but": []}, "event.pattern.detail.a.anything-but"),
+        ({"wildcard": "a**b"}, "event.pattern.detail.a.wildcard"),
+        ({"cidr": "not a block"}, "event.pattern.detail.a.cidr"),
+    ],
+)
+def test_an_operator_with_an_argument_eventbridge_would_refuse_is_refused(matcher, field):
+    # The embedded AWS's bus does not check them: a rule holding [">", "x"] made every
+    # PutEvents on it fail (moto compared an int with a str), for every trigger.
+    with pytest.raises(ValidationError) as info:
+        validate_pattern({"detail": {"a": [matcher]}})
+    assert info.value.field == field
+
+
 def test_patterns_with_operators_and_or_are_accepted():
     validate_pattern(
         {

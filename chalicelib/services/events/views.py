@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+from chalicelib.domain.event_rules import EVENT_STATUSES
 from chalicelib.domain.records import EventRecord
 from chalicelib.services.auth import Principal
 from chalicelib.services.lookup import load_owned
-from chalicelib.services.pages import decode_cursor, encode_cursor, parse_limit
+from chalicelib.services.pages import choice, decode_cursor, encode_cursor, parse_limit
 from chalicelib.services.runs import iso_ms
 from chalicelib.store import event_reads
 
@@ -41,12 +42,12 @@ def list_events(principal: Principal, trigger_id: str, params: dict) -> dict:
     """A trigger's events, newest first: ``{items, next_cursor}``."""
     item = load_owned(principal, trigger_id)
     limit = parse_limit(params.get("limit"))
+    status = choice(params, "status", EVENT_STATUSES)
     cursor = decode_cursor(
         params.get("cursor"),
         shape={"id": "S", "trigger_id": "S", "received_sk": "S"},
         fixed={"trigger_id": item.id},
     )
-    status = params.get("status")
     page = event_reads.events_page(item.id, limit=limit, cursor=cursor)
     items = [event_view(e) for e in page]
     if status:
