@@ -195,6 +195,8 @@ class EventRecord:
     lease_ms: int | None = None
     expires: int | None = None
     surface: str = "event"
+    # An alias (a mark under a delivery's ``Idempotency-Key``): the event it names.
+    alias_of: str | None = None
 
 
 @dataclass(frozen=True)

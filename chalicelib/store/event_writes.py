@@ -16,6 +16,8 @@ that is not a failed condition is raised. The index attributes follow the rules 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 from pynamodb.expressions.condition import Condition
@@ -43,22 +45,25 @@ __all__ = [
 _NOT_STORED = "the event could not be stored; try again"
 
 
-def put_event(record: EventRecord, *, now_ms: int, mark: bool = False) -> EventRecord | None:
+def put_event(
+    record: EventRecord, *, now_ms: int, mark: bool = False, alias: EventRecord | None = None
+) -> EventRecord | None:
     """Store a new event; if its id is taken within the dedupe window, return that event.
 
     One PutItem: the condition is the dedupe, and ``ReturnValuesOnConditionCheckFailure``
     hands back the original (pynamodb cannot ask for it, so this uses the client). A
     ``mark`` (a delivery that stores no event) lacks the run and index attributes on
-    purpose.
+    purpose. With an ``alias`` (the mark of the delivery's ``Idempotency-Key``), the two
+    puts are one transaction with the same condition each: both are stored, or neither,
+    and a taken alias answers the event it names.
     """
+    if alias is not None:
+        return _put_with_alias(record, alias, now_ms=now_ms)
     try:
         client("dynamodb").put_item(
             TableName=EventModel.Meta.table_name,
             Item=event_item(record).serialize(null_check=not mark),
-            ConditionExpression="attribute_not_exists(#id) OR #until < :now",
-            ExpressionAttributeNames={"#id": "id", "#until": "dedupe_until"},
-            ExpressionAttributeValues={":now": {"N": str(now_ms)}},
-            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            **_dedupe_condition(now_ms),
         )
         return None
     except ClientError as exc:
@@ -67,12 +72,60 @@ def put_event(record: EventRecord, *, now_ms: int, mark: bool = False) -> EventR
         old = exc.response.get("Item")
     except BotoCoreError:
         raise ServiceUnavailable(_NOT_STORED) from None
+    return _stored(record.id, old)
+
+
+def _dedupe_condition(now_ms: int) -> dict:
+    """The dedupe condition of a put: the id is new, or its dedupe window is over."""
+    return {
+        "ConditionExpression": "attribute_not_exists(#id) OR #until < :now",
+        "ExpressionAttributeNames": {"#id": "id", "#until": "dedupe_until"},
+        "ExpressionAttributeValues": {":now": {"N": str(now_ms)}},
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
+
+
+def _stored(event_id: str, old: dict | None) -> EventRecord:
+    """The item a failed condition found (the answer's image, else a strong read)."""
     if old:
         return event_record(EventModel.from_raw_data(old))
     try:
-        return event_record(EventModel.get(record.id, consistent_read=True))
+        return event_record(EventModel.get(event_id, consistent_read=True))
     except DoesNotExist:
         raise ServiceUnavailable(_NOT_STORED) from None
+
+
+def _put_with_alias(record: EventRecord, alias: EventRecord, *, now_ms: int) -> EventRecord | None:
+    """The event and its alias in one transaction; on a duplicate, the event seen before:
+    the content's own (its id taken) first, else the one the alias names."""
+    table = EventModel.Meta.table_name
+    puts = [
+        {"Put": {"TableName": table, "Item": event_item(r).serialize(null_check=r is record)}}
+        for r in (record, alias)
+    ]
+    for put in puts:
+        put["Put"].update(_dedupe_condition(now_ms))
+    try:
+        client("dynamodb").transact_write_items(TransactItems=puts)
+        return None
+    except ClientError as exc:
+        reasons = exc.response.get("CancellationReasons") or []
+        taken = [r.get("Code") == "ConditionalCheckFailed" for r in reasons]
+        if len(taken) != 2 or not any(taken):
+            # A conflicting transaction, throttling, a server error: nothing was stored.
+            raise ServiceUnavailable(_NOT_STORED) from None
+    except BotoCoreError:
+        raise ServiceUnavailable(_NOT_STORED) from None
+    if taken[0]:
+        return _stored(record.id, reasons[0].get("Item"))
+    named = _stored(alias.id, reasons[1].get("Item"))
+    if named.alias_of is None:
+        return named  # not an alias (cannot happen: the key namespaces differ)
+    try:
+        return event_record(EventModel.get(named.alias_of, consistent_read=True))
+    except DoesNotExist:
+        # The event it named is gone (its trigger was deleted): a duplicate of nothing.
+        return replace(named, status="ignored")
 
 
 def _update(event: EventModel, actions: list[Action], condition: Condition) -> bool:

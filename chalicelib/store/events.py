@@ -95,6 +95,7 @@ class EventModel(TableBase):
     lease_ms = NumberAttribute(null=True)
     expires = NumberAttribute(null=True)
     surface = UnicodeAttribute(default="event")
+    alias_of = UnicodeAttribute(null=True)  # an Idempotency-Key's mark: the event it names
 
     by_trigger = EventsByTrigger()
     pending_by_trigger = PendingByTrigger()
@@ -129,6 +130,7 @@ def event_record(stored: EventModel) -> EventRecord:
         lease_ms=opt_int(stored.lease_ms),
         expires=opt_int(stored.expires),
         surface=stored.surface or "event",
+        alias_of=stored.alias_of,
     )
 
 
@@ -160,6 +162,7 @@ def event_item(record: EventRecord) -> EventModel:
         lease_ms=record.lease_ms,
         expires=record.expires,
         surface=record.surface,
+        alias_of=record.alias_of,
     )
 
 

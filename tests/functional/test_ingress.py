@@ -56,7 +56,12 @@ def fires(monkeypatch):
 
 
 def stored_events() -> list[EventModel]:
-    return list(EventModel.scan())
+    """The events table's items, but the aliases of ``Idempotency-Key`` headers."""
+    return [e for e in EventModel.scan() if e.alias_of is None]
+
+
+def stored_aliases() -> list[EventModel]:
+    return [e for e in EventModel.scan() if e.alias_of is not None]
 
 
 # --- each scheme, through the route ---------------------------------------------------
@@ -684,6 +689,57 @@ def test_signed_ids_longer_than_256_characters_that_share_a_prefix_are_two_deliv
     assert len(keys) == 2 and keys[0] != keys[1] and all(len(k) <= 256 for k in keys)
 
 
+def test_an_idempotency_key_seen_before_makes_a_duplicate_whatever_the_body(
+    aws, clock, root, http, fires
+):
+    # CONTRACT "Ingress": the dedupe key is the Idempotency-Key header if sent. Unsigned,
+    # it is a second key beside the signed content, never instead of it.
+    created = source_trigger(root, clock, "webhook", workflow="record-fire")
+    secret = created["webhook"]["secret"]
+
+    def send(body: bytes, key: str | None) -> tuple[int, dict]:
+        headers = signed_headers("webhook", secret, body, ts=0)
+        if key is not None:
+            headers["Idempotency-Key"] = key
+        return post(http, created, body, headers)
+
+    first, rebuilt = b'{"order": 42, "at": 1}', b'{"order": 42, "at": 2}'
+    status, answer = send(first, "order-42")
+    assert status == 202, answer
+    assert send(rebuilt, "order-42") == (200, {**answer, "duplicate": True})
+    # The same content under a new key is still the same delivery (a replay), and a
+    # cancelled put leaves no alias behind: the key is free for its real delivery.
+    assert send(first, "order-43") == (200, {**answer, "duplicate": True})
+    assert [a.dedupe_key for a in stored_aliases()] == ["idempotency-key:order-42"]
+    assert send(b'{"order": 43}', "order-43")[0] == 202
+    assert send(rebuilt, None)[0] == 202  # no key: its own content, a new delivery
+    assert aws.drain(assembly.build_runner(clock=clock)).count("succeeded") == 3
+    assert sorted(json.dumps(f.payload, sort_keys=True) for f in fires) == sorted(
+        json.dumps(json.loads(b), sort_keys=True) for b in (first, b'{"order": 43}', rebuilt)
+    )
+    # The window over, the key names nothing any more.
+    clock.advance(8 * 86400)
+    assert send(b'{"order": 42, "at": 3}', "order-42")[0] == 202
+
+
+def test_an_idempotency_key_whose_event_is_gone_answers_a_duplicate_of_nothing(
+    aws, clock, root, http, fires
+):
+    created = source_trigger(root, clock, "webhook", workflow="record-fire")
+    secret = created["webhook"]["secret"]
+    body = b'{"job": 1}'
+    headers = {**signed_headers("webhook", secret, body, ts=0), "Idempotency-Key": "job-1"}
+    status, answer = post(http, created, body, headers)
+    assert status == 202
+    EventModel(answer["event_id"]).delete()
+    other = b'{"job": 1, "retry": true}'
+    again = {**signed_headers("webhook", secret, other, ts=0), "Idempotency-Key": "job-1"}
+    assert post(http, created, other, again) == (
+        200,
+        {"event_id": None, "run_id": None, "duplicate": True},
+    )
+
+
 # --- the waiting-events quota ------------------------------------------------------------
 
 
@@ -701,9 +757,11 @@ def test_a_full_trigger_with_its_cap_of_waiting_events_answers_429_quota_and_sto
         # The trigger (concurrency 1) is full while this runs: deliveries can only wait.
         if fire.payload.get("n") == 0:
             secret = created["webhook"]["secret"]
-            for n in (1, 2, 3, 4, 5, 1):
+            for n in (1, 2, 3, 4, 5, 1, 7):
                 body = json.dumps({"type": "job", "n": n}).encode()
                 headers = signed_headers("webhook", secret, body, ts=0)
+                if n in (2, 7):  # 7 is a retry of 2 that rebuilt its body: the same key
+                    headers["Idempotency-Key"] = "job-2"
                 answer = http.post(f"/hooks/{token_of(created)}", headers=headers, body=body)
                 during.append((answer.status_code, json.loads(answer.body), answer.headers))
         return Result(output={"n": fire.payload.get("n")})
@@ -716,13 +774,15 @@ def test_a_full_trigger_with_its_cap_of_waiting_events_answers_429_quota_and_sto
     assert aws.drain(assembly.build_runner(clock=clock)) == ["succeeded"] * 4
 
     statuses = [status for status, _, _ in during]
-    assert statuses == [202, 202, 202, 429, 429, 200]
+    assert statuses == [202, 202, 202, 429, 429, 200, 200]
     for _, answer, headers in during[3:5]:
         assert answer["error"]["code"] == "quota"
         assert "3 events waiting" in answer["error"]["message"]
         assert headers["Retry-After"] == str(events.QUOTA_RETRY_AFTER_S)
-    # The duplicate of a waiting event is told so, not refused.
+    # The duplicate of a waiting event is told so, not refused: by its content, or by
+    # the Idempotency-Key it was sent with.
     assert during[5][1] == {**during[0][1], "duplicate": True}
+    assert during[6][1] == {**during[1][1], "duplicate": True}
     ran = sorted(json.loads(e.body)["n"] for e in stored_events())
     assert ran == [0, 1, 2, 3]  # the refused ones left nothing behind
 

@@ -12,7 +12,12 @@ Everything other modules use is named here (callers write ``signatures.verify``,
 test may replace it on this package); the submodules never import this package.
 """
 
-from chalicelib.domain.signatures.deliveries import dedupe_key, delivery_id, shown_key
+from chalicelib.domain.signatures.deliveries import (
+    dedupe_key,
+    delivery_id,
+    idempotency_key,
+    shown_key,
+)
 from chalicelib.domain.signatures.headers import SENSITIVE_HEADERS, clip_headers
 from chalicelib.domain.signatures.inbound import SECRET_REQUIRED, SOURCES, generate_secret, verify
 from chalicelib.domain.signatures.linkedin import linkedin_challenge
@@ -29,6 +34,7 @@ __all__ = [
     "verify",
     "delivery_id",
     "dedupe_key",
+    "idempotency_key",
     "shown_key",
     "slack_challenge",
     "linkedin_challenge",

@@ -9,7 +9,7 @@ from chalicelib.domain.event_sources import DELIVERED_SOURCES
 from chalicelib.domain.signatures.headers import lower
 from chalicelib.domain.signatures.macs import utf8
 
-__all__ = ["delivery_id", "dedupe_key", "shown_key"]
+__all__ = ["delivery_id", "dedupe_key", "idempotency_key", "shown_key"]
 
 _DELIVERY_ID_MAX = 256
 
@@ -55,6 +55,19 @@ def dedupe_key(
     if signed_id is not None:
         return f"id:{signed_id}"
     return "sha256:" + hashlib.sha256(bytes(body)).hexdigest()
+
+
+def idempotency_key(headers: Mapping[str, str]) -> str | None:
+    """The sender's ``Idempotency-Key`` header as a second dedupe key, or None.
+
+    Unsigned, so it never replaces the signed key (``dedupe_key``): a replay with a new
+    ``Idempotency-Key`` is still a duplicate of its content. It adds what the sender asks
+    for: a delivery with a key seen within the window is a duplicate too, whatever its
+    body (a retry that rebuilt its payload). Its own namespace, so it can never equal a
+    signed id or a digest.
+    """
+    value = _nonblank(lower(headers).get("idempotency-key"))
+    return None if value is None else f"idempotency-key:{value}"
 
 
 def shown_key(key: str) -> str:

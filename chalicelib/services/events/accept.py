@@ -2,7 +2,9 @@
 
 One conditional PutItem is both the event and its dedupe record: the event id is
 derived from the dedupe key, so a second delivery fails the condition and is answered
-200 with the original ids. A full trigger with ``max_waiting_events`` waiting answers
+200 with the original ids. A delivery with an ``Idempotency-Key`` header also puts that
+key's alias (``signatures.idempotency_key``), in one transaction with the event: a later
+delivery with the same key is a duplicate of that event, whatever its body. A full trigger with ``max_waiting_events`` waiting answers
 429 ``quota`` and stores nothing. Only then is the event dispatched (202): its message
 is sent at once, unless the trigger is full, in which case a run pulls it in its turn
 (``pull``). If the send fails the event stays pending and the heartbeat's sweep
@@ -178,7 +180,9 @@ def accept(
     """Store a delivery as a new event and dispatch it: 202, or 200 for a duplicate."""
     now_ms = ms(now)
     event_id = ids.event_id_for(item.id, key)
-    original = _check_waiting_quota(item, spec, event_id=event_id, now_ms=now_ms)
+    idempotency = signatures.idempotency_key(headers)
+    alias_id = ids.event_id_for(item.id, idempotency) if idempotency else None
+    original = _check_waiting_quota(item, spec, event_id=event_id, alias_id=alias_id, now_ms=now_ms)
     if original is not None:
         record_metric("WebhooksDuplicate", source=source)
         return 200, duplicate(original)
@@ -193,7 +197,8 @@ def accept(
         # A debounced or batched trigger's event waits for its window (services/events/window).
         record, window_delay_s = window.hold(record, spec, now_ms=now_ms)
     run_id = record.run_id
-    original = event_writes.put_event(record, now_ms=now_ms)
+    alias = _alias(record, idempotency, window_s=_window_s(spec)) if idempotency else None
+    original = event_writes.put_event(record, now_ms=now_ms, alias=alias)
     if original is not None:
         if record.body_s3_key:
             s3.delete_body(record.body_s3_key)
@@ -215,16 +220,34 @@ def accept(
     return 202, {"event_id": event_id, "run_id": run_id}
 
 
+def _alias(record: EventRecord, key: str, *, window_s: int) -> EventRecord:
+    """The mark of a delivery's ``Idempotency-Key``: it names the event and nothing else
+    (no run, no index key) and lives as long as the event's dedupe window."""
+    return EventRecord(
+        id=ids.event_id_for(record.trigger_id, key),
+        trigger_id=record.trigger_id,
+        tenant=record.tenant,
+        received_ms=record.received_ms,
+        status="alias",
+        source=record.source,
+        dedupe_key=signatures.shown_key(key),
+        dedupe_until=record.received_ms + window_s * 1000,
+        expires=record.received_ms // 1000 + window_s,
+        alias_of=record.id,
+    )
+
+
 def _check_waiting_quota(
-    item: Trigger, spec: dict, *, event_id: str, now_ms: int
+    item: Trigger, spec: dict, *, event_id: str, alias_id: str | None, now_ms: int
 ) -> EventRecord | None:
     """429 ``quota`` (nothing stored) if the trigger already has its cap of waiting events.
 
     Only a full trigger has a queue, so only then (the GetItem read its runs in flight)
     is the queue counted: one KEYS_ONLY count of at most ``max_waiting_events`` keys; the
     accepted path of a trigger with room costs nothing more. A delivery stored before is
-    a duplicate, not refused (one GetItem, on this path only): a provider retrying it
-    learns that it arrived. Deliveries counted at the same instant each see the queue
+    a duplicate, not refused (a GetItem of its id, and of its ``Idempotency-Key``'s
+    alias if it sent one, on this path only): a provider retrying it learns that it
+    arrived. Deliveries counted at the same instant each see the queue
     before the others' puts, so the cap can be passed by that many, never more.
     """
     cap = get_settings().max_waiting_events
@@ -232,9 +255,11 @@ def _check_waiting_quota(
         return None
     if event_reads.waiting_count(item.id, cap=cap) < cap:
         return None
-    stored = event_reads.get_event(event_id)
-    if stored is not None and int(stored.dedupe_until or 0) >= now_ms:
-        return stored
+    for seen_id in (event_id, alias_id):
+        stored = event_reads.get_event(seen_id) if seen_id else None
+        if stored is not None and int(stored.dedupe_until or 0) >= now_ms:
+            named = event_reads.get_event(stored.alias_of) if stored.alias_of else stored
+            return named if named is not None else replace(stored, status="ignored")
     record_metric("WebhooksRefused", reason="quota")
     raise refused(
         QuotaExceeded(
