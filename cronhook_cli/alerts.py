@@ -70,12 +70,11 @@ def alerts() -> None:
 @command("list", group=alerts)
 def list_alerts(ctx: click.Context, as_json: bool) -> None:
     """The tenant's alert policies (Slack URLs and signing secrets are never shown)."""
-    answer = client_of(ctx).request("GET", "/v1/alerts")
-    items = answer.get("items") or []
+    items, cursor = client_of(ctx).pages("/v1/alerts", {})  # every page
     emit_page(
         ctx,
         items,
-        None,
+        cursor,
         as_json,
         lambda rows: print_list(rows, "No alert policies.", _POLICY_COLUMNS),
     )

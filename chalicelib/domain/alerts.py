@@ -233,7 +233,7 @@ def message_text(policy_name: str, items: Sequence[dict], *, console_url: str) -
     with its reason, last error and a link to the run in the console."""
     lines: list[str] = []
     if len(items) > 1:
-        lines.append(f"{len(items)} triggers need attention (alert policy {policy_name!r}).")
+        lines.append(f"{_digest_count(items)} (alert policy {policy_name!r}).")
         lines.append("")
     for item in items[:DIGEST_SHOWN]:
         lines.append(f"- {summary_line(item)}")
@@ -243,6 +243,17 @@ def message_text(policy_name: str, items: Sequence[dict], *, console_url: str) -
     lines.append("")
     lines.append(f"Alert policy: {policy_name}. Console: {console_url}/")
     return "\n".join(lines)
+
+
+def _digest_count(items: Sequence[dict]) -> str:
+    """A digest's headline: distinct triggers, then notifications (one trigger may have
+    several in a minute: ``failed`` then ``disabled``)."""
+    triggers = len({str(i["trigger_id"]) for i in items if i.get("trigger_id")})
+    notes = f"{len(items)} notifications"
+    if not triggers:
+        return notes
+    needs = "trigger needs" if triggers == 1 else "triggers need"
+    return f"{triggers} {needs} attention: {notes}"
 
 
 def _detail_lines(item: dict, *, console_url: str) -> list[str]:

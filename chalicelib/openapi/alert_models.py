@@ -31,8 +31,8 @@ class AlertOut(_Out):
     budget_percent: int
     quiet_s: int
     channels: list[dict[str, Any]] = Field(
-        description="email `{to}`, slack `{host}` (the URL is sealed), webhook `{url}`, "
-        "sns `{topic_arn}`"
+        description="email `{to}`, slack `{host}` (the URL is sealed), webhook `{url}` (its "
+        "query values shown as `[masked]`), sns `{topic_arn}`"
     )
     has_signing_secret: bool
     created_at: Instant | None
@@ -49,6 +49,7 @@ class AlertCreated(AlertOut):
 
 class AlertList(_Out):
     items: list[AlertOut]
+    next_cursor: str | None
 
 
 class AlertTestQueued(_Out):

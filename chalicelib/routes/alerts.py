@@ -39,10 +39,11 @@ def create_alert(who):
     role="viewer",
     summary="List alert policies",
     answers={200: "AlertList"},
+    query=LIST_QUERY,
     errors=READ_ERRORS,
 )
 def list_alerts(who):
-    return alerts.list_alerts(who)
+    return alerts.list_alerts(who, bp.params())
 
 
 @route(

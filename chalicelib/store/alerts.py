@@ -36,6 +36,7 @@ __all__ = [
     "get_policy",
     "delete_policy",
     "policies_of",
+    "policies_page",
     "swept_policies",
     "put_notification",
     "set_outcome",
@@ -106,6 +107,18 @@ def policies_of(tenant: str) -> list[dict]:
         json.loads(item.body or "{}")
         for item in AlertModel.query(f"t#{tenant}", AlertModel.sk.startswith("p#"))
     ]
+
+
+def policies_page(tenant: str, *, limit: int, cursor: dict | None) -> Page[dict]:
+    """A page of a tenant's policies, oldest id first, and the key to resume after."""
+    results = AlertModel.query(
+        f"t#{tenant}",
+        AlertModel.sk.startswith("p#"),
+        page_size=limit,
+        last_evaluated_key=cursor,
+    )
+    rows, last_key = take_page(results, AlertModel, limit=limit)
+    return Page(tuple(json.loads(row.body or "{}") for row in rows), last_key)
 
 
 def swept_policies() -> Iterator[tuple[str, str]]:

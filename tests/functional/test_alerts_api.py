@@ -13,6 +13,7 @@ from chalicelib.store import kms
 from chalicelib.store.aws import client
 from tests.functional.api_client import Api
 
+ROOT_TENANT = "local"  # the root key's tenant (tests/conftest.py)
 SLACK = "https://hooks.slack.com/services/T000/B000/secretpart"
 POLICY = {
     "name": "ops",
@@ -148,3 +149,90 @@ def test_a_policy_without_channels_cannot_be_tested_and_one_with_channels_is_que
     created = api.call("POST", "/v1/alerts", POLICY).body
     queued = api.call("POST", f"/v1/alerts/{created['id']}/test")
     assert queued.status == 202 and queued.body == {"queued": True, "channels": 4}
+
+
+def test_a_webhook_urls_query_values_are_masked_in_every_view_and_kept_for_sending(api):
+    hook = "https://example.com/hook?token=QSSECRET999&team=ops"
+    body = {"name": "ops", "on": ["failed"], "channels": [{"type": "webhook", "url": hook}]}
+    created = api.call("POST", "/v1/alerts", body)
+    assert created.status == 201, created.body
+    alert_id = created.body["id"]
+    api.make_key("viewer", "viewer")
+    answers = [
+        created,
+        api.call("GET", "/v1/alerts", key="viewer"),
+        api.call("GET", f"/v1/alerts/{alert_id}", key="viewer"),
+        api.call("PATCH", f"/v1/alerts/{alert_id}", {"quiet_s": 60}),
+    ]
+    for answer in answers:
+        assert answer.status in (200, 201), answer.body
+        assert "QSSECRET999" not in str(answer.body)
+    assert created.body["channels"] == [
+        {"type": "webhook", "url": "https://example.com/hook?token=[masked]&team=[masked]"}
+    ]
+    stored = alert_store.get_policy(ROOT_TENANT, alert_id)
+    assert stored is not None and stored["channels"][0]["url"] == hook
+
+
+def test_a_patched_match_is_stored_whole_with_its_empty_lists(api):
+    created = api.call("POST", "/v1/alerts", {"name": "ops", "on": ["failed"]}).body
+    assert created["match"] == {"tags": [], "workflows": [], "trigger_ids": []}
+    path = f"/v1/alerts/{created['id']}"
+    patched = api.call("PATCH", path, {"match": {"tags": ["p1"]}})
+    assert patched.status == 200, patched.body
+    whole = {"tags": ["p1"], "workflows": [], "trigger_ids": []}
+    assert patched.body["match"] == whole
+    assert api.call("GET", path).body["match"] == whole
+    assert api.call("GET", "/v1/alerts").body["items"][0]["match"] == whole
+    stored = alert_store.get_policy(ROOT_TENANT, created["id"])
+    assert stored is not None and stored["match"] == whole
+
+
+def test_alert_policies_list_a_page_at_a_time_with_a_cursor(api):
+    ids = [
+        api.call("POST", "/v1/alerts", {"name": f"p{n}", "on": ["failed"]}).body["id"]
+        for n in range(5)
+    ]
+    seen: list[str] = []
+    cursor = None
+    for _ in range(5):
+        path = "/v1/alerts?limit=2" + (f"&cursor={cursor}" if cursor else "")
+        page = api.call("GET", path, key="root")
+        assert page.status == 200, page.body
+        assert set(page.body) == {"items", "next_cursor"}
+        assert len(page.body["items"]) <= 2
+        seen += [item["id"] for item in page.body["items"]]
+        cursor = page.body["next_cursor"]
+        if cursor is None:
+            break
+    assert sorted(seen) == sorted(ids) and len(seen) == 5
+    assert api.call("GET", "/v1/alerts").body["next_cursor"] is None
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("limit=0", "limit"),
+        ("limit=abc", "limit"),
+        ("limit=201", "limit"),
+        ("cursor=nope", "cursor"),
+    ],
+)
+def test_a_bad_limit_or_cursor_on_the_alert_list_is_a_422_naming_it(api, query, field):
+    answer = api.call("GET", f"/v1/alerts?{query}")
+    assert answer.status == 422, answer.body
+    assert answer.error["field"] == field
+
+
+def test_a_cursor_of_another_tenant_or_outside_the_policies_is_a_422(api):
+    from chalicelib.services.pages import encode_cursor
+
+    api.make_key("other", "admin", tenant="acme")
+    for n in range(2):
+        api.call("POST", "/v1/alerts", {"name": f"p{n}", "on": ["failed"]}, key="other")
+    foreign = api.call("GET", "/v1/alerts?limit=1", key="other").body["next_cursor"]
+    assert foreign is not None
+    assert api.call("GET", f"/v1/alerts?cursor={foreign}").error["field"] == "cursor"
+    outside = encode_cursor({"pk": {"S": f"t#{ROOT_TENANT}"}, "sk": {"S": "q#x"}})
+    answer = api.call("GET", f"/v1/alerts?cursor={outside}")
+    assert answer.status == 422 and answer.error["field"] == "cursor"

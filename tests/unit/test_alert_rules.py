@@ -136,3 +136,19 @@ def test_one_message_names_the_trigger_the_reason_and_the_run_and_a_digest_names
     assert message_subject("ops", many) == "[cronhook] ops: 12 notifications (failed)"
     text = message_text("ops", many, console_url="https://c.example")
     assert text.count("- trg_") == 5 and "... and 7 more." in text
+
+
+def test_a_digest_counts_distinct_triggers_and_its_notifications_apart():
+    one_trigger = [
+        {"kind": "failed", "trigger_id": "trg_a", "error": "boom"},
+        {"kind": "disabled", "trigger_id": "trg_a", "reason": "failures"},
+    ]
+    text = message_text("ops", one_trigger, console_url="https://c.example")
+    assert text.splitlines()[0] == (
+        "1 trigger needs attention: 2 notifications (alert policy 'ops')."
+    )
+    many = [{"kind": "failed", "trigger_id": f"trg_{n % 3}"} for n in range(7)]
+    text = message_text("ops", many, console_url="https://c.example")
+    assert text.splitlines()[0] == (
+        "3 triggers need attention: 7 notifications (alert policy 'ops')."
+    )

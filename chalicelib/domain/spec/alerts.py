@@ -147,7 +147,10 @@ def parse_alert(body: Any) -> dict:
 def parse_alert_patch(body: Any) -> dict:
     """The fields a PATCH gives, validated; null for a field that cannot be null is a 422."""
     parsed = parse_model(AlertPatch, body)
-    given = parsed.model_dump(mode="json", exclude_unset=True)
+    # The fields sent, each dumped whole: ``exclude_unset`` would also drop the defaults
+    # inside a sent ``match`` (``{"tags": [...]}`` must be stored with its empty lists).
+    dumped = parsed.model_dump(mode="json")
+    given = {name: dumped[name] for name in parsed.model_fields_set}
     for name, value in given.items():
         if value is None:
             raise ValidationError(f"{name}: must not be null", field=name)

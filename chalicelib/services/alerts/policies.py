@@ -27,6 +27,7 @@ from chalicelib.store import alerts as store
 from chalicelib.store import kms
 from chalicelib.store.alert_queue import send_alert_messages
 from chalicelib.workflows.remote.addresses import check_http_url
+from chalicelib.workflows.remote.display import display_target
 
 __all__ = [
     "create_alert",
@@ -52,6 +53,8 @@ _SETTINGS = (
     "quiet_s",
 )
 NOTIFICATION_CURSOR = {"pk": "S", "sk": "S"}
+POLICY_CURSOR = {"pk": "S", "sk": "S"}
+MATCH_KEYS = ("tags", "workflows", "trigger_ids")
 
 
 def _new_alert_id() -> str:
@@ -111,15 +114,32 @@ def _ensure_signing_secret(policy: dict) -> str | None:
     return secret
 
 
+def _masked_url(url: str) -> str:
+    """A webhook URL as views show it: query values masked like an ``http:`` target's."""
+    return display_target("http:" + url)[len("http:") :]
+
+
 def _public_channel(channel: dict) -> dict:
     if channel.get("type") == "slack":
         return {"type": "slack", "host": channel.get("host"), "webhook_url": None}
+    if channel.get("type") == "webhook" and isinstance(channel.get("url"), str):
+        # Users put tokens in query strings; the stored URL (the one sent to) keeps them.
+        return {**channel, "url": _masked_url(channel["url"])}
     return dict(channel)
 
 
+def _public_match(match: dict | None) -> dict:
+    """``match`` with its three lists always present (a policy patched before they were
+    stored whole may lack some)."""
+    match = match or {}
+    return {k: list(match.get(k) or []) for k in MATCH_KEYS}
+
+
 def policy_view(policy: dict) -> dict:
-    """A policy as the API shows it: never a Slack URL nor a signing secret."""
+    """A policy as the API shows it: never a Slack URL, a webhook URL's query values nor a
+    signing secret."""
     view = {"id": policy["id"], **{k: policy.get(k) for k in _SETTINGS}}
+    view["match"] = _public_match(policy.get("match"))
     view["channels"] = [_public_channel(c) for c in policy.get("channels") or []]
     view["has_signing_secret"] = bool(policy.get("signing_secret_sealed"))
     view["created_at"] = iso_ms(policy.get("created_ms"))
@@ -164,9 +184,20 @@ def _owned(principal: Principal, alert_id: str) -> dict:
     return found
 
 
-def list_alerts(principal: Principal) -> dict:
-    """``GET /v1/alerts``: every policy of the tenant (a tenant has a few)."""
-    return {"items": [policy_view(p) for p in store.policies_of(principal.tenant)]}
+def list_alerts(principal: Principal, params: dict) -> dict:
+    """``GET /v1/alerts``: the tenant's policies, oldest id first, a page at a time."""
+    limit = parse_limit(params.get("limit"))
+    cursor = decode_cursor(
+        params.get("cursor"), shape=POLICY_CURSOR, fixed={"pk": f"t#{principal.tenant}"}
+    )
+    # A key outside the query's ``p#`` range is refused by DynamoDB: a 422 here instead.
+    if cursor is not None and not cursor["sk"]["S"].startswith("p#"):
+        raise ValidationError("cursor is not valid", field="cursor")
+    page = store.policies_page(principal.tenant, limit=limit, cursor=cursor)
+    return {
+        "items": [policy_view(p) for p in page],
+        "next_cursor": encode_cursor(page.last_evaluated_key),
+    }
 
 
 def get_alert(principal: Principal, alert_id: str) -> dict:
