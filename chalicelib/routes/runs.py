@@ -68,10 +68,12 @@ def get_run(who, run_id):
     summary="Run it again: a manual run of its trigger with the same payload",
     answers={202: "RunQueued"},
     errors=(*WRITE_ERRORS, 409, 503),
-    description="The new run's `rerun_of` is this run. A busy trigger queues it.",
+    description="The new run's `rerun_of` is this run. A busy trigger queues it. No body, "
+    "or `{}`: a rerun takes no fields (an unknown one is a 422 naming it).",
 )
 def rerun_run(who, run_id):
-    return Response(body=run_pages.rerun(who, run_id, now=bp.now()), status_code=202)
+    body = bp.json(required=False)
+    return Response(body=run_pages.rerun(who, run_id, now=bp.now(), body=body), status_code=202)
 
 
 @route(

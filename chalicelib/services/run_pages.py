@@ -14,7 +14,7 @@ import time
 from datetime import datetime
 from typing import Any
 
-from chalicelib.domain.errors import Conflict, NotFound
+from chalicelib.domain.errors import Conflict, NotFound, ValidationError
 from chalicelib.domain.history import records_run
 from chalicelib.domain.ids import trigger_id_of_run
 from chalicelib.domain.records import Trigger
@@ -23,12 +23,11 @@ from chalicelib.domain.runs import SURFACE_CODES
 from chalicelib.services.auth import Principal
 from chalicelib.services.runs import iso_ms
 from chalicelib.services.triggers.fire import start_manual
-from chalicelib.services.triggers.run_lists import get_run_view
+from chalicelib.services.triggers.run_lists import get_run_view, queued_run_view
 from chalicelib.services.triggers.shared import last_run_of, stored_spec
 from chalicelib.store import backfill, event_reads, payloads, run_details
 from chalicelib.store import triggers as triggers_store
 from chalicelib.store.backfill import NO_PAYLOAD
-from chalicelib.workflows.remote import display_target
 
 __all__ = ["get_run_page", "rerun", "owned_trigger_of_run", "RECORD_WAIT_S"]
 
@@ -58,24 +57,14 @@ def _waiting_view(principal: Principal, run_id: str) -> dict:
     settled = last.get("id") == run_id
     if item is None or (request is None and not settled):
         raise NotFound(f"run {run_id!r} not found")
-    return {
-        "id": run_id,
-        "trigger_id": item.id,
-        "surface": SURFACE_CODES.get(run_id.partition(".")[2][13:14], "schedule"),
-        "status": str(last.get("status")) if settled else "queued",
-        "workflow": display_target(item.workflow),
-        "scheduled_for": None,
-        "started_at": None,
-        "finished_at": iso_ms(last.get("finished_at")) if settled else None,
-        "lateness_ms": None,
-        "error": last.get("error") if settled else None,
-        "cost_usd": 0.0,
-        "event_id": None,
-        "attempt": 1,
-        "output": None,
-        "duration_ms": None,
-        "rerun_of": (request or {}).get("r"),
-    }
+    view = queued_run_view(item, run_id, request)
+    if settled:
+        view.update(
+            status=str(last.get("status")),
+            finished_at=iso_ms(last.get("finished_at")),
+            error=last.get("error"),
+        )
+    return view
 
 
 def _record_due(principal: Principal, run_id: str) -> bool:
@@ -173,12 +162,27 @@ def get_run_page(principal: Principal, run_id: str) -> dict:
     }
 
 
-def rerun(principal: Principal, run_id: str, *, now: datetime) -> dict:
+def _no_fields(body: Any) -> None:
+    """A rerun's optional body: a JSON object with no fields (422 naming the first one).
+
+    A rerun runs the same payload: a ``payload`` sent here would be silently dropped, so
+    it is refused like any unknown field (``POST /v1/triggers/{id}/fire`` takes one).
+    """
+    if body is None:
+        return
+    if not isinstance(body, dict):
+        raise ValidationError("the body must be a JSON object", field=None)
+    for name in body:
+        raise ValidationError(f"unknown field {name!r}: a rerun takes no fields", field=name)
+
+
+def rerun(principal: Principal, run_id: str, *, now: datetime, body: Any = None) -> dict:
     """A manual run of the run's trigger with the same payload; 202 ``{run_id}``.
 
     A payload the run's page keeps clipped (over 4 KB) cannot be given again: 409, and
     the caller fires with the payload in hand instead.
     """
+    _no_fields(body)
     page = get_run_page(principal, run_id)
     if page["payload_clipped"]:
         raise Conflict(

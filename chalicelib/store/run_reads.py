@@ -1,14 +1,38 @@
-"""The REST use cases' reads of run records: one trigger's runs, or a tenant's."""
+"""The REST use cases' reads of run records: one trigger's runs, or a tenant's; and the
+manual runs waiting for their trigger, which have no record yet.
+
+A queued manual run is known by its request item (``{run_id}#payload`` in the states
+table, ``store/backfill.py``), keyed by run id only: a list cannot query them by trigger.
+So each trigger with queued manual runs keeps their ids in one item of its own
+(``{trigger_id}#queued``), written by the fire that queues one (``note_queued_fire``); a
+list reads it (one GetItem a trigger, one BatchGetItem a 100 for a tenant), and the
+requests it names (one BatchGetItem a 100) to leave out a run that has settled since:
+its request is deleted then. An id whose request is gone is pruned at the next queued fire.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from typing import Any
 
+from pynamodb.exceptions import DoesNotExist, PutError
+
 from chalicelib.domain.records import Page, RunRecord
+from chalicelib.observability import logger
+from chalicelib.store.conditions import condition_failed
 from chalicelib.store.paging import take_page
 from chalicelib.store.runs import RunModel, run_record
+from chalicelib.store.state import StateModel
 
-__all__ = ["trigger_runs_page", "tenant_runs_page", "schedule_lateness_since"]
+__all__ = [
+    "trigger_runs_page",
+    "tenant_runs_page",
+    "schedule_lateness_since",
+    "queued_fire_ids",
+    "waiting_fire_requests",
+    "note_queued_fire",
+]
 # A filtered read asks for at least this many rows a page: a filter drops rows after the
 # read, and a page of ``limit`` rows would come back nearly empty.
 _FILTERED_PAGE = 200
@@ -85,3 +109,86 @@ def schedule_lateness_since(
         if count >= max_rows:
             return count, lateness, True
     return count, lateness, False
+
+
+_BATCH = 100
+_NOTE_ATTEMPTS = 5
+
+
+def _queued_key(trigger_id: str) -> str:
+    return f"{trigger_id}#queued"
+
+
+def _request_key(run_id: str) -> str:
+    return f"{run_id}#payload"  # ``store/backfill.py``: a manual run's request
+
+
+def _ids_of(stored: StateModel) -> list[str]:
+    data = json.loads(stored.state or "[]")
+    return [str(i) for i in data] if isinstance(data, list) else []
+
+
+def queued_fire_ids(trigger_ids: Iterable[str]) -> dict[str, list[str]]:
+    """The run ids each trigger noted as queued (some may have started or settled since)."""
+    wanted = [_queued_key(t) for t in dict.fromkeys(trigger_ids)]
+    found: dict[str, list[str]] = {}
+    if len(wanted) == 1:
+        try:
+            items = [StateModel.get(wanted[0], consistent_read=True)]
+        except DoesNotExist:
+            items = []
+    else:
+        items = [
+            stored
+            for start in range(0, len(wanted), _BATCH)
+            for stored in StateModel.batch_get(wanted[start : start + _BATCH], consistent_read=True)
+        ]
+    for stored in items:
+        ids = _ids_of(stored)
+        if ids:
+            found[stored.trigger_id.rpartition("#")[0]] = ids
+    return found
+
+
+def waiting_fire_requests(run_ids: Iterable[str]) -> dict[str, dict]:
+    """The requests of ``run_ids`` that are still kept (deleted once a run settles)."""
+    keys = [_request_key(r) for r in dict.fromkeys(run_ids)]
+    found: dict[str, dict] = {}
+    for start in range(0, len(keys), _BATCH):
+        for stored in StateModel.batch_get(keys[start : start + _BATCH], consistent_read=True):
+            data = json.loads(stored.state or "{}")
+            found[stored.trigger_id.rpartition("#")[0]] = data if isinstance(data, dict) else {}
+    return found
+
+
+def note_queued_fire(trigger_id: str, run_id: str) -> None:
+    """Add ``run_id`` to the trigger's queued manual runs, dropping those that settled.
+
+    Compare-and-set on the item's version: two fires queued at once both land.
+    """
+    key = _queued_key(trigger_id)
+    for _ in range(_NOTE_ATTEMPTS):
+        try:
+            stored = StateModel.get(key, consistent_read=True)
+            ids, version = _ids_of(stored), int(stored.version)
+        except DoesNotExist:
+            ids, version = [], 0
+        kept = [i for i in ids if i in waiting_fire_requests(ids)] if ids else []
+        item = StateModel(key, state=json.dumps([*kept, run_id]), version=version + 1)
+        condition = (
+            StateModel.trigger_id.does_not_exist()
+            if version == 0
+            else StateModel.version == version
+        )
+        try:
+            item.save(condition=condition)
+            return
+        except PutError as exc:
+            if not condition_failed(exc):
+                raise
+    # The run is queued all the same (its request is stored and its message sent): only
+    # the listings will not show it before it starts. Never an error for the fire.
+    logger.warning(
+        "queued run not noted for the listings: its trigger's list kept changing",
+        extra={"trigger_id": trigger_id, "run_id": run_id},
+    )

@@ -113,3 +113,42 @@ def test_a_dry_run_keeps_the_tenant_wall(api):
     api.make_key("other", "operator", tenant="other")
     answer = dry_run(api, trigger, {"title": "x"}, key="other")
     assert answer.status == 404
+
+
+# What only storing the edit changes: the real PATCH's answer has them, the dry run not.
+STORED_ONLY = ("updated_at", "version", "dry_run", "slots_diff")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"title": "dry"},
+        {"title": None, "tags": ["a"]},
+        {"schedule": {"interval_s": 3600}, "title": "hourly"},
+        {"enabled": False, "title": "paused"},
+        {"state": {"cursor": 7}},
+    ],
+)
+def test_a_dry_run_answers_the_trigger_exactly_as_the_patch_leaves_it(api, body):
+    trigger = api.create_trigger(
+        {"workflow": "echo", "title": "stored", "schedule": {"cron": "0 9 * * *"}}
+    )
+    planned = dry_run(api, trigger, body)
+    assert planned.status == 200, planned.body
+    done = api.call("PATCH", f"/v1/triggers/{trigger['id']}", body)
+    assert done.status == 200, done.body
+
+    def without_storing(view: dict) -> dict:
+        return {k: v for k, v in view.items() if k not in STORED_ONLY}
+
+    assert without_storing(planned.body) == without_storing(done.body)
+    assert planned.body["version"] == trigger["version"]
+
+
+def test_a_dry_run_of_a_title_shows_it_as_the_display_name(api):
+    trigger = api.create_trigger(
+        {"workflow": "echo", "title": "stored", "schedule": {"cron": "0 9 * * *"}}
+    )
+    answer = dry_run(api, trigger, {"title": "dry"}).body
+    assert (answer["title"], answer["display_name"]) == ("dry", "dry")
+    assert api.call("GET", f"/v1/triggers/{trigger['id']}").body["display_name"] == "stored"

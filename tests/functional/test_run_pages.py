@@ -350,3 +350,69 @@ def test_a_run_says_whether_it_wrote_the_state(api, monkeypatch):
     _drain(api)
     assert api.call("GET", f"/v1/runs/{ran[writes['id']]}").body["state_written"] is True
     assert api.call("GET", f"/v1/runs/{ran[plain['id']]}").body["state_written"] is False
+
+
+def test_a_rerun_takes_no_body_or_an_empty_object(api):
+    created = api.create_trigger({"workflow": "report", "schedule": {"cron": "0 * * * *"}})
+    fired = api.call("POST", f"/v1/triggers/{created['id']}/fire", {"payload": {"n": 1}})
+    _drain(api)
+    run_id = fired.body["run_id"]
+    assert api.call("POST", f"/v1/runs/{run_id}/rerun").status == 202
+    _drain(api)
+    again = api.call("POST", f"/v1/runs/{run_id}/rerun", {})
+    assert again.status == 202, again.body
+    assert again.body["rerun_of"] == run_id
+
+
+@pytest.mark.parametrize(
+    ("raw", "status", "field"),
+    [
+        ("{bad", 400, None),
+        ('{"payload": {"x": 1}}', 422, "payload"),
+        ('{"if_idle": true}', 422, "if_idle"),
+        ("[1]", 422, None),
+    ],
+)
+def test_a_rerun_refuses_a_malformed_body_or_any_field_and_runs_nothing(api, raw, status, field):
+    created = api.create_trigger({"workflow": "report", "schedule": {"cron": "0 * * * *"}})
+    fired = api.call("POST", f"/v1/triggers/{created['id']}/fire", {"payload": {"n": 1}})
+    _drain(api)
+    answer = api.call("POST", f"/v1/runs/{fired.body['run_id']}/rerun", raw=raw)
+    assert answer.status == status, answer.body
+    assert answer.error.get("field") == field
+    if field:
+        assert repr(field) in answer.error["message"]
+    _drain(api)
+    runs = api.call("GET", f"/v1/triggers/{created['id']}/runs").body["items"]
+    assert [r["id"] for r in runs] == [fired.body["run_id"]]
+
+
+def test_a_queued_manual_run_is_listed_until_it_runs_with_the_shape_of_its_page(api):
+    created = api.create_trigger({"workflow": "report", "schedule": {"cron": "0 * * * *"}})
+    path = f"/v1/triggers/{created['id']}/fire"
+    first = api.call("POST", path, {"payload": 1}).body["run_id"]
+    second = api.call("POST", path, {"payload": 2}).body
+    assert second["queued"] is True
+    waiting = second["run_id"]
+    page = api.call("GET", f"/v1/runs/{waiting}").body
+    assert page["status"] == "queued" and page["fire_at"] is None
+    listed = api.call("GET", f"/v1/triggers/{created['id']}/runs").body["items"]
+    assert [r["id"] for r in listed] == [waiting, first]  # newest first
+    assert listed[0] == {k: v for k, v in page.items() if k in listed[0]}
+    assert set(page) - set(listed[0]) == {
+        "payload",
+        "payload_clipped",
+        "payload_source",
+        "error_detail",
+    }
+    queued = api.call("GET", "/v1/runs?status=queued").body["items"]
+    assert waiting in [r["id"] for r in queued]
+    assert [r["status"] for r in queued if r["id"] == waiting] == ["queued"]
+    everything = api.call("GET", "/v1/runs").body["items"]
+    assert [r["id"] for r in everything][:2] == [waiting, first]
+    _drain(api)
+    for listing in (f"/v1/triggers/{created['id']}/runs", "/v1/runs"):
+        runs = api.call("GET", listing).body["items"]
+        assert {r["id"]: r["status"] for r in runs} == {first: "succeeded", waiting: "succeeded"}
+        assert all("fire_at" in r for r in runs)
+    assert api.call("GET", "/v1/runs?status=queued").body["items"] == []

@@ -16,6 +16,7 @@ from chalicelib.services.lookup import load_owned
 from chalicelib.services.triggers.shared import stored_spec
 from chalicelib.settings import get_settings
 from chalicelib.store import claims as claims_store
+from chalicelib.store import run_reads
 from chalicelib.store import triggers as triggers_store
 from chalicelib.store.backfill import NO_PAYLOAD
 from chalicelib.store.sqs import FireMessage, send_fires
@@ -99,6 +100,9 @@ def start_manual(
         # Written before the message is sent: the runner never starts without it (and a
         # queued run's request is what its deliveries take turns on).
         ondemand.save_fire_payload(run_id, payload, rerun_of=rerun_of)
+    if shard is None:
+        # Listed as queued from now on (``run_lists``): its request is keyed by run id only.
+        run_reads.note_queued_fire(item.id, run_id)
     message = FireMessage(
         run_id=run_id,
         trigger_id=item.id,

@@ -240,11 +240,12 @@ def write_patch(
 
 def planned_patch(
     item: Trigger, data: TriggerPatch, sent: set[str], *, now: datetime
-) -> tuple[TriggerIn, schedule.ScheduleSpec | None, schedule.ScheduleSpec | None]:
-    """What ``write_patch`` would write, nothing written: the merged settings, and the
-    stored and patched schedules (None for an event trigger)."""
-    full, _state = _validated(item, data, sent, now=now)
+) -> tuple[TriggerIn, dict | None, schedule.ScheduleSpec | None, schedule.ScheduleSpec | None]:
+    """What ``write_patch`` would write, nothing written: the merged settings, the new
+    state (None: unchanged), and the stored and patched schedules (None for an event
+    trigger)."""
+    full, state = _validated(item, data, sent, now=now)
     if item.kind == "event" or full.schedule is None:
-        return full, None, None
+        return full, state, None, None
     old, new = _new_schedule(item, full, now=now)
-    return full, old, new
+    return full, state, old, new

@@ -1,7 +1,9 @@
 """Runs through the API: a trigger's runs, the tenant's runs, one run.
 
 A run in flight has no record yet (it is written once, when the run ends: one write less
-per fire); it lives in its trigger's ``in_flight``, and is shown from there. A success of
+per fire); it lives in its trigger's ``in_flight``, and is shown from there. A manual run
+queued behind a busy trigger is not in ``in_flight`` until it starts: it is shown from its
+request (``store/run_reads``: the trigger's queued ids, then their requests). A success of
 a ``history: failures`` trigger has no record at all: its latest is shown from ``last_run``.
 """
 
@@ -33,6 +35,8 @@ __all__ = [
     "RUN_STATUSES",
     "RUN_SURFACES",
     "in_flight_runs",
+    "queued_run_view",
+    "live_runs",
     "list_trigger_runs",
     "list_runs",
     "get_run_view",
@@ -52,6 +56,7 @@ def in_flight_runs(item: Trigger) -> list[dict]:
             "status": entry.status,
             "workflow": display_target(item.workflow),
             "scheduled_for": iso_ms(entry.slot_ms),
+            "fire_at": None,
             "started_at": iso_ms(entry.started_ms),
             "finished_at": None,
             "lateness_ms": None,
@@ -65,6 +70,55 @@ def in_flight_runs(item: Trigger) -> list[dict]:
         }
         for entry in in_flight(item)
     ]
+
+
+def queued_run_view(item: Trigger, run_id: str, request: dict | None) -> dict:
+    """A manual run waiting for its busy trigger (not claimed yet), from its request."""
+    return {
+        "id": run_id,
+        "trigger_id": item.id,
+        "surface": SURFACE_CODES.get(run_id.partition(".")[2][13:14], "manual"),
+        "status": "queued",
+        "workflow": display_target(item.workflow),
+        "scheduled_for": None,
+        "fire_at": None,
+        "started_at": None,
+        "finished_at": None,
+        "lateness_ms": None,
+        "error": None,
+        "cost_usd": 0.0,
+        "event_id": None,
+        "attempt": 1,
+        "output": None,
+        "duration_ms": None,
+        "rerun_of": (request or {}).get("r"),
+    }
+
+
+def _newest_first(runs: list[dict]) -> list[dict]:
+    # A run id is ``{trigger_id}.{13-digit ms}...``: the tail sorts by time across triggers.
+    return sorted(runs, key=lambda r: r["id"].split(".", 1)[-1], reverse=True)
+
+
+def live_runs(items: list[Trigger]) -> list[dict]:
+    """The runs of ``items`` in flight and their queued manual runs, newest first.
+
+    The queued ones cost a read of the triggers' queued ids (one GetItem, or one
+    BatchGetItem a 100 triggers) and, only when some are noted, one of their requests.
+    """
+    live = [r for item in items for r in in_flight_runs(item)]
+    noted = run_reads.queued_fire_ids(item.id for item in items)
+    if noted:
+        by_id = {item.id: item for item in items}
+        seen = {r["id"] for r in live}
+        waiting = [(t, r) for t, ids in noted.items() for r in ids if r not in seen]
+        requests = run_reads.waiting_fire_requests(r for _, r in waiting)
+        live += [
+            queued_run_view(by_id[t], r, requests[r])
+            for t, r in waiting
+            if r in requests and t in by_id
+        ]
+    return _newest_first(live)
 
 
 def unrecorded_last_run(item: Trigger) -> list[dict]:
@@ -87,6 +141,7 @@ def unrecorded_last_run(item: Trigger) -> list[dict]:
             "status": status,
             "workflow": display_target(item.workflow),
             "scheduled_for": iso_ms(scheduled_slot_of_run(run_id)),
+            "fire_at": None,
             "started_at": None,
             "finished_at": iso_ms(last.get("finished_at")),
             "lateness_ms": None,
@@ -116,7 +171,7 @@ def list_trigger_runs(principal: Principal, trigger_id: str, params: dict) -> di
     surface = choice(params, "surface", RUN_SURFACES)
     live, unrecorded = [], []
     if cursor is None:
-        live = [r for r in in_flight_runs(item) if _wanted(r, status, surface)][:limit]
+        live = [r for r in live_runs([item]) if _wanted(r, status, surface)][:limit]
         unrecorded = [r for r in unrecorded_last_run(item) if _wanted(r, status, surface)]
     room = max(1, limit - len(live) - len(unrecorded))
     done = run_reads.trigger_runs_page(
@@ -179,13 +234,11 @@ def _in_flight_runs_of_tenant(
     This listing reads the tenant's triggers (KEYS_ONLY index, then BatchGetItem): a cost
     per listing, paid only by this filter, instead of a write per fire.
     """
-    found: list[dict] = []
+    items: list[Trigger] = []
     ids = trigger_reads.tenant_trigger_ids(principal.tenant)
     for start in range(0, len(ids), 100):
-        for item in trigger_reads.get_triggers(ids[start : start + 100]):
-            found += [r for r in in_flight_runs(item) if _wanted(r, status, surface)]
-    found.sort(key=lambda r: r["id"].split(".", 1)[-1], reverse=True)
-    return found[:limit]
+        items += trigger_reads.get_triggers(ids[start : start + 100])
+    return [r for r in live_runs(items) if _wanted(r, status, surface)][:limit]
 
 
 def get_run_view(principal: Principal, run_id: str) -> dict:
