@@ -87,8 +87,11 @@ def test_a_burst_of_40_pushes_within_wait_s_is_one_run_with_40_events_in_order(
     aws, clock, root, seen
 ):
     created = github_trigger(root, clock, debounce={"wait_s": 30, "max_wait_s": 300})
+    answered = []
     for n in range(1, 41):
-        assert push(created, clock, n)[0] == 202
+        status, answer = push(created, clock, n)
+        assert status == 202
+        answered.append(answer["run_id"])
         clock.advance(0.5)
     runner = assembly.build_runner(clock=clock)
     assert run_all(aws, runner, rounds=4) == []  # 0.5 s after the last push: not quiet
@@ -103,6 +106,8 @@ def test_a_burst_of_40_pushes_within_wait_s_is_one_run_with_40_events_in_order(
     assert len(set(fire["ids"])) == 40
     runs = triggers.list_trigger_runs(root, created["id"], {})["items"]
     assert [r["id"] for r in runs] == [fire["fire_id"]]
+    # Each 202 named the run that took its event: the window's (its first event's).
+    assert answered == [fire["fire_id"]] * 40
     events_ = stored(created["id"])
     assert {(e.status, e.run_id) for e in events_} == {("succeeded", fire["fire_id"])}
     # The delivery log shows which run took each event.
@@ -174,10 +179,13 @@ def test_batching_120_events_with_max_events_50_is_three_runs_of_50_50_20(aws, c
     )
     secret = created["webhook"]["secret"]
     token = created["webhook"]["url"].rsplit("/", 1)[1]
+    answered = []
     for n in range(1, 121):
         body = json.dumps({"type": "job", "n": n}).encode()
         headers = signed_headers("webhook", secret, body, ts=0, delivery=f"job-{n}")
-        assert events.receive(token, body=body, headers=headers, now=clock())[0] == 202
+        status, answer = events.receive(token, body=body, headers=headers, now=clock())
+        assert status == 202
+        answered.append(answer["run_id"])
         clock.advance(0.01)
     runner = assembly.build_runner(clock=clock)
     assert run_all(aws, runner) == ["succeeded", "succeeded"]  # the two full batches
@@ -186,6 +194,8 @@ def test_batching_120_events_with_max_events_50_is_three_runs_of_50_50_20(aws, c
     assert [len(f["ns"]) for f in seen] == [50, 50, 20]
     assert [n for f in seen for n in f["ns"]] == list(range(1, 121))
     assert len({f["fire_id"] for f in seen}) == 3
+    # Each 202 named the run of its batch.
+    assert answered == [f["fire_id"] for f in seen for _ in f["ns"]]
 
 
 def test_a_window_over_100_events_hands_100_and_counts_the_rest(aws, clock, root, seen):

@@ -208,6 +208,7 @@ def accept(
         return 202, rate.throttled_answer(record)
     if window_delay_s is not None:
         window.send_delayed(item, record, spec, delay_s=window_delay_s)
+        run_id = window.joined_run(item, record, spec)  # the first event's, in its window
     elif _full_after_store(item, capacity=TriggerSpec.from_dict(spec).concurrency):
         record_metric("EventsQueued")
     else:

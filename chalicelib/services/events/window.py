@@ -42,6 +42,7 @@ from chalicelib.observability import logger, record_metric
 from chalicelib.services.events.spec import event_spec, ms, parse_json
 from chalicelib.services.pipeline import RunContext
 from chalicelib.services.runs import iso_ms
+from chalicelib.settings import get_settings
 from chalicelib.store import event_reads, s3, windows
 from chalicelib.store.sqs import MAX_DELAY_S, FireMessage, send_fires
 
@@ -51,6 +52,7 @@ __all__ = [
     "window_of",
     "hold",
     "send_delayed",
+    "joined_run",
     "window_turn",
     "window_events",
     "end_window",
@@ -107,6 +109,31 @@ def send_delayed(item: Trigger, record: EventRecord, spec: dict, *, delay_s: int
             "window event stored but its message not sent; the sweep will send it",
             extra={"trigger_id": item.id, "event_id": record.id},
         )
+
+
+def joined_run(item: Trigger, record: EventRecord, spec: dict) -> str:
+    """The run id a just-stored event of a windowed trigger will run under: its window's.
+
+    Windows are taken from the queue's front, one after another: a window is its head
+    and the next ``max_events - 1`` waiting events (a debounce window: every waiting
+    event, up to ``MAX_WINDOW_EVENTS``). So an event's window starts at the queue row
+    whose position is its own position rounded down to a whole window, and it runs as
+    that row's run (its own, when it opens a window). One KEYS_ONLY read of the queue,
+    for windowed triggers only. The queue index is eventually consistent and a window
+    may be taking its riders at this very moment, so this is the run as the queue stood
+    when read; the event's record names the run that took it once it ran (events list,
+    delivery log).
+    """
+    kind, params = window_of(spec.get("event")) or ("", {})
+    if not kind:
+        return record.run_id
+    chunk = int(params["max_events"]) if kind == "batch" else MAX_WINDOW_EVENTS
+    rows = event_reads.queue_of(item.id, limit=get_settings().max_waiting_events + 1)
+    position = next((i for i, row in enumerate(rows) if row.id == record.id), len(rows))
+    head = (position // chunk) * chunk
+    if head >= len(rows) or rows[head].id == record.id:
+        return record.run_id
+    return parse_pending_key(rows[head].pending_sk)[1] or record.run_id
 
 
 def window_turn(
