@@ -104,7 +104,10 @@ def delete_trigger(who, trigger_id):
     "as a whole, compare-and-set against runs.",
 )
 def patch_trigger(who, trigger_id):
-    if bp.params().get("dry_run") == "true":
+    from chalicelib.services.pages import choice
+
+    # Anything but true/false is refused: a "yes" or a "1" meant a dry run, and was stored.
+    if choice(bp.params(), "dry_run", ("true", "false")) == "true":
         return triggers.dry_run_patch(who, trigger_id, bp.json(), now=bp.now())
     return triggers.patch_trigger(who, trigger_id, bp.json(), now=bp.now())
 

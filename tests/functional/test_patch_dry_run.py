@@ -42,6 +42,21 @@ def test_a_dry_run_lists_the_slots_removed_and_stores_nothing(api):
     assert stored["version"] == trigger["version"]
 
 
+@pytest.mark.parametrize("value", ["yes", "1", "True", "TRUE", ""])
+def test_a_dry_run_flag_other_than_true_or_false_is_a_422_and_stores_nothing(api, value):
+    trigger = api.create_trigger({"workflow": "echo", "schedule": {"cron": "0 9 * * *"}})
+    path = f"/v1/triggers/{trigger['id']}?dry_run={value}"
+    answer = api.call("PATCH", path, {"title": "t-" + value})
+    if value == "":  # an empty parameter is no parameter: a real PATCH
+        assert answer.status == 200 and "dry_run" not in answer.body
+        return
+    assert (answer.status, answer.error["field"]) == (422, "dry_run")
+    stored = api.call("GET", f"/v1/triggers/{trigger['id']}").body
+    assert stored["version"] == trigger["version"] and stored["title"] == trigger["title"]
+    real = api.call("PATCH", f"/v1/triggers/{trigger['id']}?dry_run=false", {"title": "kept"})
+    assert real.status == 200 and real.body["title"] == "kept"
+
+
 def test_a_dry_run_answers_what_the_patch_then_does(api):
     trigger = api.create_trigger(
         {"workflow": "echo", "schedule": {"cron": "30 8 * * *", "timezone": "Europe/Berlin"}}
