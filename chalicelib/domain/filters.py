@@ -265,16 +265,43 @@ def _equal(actual: object, expected: object) -> bool:
 
 
 def _path(doc: object, segments: tuple[str, ...]) -> object:
-    """The value at ``segments`` in a JSON document, or ``_MISSING``."""
-    node = doc
+    """The value at ``segments`` in a JSON document, or ``_MISSING``.
+
+    A segment that meets an array reads it as EventBridge does: a number picks that
+    element; a name is read in every element (an array of objects), and what the
+    elements hold is flattened into one list. So ``a.b`` in ``{"a": [{"b": 1}, {"b": 2}]}``
+    is ``[1, 2]``: a filter value matches if any of them does, and ``exists`` sees it.
+    Arrays inside arrays flatten too (``[[1, 2], [3]]`` holds 3).
+    """
+    nodes, spread = [doc], False
     for segment in segments:
-        if isinstance(node, dict) and segment in node:
-            node = node[segment]
-        elif isinstance(node, list) and segment.isdecimal() and int(segment) < len(node):
-            node = node[int(segment)]
-        else:
+        found: list[object] = []
+        for node in nodes:
+            if isinstance(node, dict):
+                if segment in node:
+                    found.append(node[segment])
+            elif isinstance(node, list):
+                if segment.isdecimal():
+                    if int(segment) < len(node):
+                        found.append(node[int(segment)])
+                else:
+                    spread = True
+                    found += [
+                        e[segment] for e in _flat(node) if isinstance(e, dict) and segment in e
+                    ]
+        if not found:
             return _MISSING
-    return node
+        nodes = found
+    value = nodes if spread else nodes[0]
+    return _flat(value) if isinstance(value, list) else value
+
+
+def _flat(values: list) -> list:
+    """``values`` with the elements of nested arrays in their place."""
+    out: list[object] = []
+    for value in values:
+        out += _flat(value) if isinstance(value, list) else [value]
+    return out
 
 
 def _segments(dotted: str) -> tuple[str, ...]:

@@ -280,3 +280,30 @@ def test_an_s3_filter_takes_only_fields():
     with pytest.raises(ValidationError) as info:
         validate_filter("s3", {"type": "x"})
     assert info.value.field == "event.filter.type"
+
+
+# An array of objects reads as EventBridge flattens it: a.b is every element's b.
+_ORDERS = {"a": [{"b": 2}, {"b": 7, "c": [{"d": "x"}, {"d": "y"}]}], "n": [[1, 2], [3]]}
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"a.b": 2}, True),
+        ({"a.b": 7}, True),
+        ({"a.b": 3}, False),
+        ({"a.b": [{"numeric": [">", 5]}]}, True),
+        ({"a.b": [{"numeric": [">", 8]}]}, False),
+        ({"a.b": [{"exists": True}]}, True),
+        ({"a.b": [{"exists": False}]}, False),
+        ({"a.z": [{"exists": False}]}, True),
+        ({"a.c.d": "y"}, True),  # two levels of arrays
+        ({"a.c.d": [{"prefix": "z"}]}, False),
+        ({"a.1.b": 7}, True),  # a number still picks one element
+        ({"a.0.b": 7}, False),
+        ({"n": 3}, True),  # nested arrays of values flatten too
+    ],
+)
+def test_a_path_through_an_array_of_objects_reads_every_element(fields, expected):
+    validate_filter("webhook", {"fields": fields})
+    assert matches("webhook", {"fields": fields}, headers={}, body_json=_ORDERS) is expected
