@@ -57,6 +57,9 @@ class Trigger:
     next_fire_at: int | None = None
     in_flight: dict[str, Any] = field(default_factory=dict)
     consecutive_failures: int = 0
+    # The failure streak a person's enable cleared, kept until the next success: that
+    # success is still the trigger's ``recovered`` (alerts). None when there is none.
+    failures_paused: int | None = None
     run_count: int = 0
     last_run: dict[str, Any] | None = None
     created_by: str | None = None

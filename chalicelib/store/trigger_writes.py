@@ -75,9 +75,13 @@ class Slot:
     due_shard: str
 
 
-def _cleared_pause() -> list[Action]:
+def _cleared_pause(failures: int = 0) -> list[Action]:
+    """An enable's clearing of the pause. ``failures``: the streak it clears, as read; kept
+    as ``failures_paused`` until the next success, which is then ``recovered`` (alerts)."""
     t = TriggerModel
+    kept = [t.failures_paused.set(failures)] if failures > 0 else []
     return [
+        *kept,
         t.disabled_reason.remove(),
         t.consecutive_failures.set(0),
         t.disabled_note.remove(),
@@ -86,12 +90,14 @@ def _cleared_pause() -> list[Action]:
     ]
 
 
-def enable_trigger(trigger_id: str, *, now_ms: int, slot: Slot | None) -> Trigger:
-    """Make the trigger active: the pause's reason, note and author go. The trigger as
-    written."""
+def enable_trigger(
+    trigger_id: str, *, now_ms: int, slot: Slot | None, failures: int = 0
+) -> Trigger:
+    """Make the trigger active: the pause's reason, note and author go (``failures``: the
+    streak as read, see ``_cleared_pause``). The trigger as written."""
     t = TriggerModel
     actions: list[Action] = [t.updated_ms.set(now_ms), t.version.add(1), t.status.set("active")]
-    actions += _cleared_pause()
+    actions += _cleared_pause(failures)
     if slot is not None:
         actions += [
             t.next_fire_at.set(slot.next_fire_at),
@@ -148,6 +154,7 @@ class TriggerEdit:
     by: str  # who edits (``disabled_by`` when the edit pauses)
     outbound_secret_sealed: str | None = None  # a new target's secret
     status: str | None = None  # the new status, when the edit changes it
+    failures: int = 0  # the failure streak read (an enable keeps it, ``_cleared_pause``)
     sched_kind: tuple[str, str] | None = None  # the new due projection and kind
     next_fire_at: int | None = None  # the recomputed slot
     due: DueChange | None = None
@@ -176,7 +183,7 @@ def _status_actions(edit: TriggerEdit) -> list[Action]:
     if edit.status is None:
         return []
     if edit.status == "active":
-        return [t.status.set("active"), *_cleared_pause()]
+        return [t.status.set("active"), *_cleared_pause(edit.failures)]
     return [
         t.status.set(edit.status),
         t.disabled_reason.set("manual"),

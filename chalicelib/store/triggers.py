@@ -99,6 +99,7 @@ class TriggerModel(TableBase):
     next_fire_at = NumberAttribute(null=True)
     in_flight: MapAttribute[str, Any] = MapAttribute(default=dict)
     consecutive_failures = NumberAttribute(default=0)
+    failures_paused = NumberAttribute(null=True)  # records.Trigger.failures_paused
     run_count = NumberAttribute(default=0)
     last_run: MapAttribute[str, Any] = MapAttribute(null=True)
     created_by = UnicodeAttribute(null=True)

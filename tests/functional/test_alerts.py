@@ -88,6 +88,42 @@ def test_three_failures_in_a_row_email_once_then_once_more_when_it_recovers(
     ]
 
 
+@pytest.mark.parametrize("how", ["enable", "patch"])
+def test_a_trigger_disabled_by_failures_fixed_and_enabled_recovers_with_its_first_success(
+    aws, clock, root, alerting, flip, tmp_path, how
+):
+    # The enable clears the streak (max_failures counts from it), not the alert's: the
+    # first success after it ends the failing streak that was alerted.
+    policy = _policy(root, clock, on=["failed", "disabled", "recovered"], failures_in_a_row=2)
+    trigger_id = triggers.create_trigger(
+        root,
+        {
+            "workflow": "flip",
+            "schedule": {"interval_s": 60},
+            "title": "nightly",
+            "limits": {"max_failures": 2},
+        },
+        now=clock(),
+    )["id"]
+    for _ in range(2):
+        assert fire_next(aws, clock, _runner(clock)) == ["failed"]
+    alerting.deliver(clock())
+    assert triggers.get_trigger_view(root, trigger_id)["enabled"] is False
+    flip["fail"] = False
+    if how == "enable":
+        triggers.set_enabled(root, trigger_id, enabled=True, now=clock())
+    else:
+        triggers.patch_trigger(root, trigger_id, {"enabled": True}, now=clock())
+    assert triggers.get_trigger_view(root, trigger_id)["enabled"] is True
+    assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]
+    alerting.deliver(clock())
+    assert fire_next(aws, clock, _runner(clock)) == ["succeeded"]  # once: the streak ended
+    alerting.deliver(clock())
+    items = policies.list_notifications(root, policy["id"], {})["items"]
+    kinds = [i["kind"] for i in items]
+    assert kinds[0] == "recovered" and sorted(kinds) == ["disabled", "failed", "recovered"]
+
+
 def test_a_trigger_disabled_by_failures_puts_trigger_disabled_on_the_bus_and_an_eventbridge_trigger_runs_once(
     aws, clock, root, alerting, flip, monkeypatch
 ):

@@ -34,10 +34,13 @@ def note_run(
 ) -> list[str]:
     """Queue the transitions of one settled run (``item``: as claimed; ``settled``: as
     settled); the kinds queued (usually none)."""
+    # The streak before the run: its own, or the one a person's enable cleared (a failing
+    # trigger disabled, fixed and re-enabled still recovers with its first success).
+    before = max(int(item.consecutive_failures or 0), int(item.failures_paused or 0))
     kinds = run_transitions(
         succeeded=succeeded,
         failure_counts=failure_counts,
-        failures_before=int(item.consecutive_failures or 0),
+        failures_before=before,
         disabled_reason=disabled_reason,
     )
     if not kinds:
@@ -53,7 +56,7 @@ def note_run(
                 reason=disabled_reason if kind == "disabled" else None,
                 error=(error or "")[:1000] or None,
                 consecutive_failures=int(settled.consecutive_failures or 0),
-                failures_before=int(item.consecutive_failures or 0),
+                failures_before=before,
             )
             for kind in kinds
         ]

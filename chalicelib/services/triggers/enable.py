@@ -59,7 +59,10 @@ def switch_one(
     """
     if enabled:
         item = trigger_writes.enable_trigger(
-            item.id, now_ms=to_ms(now), slot=_resume_slot(item, now=now)
+            item.id,
+            now_ms=to_ms(now),
+            slot=_resume_slot(item, now=now),
+            failures=int(item.consecutive_failures or 0),
         )
         enqueue_if_sent(item, now=now)
     else:

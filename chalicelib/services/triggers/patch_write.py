@@ -227,6 +227,7 @@ def write_patch(
         outbound_secret_sealed=sealed,
         by=principal.key_id,
         status=status if status != item.status else None,
+        failures=int(item.consecutive_failures or 0),
     )
     edit = dataclasses.replace(edit, **_slot_fields(item, full, status, now=now))
     written = _commit(item, edit, state)
