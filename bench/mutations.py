@@ -288,4 +288,18 @@ MUTATIONS = [
         "    covered = journal.rotate() if journal is not None else None\n",
         focus="writes_made_during_a_save",
     ),
+    Mutation(
+        "an Idempotency-Key is ignored (a retry with a rebuilt body runs twice)",
+        "chalicelib/services/events/accept.py",
+        "    idempotency = signatures.idempotency_key(headers)\n",
+        "    idempotency = None\n",
+        focus="idempotency",
+    ),
+    Mutation(
+        "the Idempotency-Key's alias is put before its event, not with it (a replay takes the key)",
+        "chalicelib/store/event_writes.py",
+        '        client("dynamodb").transact_write_items(TransactItems=puts)\n',
+        '        for put in reversed(puts):\n            client("dynamodb").put_item(**put["Put"])\n',
+        focus="idempotency",
+    ),
 ]
