@@ -65,9 +65,15 @@ class SlotPlan:
 
 def _between(spec: ScheduleSpec, after: datetime, until: datetime) -> list[datetime]:
     """The slots in ``(after, until]``, at most ``_SCAN + 1``."""
-    return fires_between(
-        spec, after + timedelta(microseconds=1), until + timedelta(microseconds=1), limit=_SCAN + 1
-    )
+    return fires_between(spec, _just_after(after), _just_after(until), limit=_SCAN + 1)
+
+
+def _just_after(instant: datetime) -> datetime:
+    """A microsecond later; the end of year 9999 stays itself (there is no later)."""
+    try:
+        return instant + timedelta(microseconds=1)
+    except OverflowError:
+        return instant
 
 
 def _passing(
@@ -121,7 +127,10 @@ def _in_turn(
 ) -> SlotPlan:
     """Catch-up ``all`` and ``buffer_all``: each slot runs in turn, within their bounds."""
     if spec.catchup_mode == "all" and late:
-        window_start = now - timedelta(seconds=spec.catchup_window_s)
+        try:
+            window_start = now - timedelta(seconds=spec.catchup_window_s)
+        except OverflowError:  # the window reaches back before year 1: every slot is in it
+            window_start = slot
         if slot < window_start:
             why = f"missed, older than the catch-up window ({spec.catchup_window_s} s)"
             before = window_start - timedelta(microseconds=1)

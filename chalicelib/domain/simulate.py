@@ -72,6 +72,15 @@ def _ms(instant: datetime) -> int:
     return (instant - _EPOCH) // timedelta(milliseconds=1)
 
 
+def _capped(instant: datetime, delta: timedelta) -> datetime:
+    """``instant + delta``, or the end of year 9999 if that is later (a run holding the
+    trigger past the end of time holds it to the end)."""
+    try:
+        return instant + delta
+    except OverflowError:
+        return datetime.max.replace(tzinfo=UTC)
+
+
 def _claimed_at(fire_at: datetime, outages: Sequence[Outage]) -> datetime:
     """When a slot due at ``fire_at`` is claimed: then, or at the end of its outage."""
     for outage in outages:
@@ -96,11 +105,18 @@ class _Engine:
     out: dict[datetime, SimSlot]
     running: list[datetime]  # when each run holding the trigger ends
 
-    def claim(self, slot: datetime) -> SlotPlan:
-        """Claim ``slot`` as the runner would; its outcome (and passed slots) recorded."""
+    def claim(self, slot: datetime) -> SlotPlan | None:
+        """Claim ``slot`` as the runner would; its outcome (and passed slots) recorded.
+
+        None when the slot's fire would start after the end of year 9999 (its jitter
+        carries it past): time ends there, and so do the slots.
+        """
         slot_ms = _ms(slot)
         jitter = timedelta(milliseconds=fire_at_ms(self.trigger_id, slot_ms, self.spec) - slot_ms)
-        fire_at = slot + jitter
+        try:
+            fire_at = slot + jitter
+        except OverflowError:
+            return None
         at = _claimed_at(fire_at, self.outages)
         buffer_all = self.policy.get("o") == "buffer_all"
         while True:
@@ -117,8 +133,10 @@ class _Engine:
                 break
             if len(self.running) < capacity_of(self.policy):
                 kind = "extra" if slot in self.spec.extras else "run"
-                self.out[slot] = SimSlot(slot, kind, fire_at, None)
-                self.running.append(at + timedelta(seconds=self.run_s))
+                # The run starts at its claim: at fire_at, or later (after an outage, or
+                # behind a run that held the trigger), as the run record's fire_at says.
+                self.out[slot] = SimSlot(slot, kind, at, None)
+                self.running.append(_capped(at, timedelta(seconds=self.run_s)))
                 break
             decision = overlap_decision(
                 self.policy, running=len(self.running), waits=plan.waits_its_turn
@@ -157,6 +175,8 @@ def simulate(
             truncated = True
             break
         plan = engine.claim(step.fire)
+        if plan is None:
+            break
         step = next_step(spec, plan.next_after, marks=True)
     slots = [engine.out[at] for at in sorted(engine.out) if start < at <= end]
     runs = sum(s.outcome in ("run", "extra") for s in slots)

@@ -3,11 +3,11 @@ never an OverflowError."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import pytest
 
-from chalicelib.domain.schedule import ScheduleSpec, describe, fires_between, preview
+from chalicelib.domain.schedule import Calendar, ScheduleSpec, describe, fires_between, preview
 
 END = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
 
@@ -116,3 +116,61 @@ def test_instants_are_shown_with_four_digit_years_and_exact_milliseconds(ms, tex
 
     assert iso_ms(ms) == text
     assert _iso(datetime.fromisoformat(text)) == text
+
+
+NEXT_BUSINESS_DAY = Calendar(holidays=("US",), on_holiday="next_business_day")
+
+
+@pytest.mark.parametrize(
+    ("spec", "start", "expected"),
+    [
+        # Etc/GMT+12 is UTC-12: the last business day of December 9999 at 23:59 would be
+        # 10000-01-01T11:59Z; November's is the last slot there is.
+        (
+            ScheduleSpec(business_day=-1, time="23:59", timezone="Etc/GMT+12"),
+            "9999-11-01T00:00:00+00:00",
+            ["9999-12-01T11:59:00+00:00"],
+        ),
+        (
+            ScheduleSpec(business_day=1, time="00:00", timezone="Etc/GMT+12"),
+            "9999-11-01T00:00:00+00:00",
+            ["9999-11-01T12:00:00+00:00", "9999-12-01T12:00:00+00:00"],
+        ),
+        # A calendar that moves slots looks for business days after the last one there is.
+        (
+            ScheduleSpec(cron="0 0 31 12 *", timezone="Etc/GMT+12", calendar=NEXT_BUSINESS_DAY),
+            "9999-12-01T00:00:00+00:00",
+            ["9999-12-31T12:00:00+00:00"],
+        ),
+        (
+            ScheduleSpec(
+                cron="0 0 * * *",
+                timezone="Etc/GMT+12",
+                calendar=Calendar(
+                    exclude_dates=frozenset({date(9999, 12, 30), date(9999, 12, 31)}),
+                    on_holiday="next_business_day",
+                ),
+            ),
+            "9999-12-28T00:00:00+00:00",
+            ["9999-12-28T12:00:00+00:00", "9999-12-29T12:00:00+00:00"],
+        ),
+        # And before the first day there is, for one that moves slots from days before.
+        (
+            ScheduleSpec(
+                cron="0 12 * * *",
+                calendar=Calendar(
+                    exclude_dates=frozenset({date(1, 1, 1)}), on_holiday="next_business_day"
+                ),
+            ),
+            "0001-01-01T00:00:00+00:00",
+            ["0001-01-02T12:00:00+00:00", "0001-01-03T12:00:00+00:00"],
+        ),
+    ],
+)
+def test_business_days_and_moving_calendars_near_the_ends_of_time_are_shorter_not_an_error(
+    spec, start, expected
+):
+    fires = preview(spec, start=datetime.fromisoformat(start), count=len(expected))
+    assert [fire.isoformat() for fire in fires] == expected
+    if expected[-1].startswith("9999"):
+        assert preview(spec, start=fires[-1], count=1) == []

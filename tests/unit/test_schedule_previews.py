@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chalicelib.domain.errors import ValidationError
-from chalicelib.domain.schedule import ScheduleSpec, fires_between, preview
+from chalicelib.domain.schedule import ScheduleSpec, fires_between, preview, slots_diff
+from chalicelib.domain.schedule.previews import SLOTS_DIFF_SCAN
 
 NOW = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)  # a Wednesday
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -102,3 +103,34 @@ def test_one_time_schedule_outside_the_window_gives_no_slot():
 def test_window_refuses_naive_bounds():
     with pytest.raises(ValueError):
         fires_between(ScheduleSpec(cron="0 * * * *"), datetime(2026, 1, 1), START, limit=1)
+
+
+# --- slots_diff -----------------------------------------------------------------------------
+
+DENSE_SPARSE = [
+    (ScheduleSpec(interval_s=5, anchor_at=NOW), ScheduleSpec(interval_s=3600, anchor_at=NOW)),
+    (ScheduleSpec(cron="* * * * *"), ScheduleSpec(cron="0 9 * * *")),
+    (ScheduleSpec(cron="*/5 * * * *"), ScheduleSpec(business_day=1, time="09:00")),
+]
+
+
+@pytest.mark.parametrize(("dense", "sparse"), DENSE_SPARSE)
+@pytest.mark.parametrize("dense_first", [True, False])
+def test_a_diff_between_a_dense_and_a_sparse_schedule_is_cut_at_the_dense_ones_scan(
+    dense, sparse, dense_first
+):
+    # PATCH ?dry_run=true over 30 days: one schedule has more than SLOTS_DIFF_SCAN slots,
+    # the other far fewer; the sparse one is complete, the dense one ends the diff.
+    old, new = (dense, sparse) if dense_first else (sparse, dense)
+    end = NOW + timedelta(days=30)
+    added, removed, cut = slots_diff(old, new, NOW, end)
+    assert cut
+    dense_slots = fires_between(dense, NOW + timedelta(microseconds=1), end, limit=SLOTS_DIFF_SCAN)
+    horizon = dense_slots[-1]
+    sparse_slots = fires_between(
+        sparse, NOW + timedelta(microseconds=1), horizon + timedelta(microseconds=1), limit=5000
+    )
+    lost, gained = (dense_slots, sparse_slots) if dense_first else (sparse_slots, dense_slots)
+    assert removed == [s for s in lost if s not in set(gained)]
+    assert added == [s for s in gained if s not in set(lost)]
+    assert max(added + removed) <= horizon

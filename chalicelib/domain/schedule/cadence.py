@@ -43,6 +43,8 @@ RawNext = Callable[[ScheduleSpec, str, datetime], tuple[datetime | None, list[Ds
 # A fixed-time cron: what a moved slot or a business day's time is for the DST policy.
 _FIXED = parse_cron("0 0 * * *")
 _MICRO = timedelta(microseconds=1)
+_FIRST = datetime.min.replace(tzinfo=UTC)
+_LAST = datetime.max.replace(tzinfo=UTC)
 # Removed days walked past in one search before giving up (a calendar that removes more
 # than a year of a cron's dates has, for this purpose, no next fire).
 _MAX_REMOVED_DAYS = 400
@@ -91,12 +93,31 @@ def _day_of(instant: datetime, tz: zoneinfo.ZoneInfo) -> date | None:
 
 
 def _day_start(day: date, tz: zoneinfo.ZoneInfo) -> datetime:
-    return datetime.combine(day, time()).replace(tzinfo=tz).astimezone(UTC)
+    """When `day` starts on the zone's clock; clamped to the ends of time (year 1's first
+    day starts before 0001-01-01Z east of UTC, there is no day after 9999-12-31)."""
+    try:
+        return datetime.combine(day, time()).replace(tzinfo=tz).astimezone(UTC)
+    except OverflowError:
+        return _FIRST if day.year == 1 else _LAST
+
+
+def _day_after_start(day: date, tz: zoneinfo.ZoneInfo) -> datetime:
+    """When the day after `day` starts (the end of time after 9999-12-31)."""
+    return _LAST if day == date.max else _day_start(day + timedelta(days=1), tz)
+
+
+def _just_before(instant: datetime) -> datetime:
+    return instant - _MICRO if instant > _FIRST else instant
 
 
 def _at_wall(wall: datetime, tz: zoneinfo.ZoneInfo, spec: ScheduleSpec) -> Step | None:
-    """The first instant a fixed-time wall time fires at under the DST policy, else None."""
-    for candidate in candidates(wall, tz, _FIXED, spec):
+    """The first instant a fixed-time wall time fires at under the DST policy, else None
+    (also for a wall time past the end of year 9999 in UTC: no slot, not an error)."""
+    try:
+        found = candidates(wall, tz, _FIXED, spec)
+    except OverflowError:
+        return None
+    for candidate in found:
         if candidate.fires:
             marks = [candidate.mark] if candidate.mark is not None else []
             return Step(candidate.instant, marks, [])
@@ -149,7 +170,7 @@ def _first_kept(
             removed.append(_mark(spec, fire, day, tz))
             cursor = fire
         else:  # the rest of this removed day: jump to its end
-            cursor = max(fire, _day_start(day + timedelta(days=1), tz) - _MICRO)
+            cursor = max(fire, _just_before(_day_after_start(day, tz)))
     return Step(None, [], removed)
 
 
@@ -158,7 +179,10 @@ def _sources(cal: Calendar, day: date) -> list[date]:
     step = -1 if cal.on_holiday == "next_business_day" else 1
     out = []
     for days in range(1, MAX_MOVE_DAYS + 1):
-        source = day + timedelta(days=step * days)
+        try:
+            source = day + timedelta(days=step * days)
+        except OverflowError:  # before year 1 or after year 9999: no day to move from
+            break
         if is_business_day(cal, source):
             break
         if removal(cal, source) is not None:
@@ -169,7 +193,7 @@ def _sources(cal: Calendar, day: date) -> list[date]:
 def _walls_on(day: date, tz: zoneinfo.ZoneInfo, union: Callable[[datetime], tuple]) -> list:
     """The wall times of the union's fires on one local date."""
     walls: list[datetime] = []
-    cursor = _day_start(day, tz) - _MICRO
+    cursor = _just_before(_day_start(day, tz))
     while len(walls) < _MAX_MARKED_PER_DAY:
         fire, _ = union(cursor)
         wall = wall_of(fire, tz) if fire is not None else None
@@ -192,7 +216,7 @@ def _first_moved(
     if cal.on_holiday == "skip" or start is None:
         return None
     end = _day_of(until, tz) if until is not None else None
-    end = end or start + timedelta(days=_MAX_REMOVED_DAYS)
+    end = end or start + min(timedelta(days=_MAX_REMOVED_DAYS), date.max - start)
     day = start
     while day <= end:
         if is_business_day(cal, day):
@@ -204,6 +228,8 @@ def _first_moved(
             later = [m for m in moved if m is not None and m.fire is not None and m.fire > after]
             if later:
                 return min(later, key=lambda m: m.fire or after)
+        if day == date.max:  # the calendar ends with 9999-12-31
+            break
         day += timedelta(days=1)
     return None
 
@@ -238,9 +264,10 @@ def business_day_next(spec: ScheduleSpec, after: datetime) -> Step:
     hour, minute = parse_time(spec.time)
     start = _day_of(after, tz) or after.date()
     year, month = start.year, start.month
+    earliest = start - timedelta(days=1) if start > date.min else start  # no day before year 1
     for _ in range(_MAX_MONTHS):
         day = nth_business_day(cal, year, month, spec.business_day)
-        if day is not None and day >= start - timedelta(days=1):
+        if day is not None and day >= earliest:
             step = _at_wall(datetime.combine(day, time(hour, minute)), tz, spec)
             if step is not None and step.fire is not None and step.fire > after:
                 return step

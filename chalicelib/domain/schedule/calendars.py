@@ -13,6 +13,7 @@ the same wall time (``on_holiday``); a weekend that is no holiday removes nothin
 
 from __future__ import annotations
 
+import calendar as _gregorian
 import functools
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -134,8 +135,9 @@ def previous_business_day(cal: Calendar, day: date) -> date | None:
 def nth_business_day(cal: Calendar, year: int, month: int, n: int) -> date | None:
     """The `n`th business day of the month (1 the first), or from its end (-1 the last)."""
     first = date(year, month, 1)
-    last = (first.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
-    days = [first + timedelta(days=k) for k in range(last.day)]
+    # The month's length from the calendar, not from the 1st of the next month: there is
+    # no month after December 9999.
+    days = [first + timedelta(days=k) for k in range(_gregorian.monthrange(year, month)[1])]
     business = [d for d in days if is_business_day(cal, d)]
     index = n - 1 if n > 0 else n
     if n == 0 or not -len(business) <= index < len(business):

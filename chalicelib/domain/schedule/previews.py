@@ -105,7 +105,11 @@ def slots_diff(
     old_slots = fires_between(old, after, end, limit=SLOTS_DIFF_SCAN + 1) if old else []
     cut = len(new_slots) > SLOTS_DIFF_SCAN or len(old_slots) > SLOTS_DIFF_SCAN
     if cut:
-        horizon = min(s[SLOTS_DIFF_SCAN - 1] for s in (new_slots, old_slots) if s)
+        # Only a list that was cut short ends early; the other holds every slot of the
+        # window (and may hold fewer than SLOTS_DIFF_SCAN: a sparse schedule).
+        horizon = min(
+            s[SLOTS_DIFF_SCAN - 1] for s in (new_slots, old_slots) if len(s) > SLOTS_DIFF_SCAN
+        )
         new_slots = [s for s in new_slots if s <= horizon]
         old_slots = [s for s in old_slots if s <= horizon]
     kept_new, kept_old = set(new_slots), set(old_slots)

@@ -253,11 +253,31 @@ def _pass(slot: _Slot, plan: SlotPlan, *, sched: str, now: datetime) -> str | _A
     ):
         return dropped(message, "raced")
     record_metric("SlotsPassed", status=status)
-    if slot.next_slot_ms is not None and slot.next_slot_ms <= ms(now) and not standing_item:
-        # The next slot is already due (catch-up ``all`` resumes inside its window, or
-        # ``buffer_all`` keeps its newest): its message goes now, as a settle's pull would.
-        send_fires([fire_message(item.id, slot.next_slot_ms, sched, now_ms=ms(now))])
+    if _send_next_after_pass(slot, standing=standing_item, now=now):
+        send_fires([fire_message(item.id, slot.next_slot_ms or 0, sched, now_ms=ms(now))])
     return status
+
+
+def _send_next_after_pass(slot: _Slot, *, standing: bool, now: datetime) -> bool:
+    """Whether a pass sends its keyed trigger's next slot's message itself.
+
+    Yes when that slot is already due (catch-up ``all`` resumes inside its window, or
+    ``buffer_all`` keeps its newest), as a settle's pull would, and when a tick may have
+    sent it already (within the lookahead). The records are written before the move, and
+    many of them take a while (catch-up ``none`` after downtime)::
+
+        t0      the claim of the missed slot reads ``now``; the next slot is N (> t0)
+        N       N's message, sent by the tick, lands: the trigger is still on the
+                missed slot, so it is dropped ("slot already run or moved")
+        N + d   the pass moves the trigger to N, whose message is gone
+
+    Then nothing sends N until the overdue pass, whose claim is late again and passes
+    again: the trigger never runs. A spare message is dropped by the claim's fence. A
+    standing item's pointer is taken over by any later slot's message instead.
+    """
+    if slot.next_slot_ms is None or standing:
+        return False
+    return slot.next_slot_ms <= ms(now) + get_settings().lookahead_s * 1000
 
 
 def _record_passed(item: Trigger, plan: SlotPlan, *, now: datetime) -> None:
