@@ -133,8 +133,9 @@ class _Engine:
                 break
             if len(self.running) < capacity_of(self.policy):
                 kind = "extra" if slot in self.spec.extras else "run"
-                # The run starts at its claim: at fire_at, or later (after an outage, or
-                # behind a run that held the trigger), as the run record's fire_at says.
+                # The run starts at its claim: at slot + jitter, or later (after an outage,
+                # or behind a run that held the trigger). ``fire_at`` here is that start;
+                # a run record's ``fire_at`` is slot + jitter, its ``started_at`` the start.
                 self.out[slot] = SimSlot(slot, kind, at, None)
                 self.running.append(_capped(at, timedelta(seconds=self.run_s)))
                 break
