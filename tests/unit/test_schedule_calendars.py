@@ -253,6 +253,35 @@ def test_business_day_n_fires_on_the_nth_business_day_at_its_wall_time(
     assert [iso(f) for f in preview(spec, start=utc(start), count=2)] == expected
 
 
+@pytest.mark.parametrize(
+    ("repeated", "expected"),
+    [
+        # Cairo set its clocks back at midnight into 2026-10-30: 23:30 on the 29th (the
+        # second-last business day of October) happened twice.
+        ("both", ["2026-10-29T20:30:00Z", "2026-10-29T21:30:00Z", "2026-11-27T21:30:00Z"]),
+        ("once", ["2026-10-29T20:30:00Z", "2026-11-27T21:30:00Z", "2026-12-30T21:30:00Z"]),
+    ],
+)
+def test_business_day_in_a_repeated_hour_follows_the_dst_policy_as_a_cron_does(repeated, expected):
+    spec = ScheduleSpec(
+        business_day=-2,
+        time="23:30",
+        timezone="Africa/Cairo",
+        dst_repeated=repeated,
+    )
+    assert [iso(f) for f in preview(spec, start=utc("2026-10-01T00:00:00Z"), count=3)] == expected
+
+
+def test_business_day_in_a_skipped_hour_is_marked_skipped_with_the_skip_policy():
+    # Cairo's clocks jumped from 00:00 to 01:00 on 2026-04-24: 00:30 never happened.
+    spec = ScheduleSpec(business_day=18, time="00:30", timezone="Africa/Cairo", dst_skipped="skip")
+    _, marks, _ = preview_steps(spec, start=utc("2026-04-01T00:00:00Z"), count=1)
+    assert [(m.change, iso(m.at)) for m in marks] == [("skipped", "2026-04-23T22:00:00Z")]
+    shifted = ScheduleSpec(business_day=18, time="00:30", timezone="Africa/Cairo")
+    first = preview(shifted, start=utc("2026-04-01T00:00:00Z"), count=1)
+    assert [iso(f) for f in first] == ["2026-04-23T22:00:00Z"]  # 01:00, right after the jump
+
+
 def test_business_day_in_new_york_skips_memorial_day_at_the_end_of_may_2027():
     spec = ScheduleSpec(
         business_day=-1, time="17:00", timezone="America/New_York", calendar=cal("US")

@@ -32,7 +32,7 @@ from chalicelib.domain.schedule.calendars import (
     removal,
 )
 from chalicelib.domain.schedule.cron import parse_cron
-from chalicelib.domain.schedule.dst import DstMark, candidates
+from chalicelib.domain.schedule.dst import Candidate, DstMark, candidates
 from chalicelib.domain.schedule.model import ScheduleSpec, parse_time
 from chalicelib.domain.schedule.zones import wall_of, zone
 
@@ -257,7 +257,12 @@ def calendar_next(spec: ScheduleSpec, after: datetime, raw: RawNext, *, marks: b
 
 
 def business_day_next(spec: ScheduleSpec, after: datetime) -> Step:
-    """The next fire of ``business_day`` N at ``time``: month by month from `after`'s."""
+    """The next fire of ``business_day`` N at ``time``: month by month from `after`'s.
+
+    Under the DST policy as a fixed-time cron: a repeated wall time fires twice with
+    ``repeated: both`` (the second after the first), a skipped one is a ``skipped`` mark
+    with ``skipped: skip``, carried to the next fire.
+    """
     assert spec.business_day is not None and spec.time is not None
     tz = zone(spec.timezone)
     cal = spec.calendar or Calendar()
@@ -265,13 +270,26 @@ def business_day_next(spec: ScheduleSpec, after: datetime) -> Step:
     start = _day_of(after, tz) or after.date()
     year, month = start.year, start.month
     earliest = start - timedelta(days=1) if start > date.min else start  # no day before year 1
+    passed: list[DstMark] = []
     for _ in range(_MAX_MONTHS):
         day = nth_business_day(cal, year, month, spec.business_day)
         if day is not None and day >= earliest:
-            step = _at_wall(datetime.combine(day, time(hour, minute)), tz, spec)
-            if step is not None and step.fire is not None and step.fire > after:
-                return step
+            for candidate in _wall_candidates(datetime.combine(day, time(hour, minute)), tz, spec):
+                if candidate.instant <= after:
+                    continue
+                mark = [candidate.mark] if candidate.mark is not None else []
+                if candidate.fires:
+                    return Step(candidate.instant, [*passed, *mark], [])
+                passed += mark
         year, month = (year + 1, 1) if month == 12 else (year, month + 1)
         if year > 9999:
             break
-    return Step(None, [], [])
+    return Step(None, passed, [])
+
+
+def _wall_candidates(wall: datetime, tz: zoneinfo.ZoneInfo, spec: ScheduleSpec) -> list[Candidate]:
+    """``candidates`` of a fixed-time wall time; none past the end of year 9999."""
+    try:
+        return list(candidates(wall, tz, _FIXED, spec))
+    except OverflowError:
+        return []
