@@ -301,7 +301,7 @@ def test_business_day_in_new_york_skips_memorial_day_at_the_end_of_may_2027():
         (ScheduleSpec(cron="0 9 * * *", calendar=cal("XX")), "schedule.calendar.holidays"),
         (ScheduleSpec(cron="0 9 * * *", calendar=cal("DE-XX")), "schedule.calendar.holidays"),
         (ScheduleSpec(interval_s=600, calendar=cal("DE")), "schedule.calendar"),
-        (ScheduleSpec(cron="0 9 * * *", also=("61 * * * *",)), "schedule.cron"),
+        (ScheduleSpec(cron="0 9 * * *", also=("61 * * * *",)), "schedule.cron.1"),
         (ScheduleSpec(cron="0 9 * * *", jitter_s=3601), "schedule.jitter_s"),
     ],
 )

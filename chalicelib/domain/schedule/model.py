@@ -107,8 +107,14 @@ def validate_schedule(spec: ScheduleSpec, *, min_interval_s: int) -> None:
     if spec.dst_repeated not in ("once", "both"):
         raise ValidationError("must be 'once' or 'both'", field="schedule.dst.repeated")
     zone(spec.timezone)
-    for cron in spec.crons:
-        parse_cron(cron)
+    for index, cron in enumerate(spec.crons):
+        try:
+            parse_cron(cron)
+        except ValidationError as exc:
+            if not spec.also:
+                raise
+            # A list of crons: the error names the one at fault (``schedule.cron.1``).
+            raise ValidationError(exc.message, field=f"schedule.cron.{index}") from None
     if len(spec.crons) > MAX_CRONS:
         raise ValidationError(f"at most {MAX_CRONS} crons", field="schedule.cron")
     _validate_calendar_fields(spec)

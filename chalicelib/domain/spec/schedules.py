@@ -109,15 +109,17 @@ def _pasted_crons(crons: list[str], prefix: str, timezone: str) -> list[str]:
     if not 1 <= len(crons) <= MAX_CRONS:
         raise ValidationError(f"must have 1 to {MAX_CRONS} crons", field=f"{prefix}cron")
     out = []
-    for text in crons:
+    for index, text in enumerate(crons):
         if not is_pasted_expression(text):
             out.append(text)
             continue
-        pasted = translate_pasted(text, timezone=timezone, field=f"{prefix}cron")
+        # In a list, a problem names the item (``schedule.cron.1``).
+        where = f"{prefix}cron.{index}" if len(crons) > 1 else f"{prefix}cron"
+        pasted = translate_pasted(text, timezone=timezone, field=where)
         if pasted.cron is None:
             raise ValidationError(
                 "a list of crons takes crons only (a rate() or at() is a trigger of its own)",
-                field=f"{prefix}cron",
+                field=where,
             )
         out.append(pasted.cron)
     return out
