@@ -106,7 +106,7 @@ def test_a_slack_url_pointing_at_metadata_or_loopback_is_refused_at_create(api, 
         ({"name": "x", "on": ["failed"], "channels": [{"type": "pager"}]}, "channels.0"),
         (
             {"name": "x", "on": ["failed"], "channels": [{"type": "email", "to": ["nope"]}]},
-            "channels.0.email.to",
+            "channels.0.to",
         ),
         (
             {
@@ -114,7 +114,15 @@ def test_a_slack_url_pointing_at_metadata_or_loopback_is_refused_at_create(api, 
                 "on": ["failed"],
                 "channels": [{"type": "sns", "topic_arn": "arn:aws:s3:::b"}],
             },
-            "channels.0.sns.topic_arn",
+            "channels.0.topic_arn",
+        ),
+        (
+            {"name": "x", "on": ["failed"], "channels": [{"type": "webhook", "url": 5}]},
+            "channels.0.url",  # as the body names it (pydantic adds the branch, webhook)
+        ),
+        (
+            {"name": "x", "on": ["failed"], "channels": [{"type": "slack", "host": "a"}]},
+            "channels.0.host",
         ),
         ({"name": "x", "on": ["failed"], "match": {"tags": "a"}}, "match.tags"),
         ({"name": "x", "on": ["failed"], "colour": "red"}, "colour"),

@@ -139,14 +139,31 @@ class AlertPatch(Strict):
         return printable(value)
 
 
+# pydantic names a tagged union's branch in an error's location (``channels.0.webhook.url``):
+# the branch is the channel's ``type``, not a field of the body.
+_BRANCH = re.compile(r"\b(channels\.\d+)\.(?:email|slack|webhook|sns)\b")
+
+
+def _parsed(model: type[Strict], body: Any) -> Any:
+    """``parse_model``; a channel's field named as it is in the body (``channels.0.url``)."""
+    try:
+        return parse_model(model, body)
+    except ValidationError as exc:
+        if exc.field and _BRANCH.search(exc.field):
+            raise ValidationError(
+                _BRANCH.sub(r"\1", exc.message), field=_BRANCH.sub(r"\1", exc.field)
+            ) from None
+        raise
+
+
 def parse_alert(body: Any) -> dict:
     """A policy body, validated (422 naming the field), as plain JSON with every default."""
-    return parse_model(AlertIn, body).model_dump(mode="json")
+    return _parsed(AlertIn, body).model_dump(mode="json")
 
 
 def parse_alert_patch(body: Any) -> dict:
     """The fields a PATCH gives, validated; null for a field that cannot be null is a 422."""
-    parsed = parse_model(AlertPatch, body)
+    parsed = _parsed(AlertPatch, body)
     # The fields sent, each dumped whole: ``exclude_unset`` would also drop the defaults
     # inside a sent ``match`` (``{"tags": [...]}`` must be stored with its empty lists).
     dumped = parsed.model_dump(mode="json")
