@@ -13,6 +13,9 @@ Applied in the embedded AWS process (``embedded_aws``), next to ``moto_atomic``:
    ObjectCreated``, skips input transformers, and sends a multipart upload twice (its
    completion also writes the object with a Put event). Without a real sequencer, dedupe on
    bucket + key + sequencer would swallow every rewrite of a key.
+3. SES ``DeleteReceiptRule``: moto has no such call (it answered an HTML 500), so a deleted
+   ``email`` trigger's receipt rule stayed. It removes the rule from its rule set, as AWS
+   does (an unknown rule set is ``RuleSetDoesNotExist``; an unknown rule, nothing).
 """
 
 from __future__ import annotations
@@ -67,10 +70,38 @@ def _sequencer() -> str:
 
 
 def make_moto_faithful() -> None:
-    """Patch moto's EventBridge templating and S3's EventBridge events (idempotent)."""
+    """Patch moto's EventBridge templating, S3's EventBridge events and SES's missing
+    ``DeleteReceiptRule`` (idempotent)."""
     require_pinned_moto("moto_fidelity")
     _patch_event_templates()
     _patch_s3_events()
+    _patch_ses_delete_receipt_rule()
+
+
+def _patch_ses_delete_receipt_rule() -> None:
+    """SES's ``DeleteReceiptRule``, which moto lacks (item 3 above)."""
+    from moto.core.responses import EmptyResult
+    from moto.ses.exceptions import RuleSetDoesNotExist
+    from moto.ses.models import SESBackend
+    from moto.ses.responses import EmailResponse
+
+    if getattr(SESBackend, "delete_receipt_rule", None) is not None:
+        return
+
+    def delete_receipt_rule(self: Any, rule_set_name: str, rule_name: str) -> None:
+        rule_set = self.receipt_rule_set.get(rule_set_name)
+        if rule_set is None:
+            raise RuleSetDoesNotExist(f"Rule set does not exist: {rule_set_name}")
+        rule_set.rules = [r for r in rule_set.rules if r.get("Name") != rule_name]
+
+    def respond(self: Any) -> Any:
+        self.backend.delete_receipt_rule(
+            self._get_param("RuleSetName"), self._get_param("RuleName")
+        )
+        return EmptyResult()
+
+    SESBackend.delete_receipt_rule = delete_receipt_rule  # type: ignore[attr-defined]
+    EmailResponse.delete_receipt_rule = respond  # type: ignore[attr-defined]
 
 
 def _patch_event_templates() -> None:

@@ -306,12 +306,8 @@ def settle_run(
     # Only a run whose workflow ran counts toward run_count / max_runs: a skipped,
     # refused or deferred fire (succeeded None) does not.
     if succeeded is True:
-        # A streak an enable cleared ends here too (this run was its ``recovered``).
-        actions += [
-            t.run_count.add(1),
-            t.consecutive_failures.set(0),
-            t.failures_paused.remove(),
-        ]
+        # (and a streak an enable cleared: this run was its ``recovered``)
+        actions += [t.run_count.add(1), t.consecutive_failures.set(0), t.failures_paused.remove()]
     elif succeeded is False:
         actions.append(t.run_count.add(1))
         if failure_counts:

@@ -247,6 +247,16 @@ def test_mail_sent_with_smtplib_runs_an_email_trigger_with_sender_subject_and_at
     assert len(_events(stack, trigger["id"])) == 1  # one filtered out, one duplicate
     assert len(_settled_runs(stack, trigger["id"])) == 1
 
+    # Deleted, its receipt rule goes with it (the embedded SES answered 500 to that).
+    rule = f"cronhook-local-{trigger['id']}"
+    rules = _aws(stack, "ses").describe_receipt_rule_set(RuleSetName="cronhook-local")["Rules"]
+    assert rule in [r["Name"] for r in rules]
+    assert stack.call("DELETE", f"/v1/triggers/{trigger['id']}").status_code == 204
+    rules = _aws(stack, "ses").describe_receipt_rule_set(RuleSetName="cronhook-local")["Rules"]
+    assert rule not in [r["Name"] for r in rules]
+    audit = stack.call("GET", f"/v1/audit?trigger_id={trigger['id']}").json()["items"]
+    assert "delete" in [entry["action"] for entry in audit]
+
 
 def _linkedin_sign(secret: str, body: bytes) -> str:
     return hmac.new(secret.encode(), b"hmacsha256=" + body, hashlib.sha256).hexdigest()

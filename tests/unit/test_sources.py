@@ -229,3 +229,27 @@ def test_files_older_than_the_watch_are_its_past_not_events(tmp_path):
     os.utime(old, ns=(1, 1_000))
     watcher = Watcher(Watch(str(tmp_path), "trg_x", since_ns=5_000), settle_s=0.0)
     assert watcher.scan(now=0.0) == [] and watcher.scan(now=1.0) == []
+
+
+@pytest.mark.parametrize("source", ["eventbridge", "s3", "email"])
+def test_a_failure_to_unwire_a_deleted_trigger_is_logged_whatever_it_raises(monkeypatch, source):
+    # botocore raises ResponseParserError (neither ClientError nor BotoCoreError's usual
+    # kinds) on an answer it cannot parse: the delete had answered 500, half done.
+    from chalicelib.domain.records import Trigger
+    from chalicelib.settings import reset_settings
+    from chalicelib.sources import wiring
+
+    monkeypatch.setenv("CRONHOOK_SES_RULE_SET", "cronhook-test")
+    reset_settings()
+
+    class Broken:
+        def __getattr__(self, name):
+            raise RuntimeError(f"unparseable answer to {name}")
+
+    monkeypatch.setattr(wiring, "client", lambda service: Broken())
+    event = {"source": source, "bucket": "in", "address": "a@b.example", "pattern": {"a": ["b"]}}
+    item = Trigger(
+        id="trg_x", tenant="t", workflow="echo", spec=f'{{"event": {event!r}}}'.replace("'", '"')
+    )
+    wiring.unprovision(item)  # logged, not raised
+    reset_settings()
