@@ -146,6 +146,8 @@ def _aws(call: Any, *, field: str, **kwargs: Any) -> Any:
     except ClientError as exc:
         code = exc.response.get("Error", {}).get("Code", "")
         message = exc.response.get("Error", {}).get("Message", code)
+        if code == "ResourceNotFoundException" and field == "event.pattern":
+            field = "event.bus"  # the rule's bus does not exist (the pattern was fine)
         if code in (
             "InvalidEventPatternException",
             "ValidationException",

@@ -129,6 +129,9 @@ def test_eventbridge_trigger_refuses_a_pattern_eventbridge_would_refuse(stack):
     )
     assert missing.status_code == 422
     assert missing.json()["error"]["field"] == "event.pattern"
+    no_bus = {"source": "eventbridge", "bus": "nosuchbus", "pattern": {"source": ["a"]}}
+    answer = stack.call("POST", "/v1/triggers", {"workflow": "echo", "event": no_bus})
+    assert (answer.status_code, answer.json()["error"]["field"]) == (422, "event.bus")
 
 
 def test_an_object_created_in_a_bucket_runs_its_trigger_with_its_metadata_not_its_bytes(stack):

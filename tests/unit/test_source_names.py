@@ -17,8 +17,9 @@ def test_every_named_source_is_a_source():
     [
         ("github", "GitHub"),
         ("standard", "Standard Webhooks"),
-        ("linkedin", "linkedin"),  # not named: its key
-        ("s3", "s3"),
+        ("linkedin", "LinkedIn"),
+        ("s3", "S3"),
+        ("nosuch", "nosuch"),  # not named: its key
         (None, "event"),
     ],
 )
@@ -39,6 +40,15 @@ def test_source_label(source, label):
         ({"source": "shopify", "filter": {"topic": "orders/create"}}, "On Shopify orders/create"),
         ({"source": "github", "filter": {"github_event": [], "type": "x"}}, "On GitHub x"),
         ({"source": "slack", "filter": {"github_event": []}}, "On Slack webhook"),
+        ({"source": "linkedin"}, "On LinkedIn webhook"),
+        ({"source": "eventbridge", "pattern": {"source": ["shop"]}}, "On EventBridge event"),
+        (
+            {"source": "eventbridge", "pattern": {"detail-type": ["Order Placed"]}},
+            "On EventBridge Order Placed",
+        ),
+        ({"source": "s3", "bucket": "inbox", "prefix": "in/"}, "On S3 object created in inbox/in"),
+        ({"source": "s3", "bucket": "inbox"}, "On S3 object created in inbox"),
+        ({"source": "email", "address": "a@in.example"}, "On email to a@in.example"),
         ({}, "On event webhook"),
         (None, "On event webhook"),
     ],
