@@ -4,8 +4,8 @@ One conditional PutItem is both the event and its dedupe record: the event id is
 derived from the dedupe key, so a second delivery fails the condition and is answered
 200 with the original ids. A delivery with an ``Idempotency-Key`` header also puts that
 key's alias (``signatures.idempotency_key``), in one transaction with the event: a later
-delivery with the same key is a duplicate of that event, whatever its body. A full trigger with ``max_waiting_events`` waiting answers
-429 ``quota`` and stores nothing. Only then is the event dispatched (202): its message
+delivery with the same key is a duplicate of that event, whatever its body. A full
+trigger with ``max_waiting_events`` waiting answers 429 ``quota`` and stores nothing. Only then is the event dispatched (202): its message
 is sent at once, unless the trigger is full, in which case a run pulls it in its turn
 (``pull``). If the send fails the event stays pending and the heartbeat's sweep
 dispatches it.
@@ -248,8 +248,8 @@ def _check_waiting_quota(
     accepted path of a trigger with room costs nothing more. A delivery stored before is
     a duplicate, not refused (a GetItem of its id, and of its ``Idempotency-Key``'s
     alias if it sent one, on this path only): a provider retrying it learns that it
-    arrived. Deliveries counted at the same instant each see the queue
-    before the others' puts, so the cap can be passed by that many, never more.
+    arrived. Deliveries counted at the same instant each see the queue before the
+    others' puts, so the cap can be passed by that many, never more.
     """
     cap = get_settings().max_waiting_events
     if len(triggers.in_flight_of(item)) < TriggerSpec.from_dict(spec).concurrency:
