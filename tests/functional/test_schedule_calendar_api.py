@@ -204,3 +204,18 @@ def test_simulate_names_the_trigger_field_at_fault_and_keeps_the_tenant_wall(api
     body = {"trigger_id": stored["id"], **window}
     assert api.call("POST", "/v1/schedules/simulate", body, key="other").status == 404
     assert api.call("POST", "/v1/schedules/simulate", body).status == 200
+
+
+@pytest.mark.parametrize("at", ["9999-12-31T23:59:59.999999Z", "9999-12-31T23:59:59.9999Z"])
+def test_an_at_in_the_last_millisecond_of_9999_is_kept_to_the_millisecond(api, at):
+    # Rounded up to the millisecond it was year 10000: a 500 that stored the trigger and
+    # then failed every read of it (the tenant's whole list with it).
+    answer = api.call("POST", "/v1/triggers", {"workflow": "echo", "schedule": {"at": at}})
+    assert answer.status == 201, answer.body
+    assert answer.body["schedule"]["at"].startswith("9999-12-31T23:59:59.999")
+    assert api.call("GET", f"/v1/triggers/{answer.body['id']}").status == 200
+    assert api.call("GET", "/v1/triggers?limit=200").status == 200
+    patched = api.call("PATCH", f"/v1/triggers/{answer.body['id']}", {"schedule": {"at": at}})
+    assert patched.status == 200, patched.body
+    preview = api.call("POST", "/v1/schedules/preview", {"at": at})
+    assert preview.status == 200, preview.body

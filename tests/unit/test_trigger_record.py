@@ -23,6 +23,7 @@ FULL = Trigger(
     next_fire_at=11,
     in_flight={"trg_1.r1": {"l": 5, "s": 1, "k": "s", "t": 11}},
     consecutive_failures=2,
+    failures_paused=3,
     run_count=7,
     last_run={"id": "trg_1.r0", "status": "ok", "finished_at": 9},
     created_by="key_a",

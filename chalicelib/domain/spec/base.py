@@ -23,12 +23,19 @@ class Strict(BaseModel):
     )
 
 
+def _to_the_ms(value: datetime) -> datetime:
+    """``value`` cut to the millisecond, the precision every instant is kept at: rounded
+    instead, 9999-12-31T23:59:59.9999Z became year 10000 (a 500 on every read of it)."""
+    return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
+
+
 def in_utc(value: datetime | None, field: str) -> datetime | None:
-    """An aware instant in UTC; one that is outside years 1-9999 in UTC names `field`."""
+    """An aware instant in UTC, to the millisecond; one outside years 1-9999 in UTC names
+    `field`."""
     if value is not None and value.tzinfo is None:
         raise ValueError("must include a timezone offset or Z")
     try:
-        return value.astimezone(UTC) if value is not None else None
+        return _to_the_ms(value.astimezone(UTC)) if value is not None else None
     except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00, which is in year 0 in UTC
         raise ValidationError("must be between years 1 and 9999 in UTC", field=field) from None
 
@@ -38,7 +45,7 @@ def aware_utc(value: datetime | None) -> datetime | None:
     if value is not None and value.tzinfo is None:
         raise ValueError("must include a timezone offset or Z")
     try:
-        return value.astimezone(UTC) if value is not None else None
+        return _to_the_ms(value.astimezone(UTC)) if value is not None else None
     except OverflowError:  # pydantic names the field of a ValueError
         raise ValueError("must be between years 1 and 9999 in UTC") from None
 
