@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 __all__ = [
+    "limit_reached",
     "Limits",
     "disable_reason_after_run",
     "lateness_ms",
@@ -25,6 +26,16 @@ class Limits:
     max_runs: int | None = None
     expires_at: datetime | None = None
     max_failures: int = 5
+
+
+def limit_reached(*, run_count: int, limits: Limits, now: datetime) -> str | None:
+    """A limit that already says stop (``max_runs`` used up, ``expires_at`` passed), else
+    None: an enable must not start a trigger its limits stopped, or it runs once more."""
+    if limits.max_runs is not None and run_count >= limits.max_runs:
+        return "max_runs"
+    if limits.expires_at is not None and now >= limits.expires_at:
+        return "expired"
+    return None
 
 
 def disable_reason_after_run(

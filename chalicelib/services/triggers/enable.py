@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
 from chalicelib.domain import schedule
 from chalicelib.domain.due import to_ms
+from chalicelib.domain.epoch_ms import parse_iso
 from chalicelib.domain.errors import Conflict, ValidationError
 from chalicelib.domain.records import Trigger
 from chalicelib.domain.rules import due_with_slot
+from chalicelib.domain.settle import Limits, limit_reached
 from chalicelib.domain.spec import DisableIn, SwitchManyIn, decode_schedule, parse_model
 from chalicelib.observability import record_metric
 from chalicelib.services import audit
@@ -42,6 +45,28 @@ def _resume_slot(item: Trigger, *, now: datetime) -> Slot | None:
     )
 
 
+def _within_limits(item: Trigger, *, now: datetime) -> None:
+    """409 if the trigger's limits already stop it: it would run once more, then stop."""
+    limits = (json.loads(item.spec or "{}") or {}).get("limits") or {}
+    reached = limit_reached(
+        run_count=int(item.run_count or 0),
+        limits=Limits(
+            max_runs=limits.get("max_runs"), expires_at=parse_iso(limits.get("expires_at"))
+        ),
+        now=now,
+    )
+    if reached == "max_runs":
+        raise Conflict(
+            f"this trigger has run {item.run_count} times, its limits.max_runs: "
+            "raise or remove limits.max_runs (PATCH) first"
+        )
+    if reached == "expired":
+        raise Conflict(
+            f"this trigger expired at {limits.get('expires_at')}: move or remove "
+            "limits.expires_at (PATCH) first"
+        )
+
+
 def switch_one(
     principal: Principal,
     item: Trigger,
@@ -58,6 +83,7 @@ def switch_one(
     note. An enable clears all of it, and a backfill that waited for it goes on.
     """
     if enabled:
+        _within_limits(item, now=now)
         item = trigger_writes.enable_trigger(
             item.id,
             now_ms=to_ms(now),

@@ -31,6 +31,7 @@ from chalicelib.domain.due import sched_json, to_ms
 from chalicelib.domain.errors import Conflict, NotFound, ValidationError
 from chalicelib.domain.records import Trigger
 from chalicelib.domain.rules import due_at, due_with_slot
+from chalicelib.domain.settle import Limits, limit_reached
 from chalicelib.domain.spec import (
     EventIn,
     TriggerIn,
@@ -203,6 +204,28 @@ def _written(item: Trigger, written: Trigger | None, *, state: dict | None) -> t
     return fresh, state or {}
 
 
+def _within_limits(item: Trigger, full: TriggerIn, *, now: datetime) -> None:
+    """422 if the trigger stays (or becomes) active with a limit that already stops it:
+    it would run once more and then stop (pause it to stop it now)."""
+    limits = full.limits
+    reached = limit_reached(
+        run_count=int(item.run_count or 0),
+        limits=Limits(max_runs=limits.max_runs, expires_at=limits.expires_at),
+        now=now,
+    )
+    if reached == "max_runs":
+        raise ValidationError(
+            f"this trigger has run {item.run_count} times: an active trigger's max_runs "
+            "must be above that (pause it to stop it)",
+            field="limits.max_runs",
+        )
+    if reached == "expired":
+        raise ValidationError(
+            "this trigger's expires_at has passed: move it to enable the trigger",
+            field="limits.expires_at",
+        )
+
+
 def write_patch(
     principal: Principal, item: Trigger, data: TriggerPatch, sent: set[str], *, now: datetime
 ) -> tuple[Trigger, dict, dict]:
@@ -213,6 +236,8 @@ def write_patch(
     full, state = _validated(item, data, sent, now=now)
     shown_once, sealed = _new_target(item, full.workflow, now=now)
     status = status_after(item.status, sent, data.enabled)
+    if status == "active" and sent & {"limits", "enabled"}:
+        _within_limits(item, full, now=now)
     # A large payload, and the title and tags, go to items of their own (store/payloads);
     # those they replace are deleted once the new spec is written.
     old = stored_spec(item)
