@@ -81,9 +81,18 @@
       if (email.value) channels.push({ type: 'email', to: [email.value] });
       if (slack.value) channels.push({ type: 'slack', webhook_url: slack.value });
       if (hook.value) channels.push({ type: 'webhook', url: hook.value });
+      // An empty or unreadable number is refused here, never sent as 0.
+      const number = (el, what) => {
+        if (el.value !== '' && !el.validity.badInput) return Number(el.value);
+        k.showFieldError(el, `Enter ${what}.`);
+        return null;
+      };
+      const failuresInARow = number(inRow, 'how many failures in a row alert (1 or more)');
+      const quietS = number(quiet, 'the quiet period in seconds (0 for none)');
+      if (failuresInARow === null || quietS === null) return;
       const body = {
         name: name.value, on: kinds.filter((b) => b.checked).map((b) => b.value),
-        failures_in_a_row: Number(inRow.value), quiet_s: Number(quiet.value),
+        failures_in_a_row: failuresInARow, quiet_s: quietS,
         match: { tags: tags.value.split(',').map((t) => t.trim()).filter(Boolean) }, channels,
       };
       try {

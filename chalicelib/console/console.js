@@ -80,6 +80,11 @@
       hint ? h('p', { class: 'hint' }, hint) : null, err);
   }
 
+  // A value the form refuses before sending (it never substitutes another): shown on `input`.
+  class FormProblem extends Error {
+    constructor(input, message) { super(message); this.input = input; }
+  }
+
   function showFieldError(input, message) {
     input.setAttribute('aria-invalid', 'true');
     input.setAttribute('aria-describedby', input._error.id);
@@ -330,13 +335,17 @@
     document.querySelectorAll('[data-bulk]').forEach((b) => { b.disabled = n === 0; });
   }
 
+  let listSeq = 0;
   async function loadPage() {
     const box = document.getElementById('list');
     if (!box) return;
+    // The answer to an older request (the list before a filter was applied) is dropped.
+    const seq = ++listSeq;
     let page;
     try {
       page = L.q ? await searchTriggers(L.q) : await api('GET', 'v1/triggers' + qs({ ...L.filters, limit: 25, cursor: L.cursors[L.page] }));
-    } catch (e) { box.replaceChildren(errorBox(e)); return; }
+    } catch (e) { if (seq === listSeq) box.replaceChildren(errorBox(e)); return; }
+    if (seq !== listSeq) return;
     L.items = page.items;
     const write = can('operator');
     const all = write ? h('input', { type: 'checkbox', 'aria-label': 'Select all on this page', onchange: (e) => {
@@ -347,9 +356,10 @@
     const rows = page.items.map((t) => triggerRow(t, write));
     const headers = [...(write ? [all] : []), 'Name', 'Cadence', 'Status', 'Next fire', 'Recent runs', 'Last error', 'Budget'];
     const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' },
-      h('button', { type: 'button', disabled: L.page === 0, onclick: () => { L.page -= 1; loadPage(); } }, 'Previous page'),
+      // A selection is of the rows on screen: another page starts with none selected.
+      h('button', { type: 'button', disabled: L.page === 0, onclick: () => { L.page -= 1; L.selected.clear(); loadPage(); } }, 'Previous page'),
       h('span', {}, `Page ${L.page + 1}`),
-      h('button', { type: 'button', disabled: !page.next_cursor, onclick: () => { L.cursors[L.page + 1] = page.next_cursor; L.page += 1; loadPage(); } }, 'Next page'));
+      h('button', { type: 'button', disabled: !page.next_cursor, onclick: () => { L.cursors[L.page + 1] = page.next_cursor; L.page += 1; L.selected.clear(); loadPage(); } }, 'Next page'));
     box.replaceChildren(table(L.q ? `Triggers matching “${L.q}”` : 'Triggers', headers, rows, 'No triggers match.'), L.q ? null : pager);
     updateSelection();
     fillRecentRuns(page.items);
@@ -440,7 +450,7 @@
   }
 
   async function bulkAction(action) {
-    const n = L.selected.size;
+    const n = selectedTriggers().length;
     const failures = await eachSelected((t) => api('POST', `v1/triggers/${t.id}/${action}`));
     toast(failures.length ? `Some failed: ${failures.join('; ')}` : `${action === 'fire' ? 'Fired' : 'Resumed'} ${n} trigger(s)`);
     L.selected.clear();
@@ -464,7 +474,7 @@
   }
 
   function pauseSelected() {
-    pauseDialog(L.selected.size, async (note) => {
+    pauseDialog(selectedTriggers().length, async (note) => {
       const failures = await eachSelected((t) => api('POST', `v1/triggers/${t.id}/disable`, { note }));
       if (failures.length) throw new Error(failures.join('; '));
       toast('Paused');
@@ -474,8 +484,9 @@
   }
 
   function deleteSelected() {
-    const names = selectedTriggers().map((t) => t.display_name).join(', ');
-    confirmDialog('Delete triggers', `Delete ${L.selected.size} trigger(s): ${names}? Their runs stay visible until they expire; this cannot be undone.`, 'Delete', async () => {
+    const chosen = selectedTriggers();
+    const names = chosen.map((t) => t.display_name).join(', ');
+    confirmDialog('Delete triggers', `Delete ${chosen.length} trigger(s): ${names}? Their runs stay visible until they expire; this cannot be undone.`, 'Delete', async () => {
       const failures = await eachSelected((t) => api('DELETE', `v1/triggers/${t.id}`));
       if (failures.length) throw new Error(failures.join('; '));
       L.selected.clear();
@@ -490,11 +501,18 @@
     try { return Intl.supportedValuesOf('timeZone'); } catch (e) { return ['UTC', 'Europe/Berlin', 'Europe/London', 'America/New_York', 'Asia/Tokyo']; }
   }
 
+  // The builder's preset for a stored schedule. A cadence no preset shows exactly (an
+  // interval of seconds, a one-time `at`, a business day...) is "keep": the dialog sends no
+  // schedule for it unless another cadence is chosen.
   function cadenceFromSchedule(s) {
     if (!s) return { mode: 'daily' };
-    if (s.interval_s) return s.interval_s % 3600 === 0 ? { mode: 'hours', every: s.interval_s / 3600 } : { mode: 'minutes', every: Math.max(1, Math.round(s.interval_s / 60)) };
+    if (s.interval_s) {
+      if (s.interval_s % 3600 === 0) return { mode: 'hours', every: s.interval_s / 3600 };
+      if (s.interval_s % 60 === 0) return { mode: 'minutes', every: s.interval_s / 60 };
+      return { mode: 'keep' };
+    }
     if (s.cron) return { mode: 'cron', cron: Array.isArray(s.cron) ? s.cron.join(' | ') : s.cron };
-    return { mode: 'daily' };
+    return { mode: 'keep' };
   }
 
   async function openTriggerDialog(existing) {
@@ -515,6 +533,7 @@
     const sched = existing && existing.schedule;
     const c = cadenceFromSchedule(sched);
     const mode = h('select', { name: 'mode' }, [
+      ...(c.mode === 'keep' ? [['keep', `Keep as it is: ${existing.cadence || 'unchanged'}`]] : []),
       ['minutes', 'Every N minutes'], ['hours', 'Every N hours'], ['daily', 'Daily'], ['weekdays', 'Weekdays (Mon–Fri)'],
       ['weekly', 'Weekly on chosen days'], ['monthly', 'Monthly on a day'], ['monthly_last', 'Monthly on the last day'],
       ['cron', 'Cron expression'], ['eventbridge', 'EventBridge expression (pasted)'],
@@ -522,7 +541,9 @@
     const every = h('input', { type: 'number', name: 'every', min: 1, value: c.every || 15 });
     const at = h('input', { type: 'time', name: 'at', value: '08:00' });
     const dayChecks = DAYS.map(([v, t]) => h('input', { type: 'checkbox', value: v, checked: v === '1', 'aria-label': t }));
-    const days = h('fieldset', { class: 'inline days' }, h('legend', {}, 'On days'), DAYS.map(([, t], i) => h('label', {}, dayChecks[i], ` ${t}`)));
+    const daysError = h('p', { class: 'field-error', id: nextId('days') + '-error', hidden: true });
+    const days = h('fieldset', { class: 'inline days' }, h('legend', {}, 'On days'), DAYS.map(([, t], i) => h('label', {}, dayChecks[i], ` ${t}`)), daysError);
+    days._error = daysError;
     const dom = h('input', { type: 'number', name: 'dom', min: 1, max: 31, value: 1 });
     const cron = h('input', { name: 'cron', value: c.cron || '', spellcheck: 'false', autocomplete: 'off', placeholder: '0 8 * * 1' });
     const eb = h('input', { name: 'eventbridge', spellcheck: 'false', autocomplete: 'off', placeholder: 'cron(0 8 ? * MON-FRI *)' });
@@ -536,49 +557,104 @@
       cron: field('Cron expression', cron, 'Five fields: minute hour day-of-month month day-of-week.'),
       eb: field('EventBridge expression', eb, 'cron(…), rate(…) or at(…), as in EventBridge Scheduler.'),
     };
-    const show = { minutes: ['every'], hours: ['every'], daily: ['at'], weekdays: ['at'], weekly: ['at', 'days'], monthly: ['at', 'dom'], monthly_last: ['at'], cron: ['cron'], eventbridge: ['eb'] };
-    const cadenceInput = () => ({ cron, eventbridge: eb, minutes: every, hours: every }[mode.value] || at);
+    const show = { keep: [], minutes: ['every'], hours: ['every'], daily: ['at'], weekdays: ['at'], weekly: ['at', 'days'], monthly: ['at', 'dom'], monthly_last: ['at'], cron: ['cron'], eventbridge: ['eb'] };
+    const cadenceInput = () => ({ cron, eventbridge: eb, minutes: every, hours: every, keep: mode }[mode.value] || at);
     const preview = h('div', { class: 'preview', 'aria-live': 'polite' });
+    // The timezone and DST policy mean something to a wall-clock cadence only (a cron):
+    // an interval counts seconds, and the API refuses both with it.
+    const wallClockParts = [field('Timezone', tz), h('details', {}, h('summary', {}, 'Daylight saving time'), field('When the local time is skipped (spring)', skipped), field('When the local time repeats (autumn)', repeated))];
+    const fromField = field('Preview from', from, 'Optional: preview the fires after this date (e.g. around a DST change).');
     const scheduleBox = h('fieldset', { class: 'cadence-box' }, h('legend', {}, 'Cadence'), h('div', { class: 'stack' }, field('How often', mode), ...Object.values(parts),
-      field('Timezone', tz), h('details', {}, h('summary', {}, 'Daylight saving time'), field('When the local time is skipped (spring)', skipped), field('When the local time repeats (autumn)', repeated)),
-      field('Preview from', from, 'Optional: preview the fires after this date (e.g. around a DST change).')), preview);
-    const showParts = () => { for (const [k, el] of Object.entries(parts)) el.hidden = !show[mode.value].includes(k); };
+      ...wallClockParts, fromField), preview);
+    const showParts = () => {
+      for (const [k, el] of Object.entries(parts)) el.hidden = !show[mode.value].includes(k);
+      fromField.hidden = mode.value === 'keep';
+      let s;
+      try { s = buildSchedule(); } catch (e) { return; } // a value being typed: leave them as they are
+      wallClockParts.forEach((el) => { el.hidden = !(s && s.timezone); });
+    };
 
+    // A whole number in [lo, hi] from a number input, or a FormProblem on it (never a
+    // substitute: -5 is not "1", 45 is not "31").
+    function wholeNumber(input, lo, hi, what) {
+      const n = Number(input.value);
+      if (input.value === '' || input.validity.badInput || !Number.isInteger(n) || n < lo || n > hi) {
+        throw new FormProblem(input, `${what}: a whole number from ${lo} to ${hi}.`);
+      }
+      return n;
+    }
+
+    // The schedule the builder describes (null: "keep", the stored one stays); a value it
+    // cannot use throws a FormProblem naming its input.
     function buildSchedule() {
-      const [hh, mm] = (at.value || '08:00').split(':').map((x) => String(Number(x)));
-      const n = Math.max(1, Number(every.value) || 1);
-      const out = { timezone: tz.value, dst: { skipped: skipped.value, repeated: repeated.value } };
+      if (mode.value === 'keep') return null;
+      const wallClock = (cronText) => ({ cron: cronText, timezone: tz.value, dst: { skipped: skipped.value, repeated: repeated.value } });
+      const clock = () => {
+        if (!/^\d{1,2}:\d{2}/.test(at.value)) throw new FormProblem(at, 'Enter a time of day.');
+        return at.value.split(':').slice(0, 2).map((x) => String(Number(x)));
+      };
       switch (mode.value) {
-        case 'minutes': if (60 % n === 0) out.cron = n === 1 ? '* * * * *' : `*/${n} * * * *`; else out.interval_s = n * 60; break;
-        case 'hours': if (24 % n === 0) out.cron = n === 1 ? '0 * * * *' : `0 */${n} * * *`; else out.interval_s = n * 3600; break;
-        case 'daily': out.cron = `${mm} ${hh} * * *`; break;
-        case 'weekdays': out.cron = `${mm} ${hh} * * 1-5`; break;
-        case 'weekly': out.cron = `${mm} ${hh} * * ${dayChecks.filter((d) => d.checked).map((d) => d.value).join(',') || '1'}`; break;
-        case 'monthly': out.cron = `${mm} ${hh} ${Math.min(31, Math.max(1, Number(dom.value) || 1))} * *`; break;
-        case 'monthly_last': out.cron = `${mm} ${hh} L * *`; break;
+        case 'minutes': {
+          const n = wholeNumber(every, 1, 527040, 'Every N minutes');
+          if (60 % n === 0) return wallClock(n === 1 ? '* * * * *' : `*/${n} * * * *`);
+          return { interval_s: n * 60 };
+        }
+        case 'hours': {
+          const n = wholeNumber(every, 1, 8784, 'Every N hours');
+          if (24 % n === 0) return wallClock(n === 1 ? '0 * * * *' : `0 */${n} * * *`);
+          return { interval_s: n * 3600 };
+        }
+        case 'daily': { const [hh, mm] = clock(); return wallClock(`${mm} ${hh} * * *`); }
+        case 'weekdays': { const [hh, mm] = clock(); return wallClock(`${mm} ${hh} * * 1-5`); }
+        case 'weekly': {
+          const [hh, mm] = clock();
+          const chosen = dayChecks.filter((d) => d.checked).map((d) => d.value);
+          if (!chosen.length) throw new FormProblem(days, 'Choose at least one day.');
+          return wallClock(`${mm} ${hh} * * ${chosen.join(',')}`);
+        }
+        case 'monthly': {
+          const [hh, mm] = clock();
+          return wallClock(`${mm} ${hh} ${wholeNumber(dom, 1, 31, 'Day of month')} * *`);
+        }
+        case 'monthly_last': { const [hh, mm] = clock(); return wallClock(`${mm} ${hh} L * *`); }
         case 'cron': { // several crons (their union) are written "a | b"
           const text = cron.value.trim();
-          out.cron = text.includes('|') ? text.split('|').map((x) => x.trim()).filter(Boolean) : text;
-          break;
+          return wallClock(text.includes('|') ? text.split('|').map((x) => x.trim()).filter(Boolean) : text);
         }
-        case 'eventbridge': out.cron = eb.value.trim(); break;
-        default: break;
+        case 'eventbridge': {
+          // A pasted rate(...) is an interval: no timezone, no DST policy. cron(...) and
+          // at(...) are read in the chosen timezone.
+          const text = eb.value.trim();
+          return /^rate\s*\(/i.test(text) ? { cron: text } : wallClock(text);
+        }
+        default: return null;
       }
-      return out;
     }
 
     let previewSeq = 0;
     async function refreshPreview() {
       if (!kindSchedule.checked) return;
       const seq = ++previewSeq;
-      const s = buildSchedule();
       clearErrors(scheduleBox);
+      let s;
+      try { s = buildSchedule(); } catch (e) {
+        preview.replaceChildren();
+        showFieldError(e.input, e.message);
+        return;
+      }
+      if (!s) { // "keep": the stored schedule's own fires
+        try {
+          const answer = await api('GET', `v1/triggers/${existing.id}/preview?count=10`);
+          if (seq === previewSeq) preview.replaceChildren(previewTable(answer, zoneOf(existing), 'Next 10 fires'));
+        } catch (e) { if (seq === previewSeq) preview.replaceChildren(errorBox(e)); }
+        return;
+      }
       if (!s.cron && !s.interval_s) { preview.replaceChildren(h('p', { class: 'muted' }, 'Enter a cadence to see the next fires.')); return; }
       const body = { ...s, count: 10 };
       if (from.value) body.from = `${from.value}T00:00:00Z`;
       try {
         const answer = await api('POST', 'v1/schedules/preview', body);
-        if (seq === previewSeq) preview.replaceChildren(previewTable(answer, s.timezone, 'Next 10 fires'));
+        if (seq === previewSeq) preview.replaceChildren(previewTable(answer, s.timezone || 'UTC', 'Next 10 fires'));
       } catch (e) {
         if (seq !== previewSeq) return;
         preview.replaceChildren();
@@ -588,7 +664,7 @@
     }
     let timer = null;
     const schedulePreview = () => { clearTimeout(timer); timer = setTimeout(refreshPreview, 250); };
-    scheduleBox.addEventListener('input', schedulePreview);
+    scheduleBox.addEventListener('input', () => { showParts(); schedulePreview(); });
     scheduleBox.addEventListener('change', () => { showParts(); schedulePreview(); });
 
     // event source
@@ -629,7 +705,7 @@
     els['limits.expires_at'] = h('input', { name: 'expires_at', type: 'datetime-local', value: limits.expires_at ? limits.expires_at.slice(0, 16) : '' });
     els['limits.max_usd'] = num('max_usd', limits.max_usd, { min: 0, step: '0.01' });
     els['limits.budget_period'] = h('select', { name: 'budget_period' }, ['month', 'week', 'day', 'total'].map((p) => h('option', { value: p, selected: limits.budget_period === p }, p)));
-    els['limits.max_failures'] = num('max_failures', limits.max_failures || 5, { min: 1 });
+    els['limits.max_failures'] = num('max_failures', limits.max_failures ?? 5, { min: 1 });
     els.overlap = h('select', { name: 'overlap' }, [['skip', 'Skip a fire while one runs'], ['buffer_one', 'Keep one waiting'], ['buffer_all', 'Run every fire in turn'], ['allow', 'Allow overlap']].map(([v, t]) => h('option', { value: v, selected: existing && existing.overlap === v }, t)));
     els.concurrency = num('concurrency', existing ? existing.concurrency : 1, { min: 1, max: 100 });
     els.history = h('select', { name: 'history' }, [['full', 'Every run'], ['failures', 'Only runs that did not succeed']].map(([v, t]) => h('option', { value: v, selected: existing && existing.history === v }, t)));
@@ -665,15 +741,26 @@
     function body() {
       const out = { workflow: workflow.value, title: title.value.trim() || null };
       out.tags = els.tags.value.split(',').map((x) => x.trim()).filter(Boolean);
-      const number = (el) => (el.value === '' ? null : Number(el.value));
+      // Numbers go as typed: the API's 422 names the field (0 is not quietly "1").
+      const number = (el) => {
+        if (el.validity.badInput) throw new FormProblem(el, 'Enter a number.');
+        return el.value === '' ? null : Number(el.value);
+      };
       out.limits = { max_runs: number(els['limits.max_runs']), expires_at: els['limits.expires_at'].value ? `${els['limits.expires_at'].value}:00Z` : null,
-        max_usd: number(els['limits.max_usd']), budget_period: els['limits.budget_period'].value, max_failures: number(els['limits.max_failures']) || 5 };
+        max_usd: number(els['limits.max_usd']), budget_period: els['limits.budget_period'].value };
+      const maxFailures = number(els['limits.max_failures']);
+      if (maxFailures !== null) out.limits.max_failures = maxFailures; // empty: the default (5), or the stored one
       out.overlap = els.overlap.value;
-      out.concurrency = number(els.concurrency) || 1;
+      const concurrency = number(els.concurrency);
+      if (concurrency !== null) out.concurrency = concurrency;
       out.history = els.history.value;
       out.serialize_key = els.serialize_key.value.trim() || null;
-      if (kindSchedule.checked) out.schedule = buildSchedule();
-      else {
+      if (kindSchedule.checked) {
+        // An edit sends the schedule only when the cadence was changed: a title edit
+        // keeps the stored schedule exactly (its kind, seconds, instant and extras).
+        const s = buildSchedule();
+        if (s && (!editing || JSON.stringify(s) !== initialSchedule)) out.schedule = s;
+      } else {
         out.event = editing ? {} : { source: source.value };
         if (secret.value && !SOURCE_FIELDS[source.value]) out.event.secret = secret.value;
         if (!editing) {
@@ -696,7 +783,7 @@
 
     function placeError(e) {
       const f = e.field || '';
-      let el = els[f];
+      let el = e.input || els[f];
       if (!el && f.startsWith('schedule.')) el = f === 'schedule.timezone' ? tz : cadenceInput();
       if (!el && f.startsWith('limits.')) el = els[f];
       if (!el && f === 'schedule') el = cadenceInput();
@@ -733,6 +820,9 @@
       refresh();
     });
 
+    // What the builder said when the dialog opened: an edit that leaves it so sends no schedule.
+    let initialSchedule = null;
+    try { initialSchedule = JSON.stringify(buildSchedule()); } catch (e) { initialSchedule = null; }
     const dlg = dialog(editing ? `Edit ${existing.display_name}` : 'New trigger', form);
     dlg.classList.add('wide');
     showParts(); wfChanged(); syncKind();
@@ -982,16 +1072,26 @@
     const run = h('button', { type: 'button', class: 'primary', disabled: true }, 'Run backfill');
     const span = () => ({ from: `${from.value}:00Z`, to: `${to.value}:00Z` });
     const fail = (e) => { if (els[e.field]) showFieldError(els[e.field], e.message); else result.replaceChildren(errorBox(e)); };
+    // Run backfill runs the window that was checked: any change to it (or a new check)
+    // takes the old count away and disables Run until the new window is checked.
+    let checks = 0;
+    const forget = () => { checks += 1; run.disabled = true; result.replaceChildren(); };
     const form = h('form', { class: 'stack', onsubmit: async (e) => {
-      e.preventDefault(); clearErrors(form); run.disabled = true;
+      e.preventDefault(); clearErrors(form); forget();
+      const seq = checks;
       try {
         const a = await api('POST', `v1/triggers/${t.id}/backfill`, { ...span(), dry_run: true });
+        if (seq !== checks) return; // the window changed while this check ran
         result.replaceChildren(h('p', {}, `${a.slots} slot(s) from ${fmtAt(a.first, zoneOf(t))} to ${fmtAt(a.last, zoneOf(t))}; estimated cost $${Number(a.estimated_usd || 0).toFixed(2)}.`));
         run.disabled = a.slots === 0;
-      } catch (ex) { fail(ex); }
+      } catch (ex) { if (seq === checks) fail(ex); }
     } }, h('p', {}, 'Run the missed slots of a window. Check first: the count and cost are shown before anything runs.'),
     field('From (UTC)', from), field('To (UTC)', to), result,
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Check'), run));
+    for (const input of [from, to]) {
+      input.addEventListener('input', () => { clearErrors(form); forget(); });
+      input.addEventListener('change', () => { clearErrors(form); forget(); });
+    }
     run.addEventListener('click', async () => {
       try { const a = await api('POST', `v1/triggers/${t.id}/backfill`, span()); toast(`Backfill queued: ${a.slots} slot(s)`); dlg.close(); refresh(); } catch (ex) { fail(ex); }
     });

@@ -117,7 +117,7 @@
       return none;
     }
     const cell = 9;
-    const pic = svg(list.length * cell, 14, { role: 'list', 'aria-label': `Last ${list.length} runs, oldest first`, class: 'pic mini', style: `width:${list.length * cell}px` },
+    const pic = svg(list.length * cell, 14, { role: 'list', 'aria-label': `Last ${list.length} runs, oldest first`, class: 'pic mini', width: list.length * cell, height: 14 },
       list.map((r, i) => {
         const o = outcomeOf(r, lateMs);
         const when = r.finished_at || r.started_at || r.scheduled_for;

@@ -41,7 +41,9 @@
     const source = { run: 'Given to this run', event: 'The event’s body', trigger: 'The trigger’s payload (as it is now)' }[run.payload_source] || '';
     return h('section', { 'aria-labelledby': sid }, h('h2', { id: sid }, 'Payload'),
       source ? h('p', { class: 'muted' }, `${source}${run.payload_clipped ? '; clipped to 4 KB' : ''}.`) : null,
-      run.payload_source ? json(run.payload, 'Payload as JSON') : h('p', { class: 'muted' }, 'Not kept.'));
+      // JSON null is no payload: said so, not printed as a literal "null".
+      !run.payload_source ? h('p', { class: 'muted' }, 'Not kept.')
+        : (run.payload === null || run.payload === undefined ? h('p', { class: 'muted' }, 'No payload.') : json(run.payload, 'Payload as JSON')));
   }
 
   async function logsTable(run) {
