@@ -205,8 +205,14 @@ def deliver_one(hooks: dict, data: st.DataObject) -> None:
         ):
             expected = (200, {"challenge": challenge})
         else:
-            key = expected_key(source, {k.lower(): v for k, v in headers.items()}, body)
-            first = accepted.get((source, key))
+            lowered = {k.lower(): v for k, v in headers.items()}
+            key = expected_key(source, lowered, body)
+            # The Idempotency-Key, if sent, is a second key (CONTRACT "Ingress"): the
+            # content's own first, else the key's.
+            idem = (lowered.get("idempotency-key") or "").strip() and lowered["idempotency-key"]
+            first = accepted.get((source, key)) or (
+                accepted.get((source, "idem", idem)) if idem else None
+            )
             if first is not None:
                 expected = (200, {**first, "duplicate": True})
             else:
@@ -214,6 +220,8 @@ def deliver_one(hooks: dict, data: st.DataObject) -> None:
                 first = {"event_id": ids.event_id_for(trigger_id, key), "run_id": got["run_id"]}
                 assert got["run_id"].startswith(trigger_id + "."), got
                 accepted[(source, key)] = first
+                if idem:
+                    accepted[(source, "idem", idem)] = first
                 expected = (202, first)
     assert (status, got) == expected, (source, token == real_token, signed, fresh)
 

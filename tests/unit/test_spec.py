@@ -237,3 +237,20 @@ def test_free_form_state_and_payload_keep_any_json():
     )
     assert parsed.state == {"n": True, "s": "5"}
     assert parsed.payload == [1, "2", None]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"tags": ["\ud800"]}, "tags.0"),
+        ({"state": {"a": {"b": "x\udc00y"}}}, "state.a.b"),
+        ({"payload": ["ok", {"k": "\ud83d"}]}, "payload.1.k"),
+    ],
+)
+def test_half_a_surrogate_pair_is_a_422_naming_where_it_is(body, field):
+    # JSON can escape one (\ud800), text cannot hold it: it read "is not valid JSON".
+    full = {"workflow": "echo", "schedule": {"interval_s": 60}, **body}
+    with pytest.raises(ValidationError) as info:
+        parse_model(TriggerIn, full)
+    assert info.value.field == field
+    assert "surrogate" in info.value.message

@@ -100,6 +100,33 @@ def _validation_error(exc: PydanticValidationError) -> ValidationError:
     return ValidationError(message, field=path or None)
 
 
+def _not_unicode(value: Any, path: tuple) -> tuple | None:
+    """The path of the first key or string holding a lone surrogate, else None."""
+    if isinstance(value, str):
+        return None if _is_text(value) else path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and not _is_text(key):
+                return (*path, key.encode("utf-8", "backslashreplace").decode())
+            found = _not_unicode(item, (*path, key))
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _not_unicode(item, (*path, index))
+            if found is not None:
+                return found
+    return None
+
+
+def _is_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def parse_model(model: type[M], body: Any) -> M:
     """Validate ``body`` against ``model``; the first problem becomes a 422 naming its field.
 
@@ -113,6 +140,15 @@ def parse_model(model: type[M], body: Any) -> M:
     for name, value in body.items():
         if depth_over(value, MAX_JSON_DEPTH):
             raise nested_too_deep(str(name))
+    broken = _not_unicode(body, ())
+    if broken is not None:
+        # JSON may escape half a surrogate pair (\ud800); text cannot hold it, and the
+        # validator's parser answered "is not valid JSON" naming nothing.
+        where = ".".join(str(p) for p in broken)
+        raise ValidationError(
+            f"{where}: must be valid Unicode text (half a surrogate pair is not)",
+            field=where or None,
+        )
     try:
         raw = json.dumps(body)
     except (TypeError, ValueError):
