@@ -52,6 +52,9 @@ def test_lowering_max_runs_of_an_active_trigger_below_its_runs_is_a_422(aws, clo
     with pytest.raises(ValidationError) as refused:
         triggers.patch_trigger(root, created["id"], {"limits": {"max_runs": 1}}, now=clock())
     assert refused.value.field == "limits.max_runs"
+    with pytest.raises(ValidationError) as dry:  # a dry run answers what the PATCH would
+        triggers.dry_run_patch(root, created["id"], {"limits": {"max_runs": 1}}, now=clock())
+    assert dry.value.field == "limits.max_runs"
     assert triggers.get_trigger_view(root, created["id"])["limits"]["max_runs"] is None
 
 

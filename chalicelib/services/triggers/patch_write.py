@@ -271,6 +271,8 @@ def planned_patch(
     state (None: unchanged), and the stored and patched schedules (None for an event
     trigger)."""
     full, state = _validated(item, data, sent, now=now)
+    if status_after(item.status, sent, data.enabled) == "active" and sent & {"limits", "enabled"}:
+        _within_limits(item, full, now=now)  # as write_patch: the dry run answers the same
     if item.kind == "event" or full.schedule is None:
         return full, state, None, None
     old, new = _new_schedule(item, full, now=now)
