@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.exceptions import DoesNotExist, UpdateError
 
 from chalicelib.store.conditions import condition_failed
 from chalicelib.store.runs import RunModel
-from chalicelib.store.state import StateModel
+from chalicelib.store.state import StateModel, put_versioned
 from chalicelib.store.triggers import TriggerModel
 
 __all__ = [
@@ -113,23 +113,11 @@ def read_pending(trigger_id: str) -> tuple[list[int], int]:
 
 def write_pending(trigger_id: str, slots: list[int], *, expected_version: int) -> bool:
     """Replace the pending slots if the item is still at ``expected_version``; False if not."""
-    item = StateModel(
+    return put_versioned(
         _pending_key(trigger_id),
-        state=json.dumps(slots, separators=(",", ":")),
-        version=expected_version + 1,
+        json.dumps(slots, separators=(",", ":")),
+        expected_version=expected_version,
     )
-    condition = (
-        StateModel.trigger_id.does_not_exist()
-        if expected_version == 0
-        else StateModel.version == expected_version
-    )
-    try:
-        item.save(condition=condition)
-    except PutError as exc:
-        if condition_failed(exc):
-            return False
-        raise
-    return True
 
 
 def drop_pending(trigger_id: str) -> None:

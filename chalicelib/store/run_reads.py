@@ -16,14 +16,13 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, PutError
+from pynamodb.exceptions import DoesNotExist
 
 from chalicelib.domain.records import Page, RunRecord
 from chalicelib.observability import logger
-from chalicelib.store.conditions import condition_failed
 from chalicelib.store.paging import take_page
 from chalicelib.store.runs import RunModel, run_record
-from chalicelib.store.state import StateModel
+from chalicelib.store.state import StateModel, put_versioned
 
 __all__ = [
     "trigger_runs_page",
@@ -173,19 +172,10 @@ def note_queued_fire(trigger_id: str, run_id: str) -> None:
             ids, version = _ids_of(stored), int(stored.version)
         except DoesNotExist:
             ids, version = [], 0
-        kept = [i for i in ids if i in waiting_fire_requests(ids)] if ids else []
-        item = StateModel(key, state=json.dumps([*kept, run_id]), version=version + 1)
-        condition = (
-            StateModel.trigger_id.does_not_exist()
-            if version == 0
-            else StateModel.version == version
-        )
-        try:
-            item.save(condition=condition)
+        waiting = waiting_fire_requests(ids) if ids else {}
+        kept = [i for i in ids if i in waiting]
+        if put_versioned(key, json.dumps([*kept, run_id]), expected_version=version):
             return
-        except PutError as exc:
-            if not condition_failed(exc):
-                raise
     # The run is queued all the same (its request is stored and its message sent): only
     # the listings will not show it before it starts. Never an error for the fire.
     logger.warning(

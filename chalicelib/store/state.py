@@ -30,6 +30,7 @@ from chalicelib.store.triggers import TriggerModel
 
 __all__ = [
     "StateModel",
+    "put_versioned",
     "get_state",
     "write_state",
     "has_state",
@@ -121,6 +122,15 @@ def _put(item: StateModel, condition: Any) -> bool:
             return False
         raise
     return True
+
+
+def put_versioned(key: str, text: str, *, expected_version: int) -> bool:
+    """Replace the states-table item ``key`` (a JSON ``text``) if it is still at
+    ``expected_version`` (0: absent); False if another writer moved it first."""
+    item = StateModel(key, state=text, version=expected_version + 1)
+    if expected_version == 0:
+        return _put(item, StateModel.trigger_id.does_not_exist())
+    return _put(item, StateModel.version == expected_version)
 
 
 def _put_first(item: StateModel) -> bool:

@@ -9,6 +9,8 @@ a ``history: failures`` trigger has no record at all: its latest is shown from `
 
 from __future__ import annotations
 
+from typing import Any
+
 from chalicelib.domain.errors import NotFound
 from chalicelib.domain.history import records_run
 from chalicelib.domain.ids import trigger_id_of_run
@@ -46,39 +48,16 @@ RUN_CURSOR = {"trigger_id": "S", "run_id": "S", "tenant": "S", "sort_key": "S"}
 TRIGGER_RUN_CURSOR = {"trigger_id": "S", "run_id": "S"}
 
 
-def in_flight_runs(item: Trigger) -> list[dict]:
-    """The trigger's runs in flight, as run views, newest first."""
-    return [
-        {
-            "id": entry.run_id,
-            "trigger_id": item.id,
-            "surface": entry.surface,
-            "status": entry.status,
-            "workflow": display_target(item.workflow),
-            "scheduled_for": iso_ms(entry.slot_ms),
-            "fire_at": None,
-            "started_at": iso_ms(entry.started_ms),
-            "finished_at": None,
-            "lateness_ms": None,
-            "error": None,
-            "cost_usd": 0.0,
-            "event_id": None,
-            "attempt": 1,
-            "output": None,
-            "duration_ms": None,
-            "rerun_of": None,
-        }
-        for entry in in_flight(item)
-    ]
-
-
-def queued_run_view(item: Trigger, run_id: str, request: dict | None) -> dict:
-    """A manual run waiting for its busy trigger (not claimed yet), from its request."""
+def _unrecorded_view(
+    item: Trigger, run_id: str, *, surface: str, status: str, **known: Any
+) -> dict:
+    """The view of a run that has no record (in flight, queued, or a success of a
+    ``history: failures`` trigger): what is known of it, the rest empty."""
     return {
         "id": run_id,
         "trigger_id": item.id,
-        "surface": SURFACE_CODES.get(run_id.partition(".")[2][13:14], "manual"),
-        "status": "queued",
+        "surface": surface,
+        "status": status,
         "workflow": display_target(item.workflow),
         "scheduled_for": None,
         "fire_at": None,
@@ -91,8 +70,32 @@ def queued_run_view(item: Trigger, run_id: str, request: dict | None) -> dict:
         "attempt": 1,
         "output": None,
         "duration_ms": None,
-        "rerun_of": (request or {}).get("r"),
+        "rerun_of": None,
+        **known,
     }
+
+
+def in_flight_runs(item: Trigger) -> list[dict]:
+    """The trigger's runs in flight, as run views, newest first."""
+    return [
+        _unrecorded_view(
+            item,
+            entry.run_id,
+            surface=entry.surface,
+            status=entry.status,
+            scheduled_for=iso_ms(entry.slot_ms),
+            started_at=iso_ms(entry.started_ms),
+        )
+        for entry in in_flight(item)
+    ]
+
+
+def queued_run_view(item: Trigger, run_id: str, request: dict | None) -> dict:
+    """A manual run waiting for its busy trigger (not claimed yet), from its request."""
+    surface = SURFACE_CODES.get(run_id.partition(".")[2][13:14], "manual")
+    return _unrecorded_view(
+        item, run_id, surface=surface, status="queued", rerun_of=(request or {}).get("r")
+    )
 
 
 def _newest_first(runs: list[dict]) -> list[dict]:
@@ -134,25 +137,14 @@ def unrecorded_last_run(item: Trigger) -> list[dict]:
     if not run_id or records_run(stored_spec(item).history, status=status, surface=surface):
         return []
     return [
-        {
-            "id": run_id,
-            "trigger_id": item.id,
-            "surface": surface,
-            "status": status,
-            "workflow": display_target(item.workflow),
-            "scheduled_for": iso_ms(scheduled_slot_of_run(run_id)),
-            "fire_at": None,
-            "started_at": None,
-            "finished_at": iso_ms(last.get("finished_at")),
-            "lateness_ms": None,
-            "error": None,
-            "cost_usd": 0.0,
-            "event_id": None,
-            "attempt": 1,
-            "output": None,
-            "duration_ms": None,
-            "rerun_of": None,
-        }
+        _unrecorded_view(
+            item,
+            run_id,
+            surface=surface,
+            status=status,
+            scheduled_for=iso_ms(scheduled_slot_of_run(run_id)),
+            finished_at=iso_ms(last.get("finished_at")),
+        )
     ]
 
 
